@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The root package has no package dependencies: toolchain only.
+// Benchmarks/ is a package of its own so that it may depend on GRDB for comparison.
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "StrataEngine", targets: ["StrataEngine"]),
+        .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "strata", targets: ["StrataTool"]),
+    ],
+    targets: [
+        .target(name: "StrataEngine"),
+        .target(name: "Strata", dependencies: ["StrataEngine"]),
+        .executableTarget(name: "StrataTool", dependencies: ["Strata", "StrataEngine"]),
+        // A simulated file system (fault seam) shared by the test suites and the reliability tools.
+        .target(name: "StrataTestSupport", dependencies: ["StrataEngine"]),
+        .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,79 @@
+/// The folder of blob files beside a store: `<store>.blobs/<id as 16 hex digits>.blob`.
+///
+/// A blob file is written and synced (with its folder) before the commit that refers to it,
+/// so a commit never refers to a missing blob. Files that no commit refers to (from a
+/// transaction that was rolled back or cut short) are removed by compaction.
+struct BlobFolder: Sendable {
+    let path: String
+    let fileSystem: any FileSystem
+    let storePath: String
+
+    func filePath(_ id: UInt64) -> String {
+        let hex = String(id, radix: 16)
+        return path + "/" + String(repeating: "0", count: 16 - hex.count) + hex + ".blob"
+    }
+
+    static func id(fromFileName name: String) -> UInt64? {
+        guard name.hasSuffix(".blob"), name.count == 21 else { return nil }
+        return UInt64(name.prefix(16), radix: 16)
+    }
+
+    /// Writes a blob file and syncs it (the folder is synced at commit).
+    func write(_ id: UInt64, _ bytes: [UInt8], sync: Bool) throws {
+        if !fileSystem.isDirectory(path) {
+            try fileSystem.createDirectory(path)
+            let parent = storePath.parentDirectory
+            if sync { try fileSystem.syncDirectory(parent) }
+        }
+        let file = try fileSystem.openFile(filePath(id), readOnly: false, create: true)
+        defer { file.close() }
+        try file.truncate(to: 0)
+        try file.write(bytes, at: 0)
+        if sync { try file.sync() }
+    }
+
+    func syncFolder() throws {
+        try fileSystem.syncDirectory(path)
+    }
+
+    func read(_ id: UInt64, length: UInt64, checksum: UInt32) throws -> [UInt8] {
+        let file: any FileHandleIO
+        do { file = try fileSystem.openFile(filePath(id), readOnly: true, create: false) }
+        catch {
+            throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is missing", path: storePath, offset: nil)
+        }
+        defer { file.close() }
+        let bytes: [UInt8]
+        do { bytes = try file.read(count: Int(length), at: 0) }
+        catch { throw StoreError.io(error, doing: "reading blob \(id)", path: storePath) }
+        guard UInt64(bytes.count) == length, CRC32C.checksum(bytes) == checksum else {
+            throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
+        }
+        return bytes
+    }
+
+    func remove(_ id: UInt64) {
+        try? fileSystem.removeFile(filePath(id))
+    }
+
+    /// The ids of every blob file in the folder.
+    func fileIDs() -> [UInt64] {
+        guard fileSystem.isDirectory(path), let names = try? fileSystem.listDirectory(path) else { return [] }
+        return names.compactMap(BlobFolder.id(fromFileName:))
+    }
+}
+
+/// Path arithmetic without Foundation's NSString.
+struct NSStringLike {
+    let value: String
+    /// The folder holding this path ("." for a bare file name).
+    var parent: String {
+        guard let slash = value.lastIndex(of: "/") else { return "." }
+        let head = String(value[..<slash])
+        return head.isEmpty ? "/" : head
+    }
+}
+
+extension String {
+    var parentDirectory: String { NSStringLike(value: self).parent }
+}

@@ -1,0 +1,58 @@
+/// Finding the last complete commit when a store is opened (Docs/FileFormat.md, "Recovery").
+enum Recovery {
+    /// How far back from the end one read looks for a commit record's trailer.
+    static let scanChunk = 64 * 1024
+
+    /// The last commit record that passes every check, or nil if there is none.
+    ///
+    /// The fast path reads the 12-byte trailer at the end of the file and the record it
+    /// announces. If that fails (a torn or damaged tail) the file is scanned backwards for the
+    /// end magic, and each candidate is checked in full.
+    static func lastCommit(io: any FileHandleIO, size: UInt64, salt: UInt64, path: String) throws -> CommitRecord? {
+        guard size > UInt64(FileHeader.size) else { return nil }
+        if let record = try candidate(endingAt: size, io: io, salt: salt) { return record }
+        // Scan backwards, a chunk at a time, for the end magic of an earlier commit record.
+        let magic = CommitRecord.endMagic
+        var chunkEnd = size
+        let floor = UInt64(FileHeader.size)
+        while chunkEnd > floor {
+            let chunkStart = chunkEnd > floor + UInt64(scanChunk) ? chunkEnd - UInt64(scanChunk) : floor
+            // Overlap by the magic's length so a magic across chunk edges is seen.
+            let readEnd = Swift.min(size, chunkEnd + UInt64(magic.count - 1))
+            let bytes = try io.read(count: Int(readEnd - chunkStart), at: chunkStart)
+            var i = bytes.count - magic.count
+            while i >= 0 {
+                if bytes[i] == magic[0] && bytes[i + 1] == magic[1] && Array(bytes[i..<(i + magic.count)]) == magic {
+                    let end = chunkStart + UInt64(i + magic.count)
+                    if let record = try candidate(endingAt: end, io: io, salt: salt) {
+                        return record
+                    }
+                }
+                i -= 1
+            }
+            chunkEnd = chunkStart
+        }
+        return nil
+    }
+
+    /// The commit record that ends exactly at `end`, if it passes every check.
+    static func candidate(endingAt end: UInt64, io: any FileHandleIO, salt: UInt64) throws -> CommitRecord? {
+        let minimum = UInt64(CommitRecord.fixedSize + CommitRecord.trailerSize)
+        guard end >= UInt64(FileHeader.size) + minimum else { return nil }
+        let trailer = try io.read(count: CommitRecord.trailerSize, at: end - UInt64(CommitRecord.trailerSize))
+        guard trailer.count == CommitRecord.trailerSize, Array(trailer[4...]) == CommitRecord.endMagic else { return nil }
+        let length = UInt64(trailer.loadLE32(0))
+        guard length >= minimum, length <= UInt64(CommitRecord.maximumSize), end - UInt64(FileHeader.size) >= length else { return nil }
+        let offset = end - length
+        let bytes = try io.read(count: Int(length), at: offset)
+        guard let record = CommitRecord.decode(bytes, at: offset, salt: salt) else { return nil }
+        // A body that was not synced before its commit record must be checked: with one sync
+        // per commit, the disk may have kept the record and lost part of the body.
+        if record.flags & CommitRecord.flagBodySynced == 0 {
+            guard record.bodyStart >= UInt64(FileHeader.size), offset - record.bodyStart <= 16 * 1024 * 1024 else { return nil }
+            let body = try io.read(count: Int(offset - record.bodyStart), at: record.bodyStart)
+            guard UInt64(body.count) == offset - record.bodyStart, CRC32C.checksum(body) == record.bodyChecksum else { return nil }
+        }
+        return record
+    }
+}

@@ -1,0 +1,177 @@
+// Every system call the engine makes, wrapped once.
+//
+// This is the only file that imports Glibc. Each wrapper retries on EINTR and turns a
+// failure into a `SystemError` that names the call, the path and errno.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed system call: which call, on which path, and the errno it returned.
+public struct SystemError: Error, Sendable, CustomStringConvertible {
+    /// The name of the system call, such as `pwrite` or `fdatasync`.
+    public let call: String
+    /// The file or directory the call was about.
+    public let path: String
+    /// The C `errno` value.
+    public let errno: Int32
+
+    public init(call: String, path: String, errno: Int32) {
+        self.call = call
+        self.path = path
+        self.errno = errno
+    }
+
+    /// True when the failure means the disk (or quota) is full.
+    public var isDiskFull: Bool { errno == ENOSPC || errno == EDQUOT }
+
+    public var description: String {
+        "\(call)(\(path)) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+
+    /// Errno values that tests and the simulated file system use by name.
+    public static let noSpace: Int32 = ENOSPC
+    public static let ioError: Int32 = EIO
+}
+
+enum Syscalls {
+    /// Runs `body` until it does not fail with EINTR; throws `SystemError` on any other failure.
+    @inline(__always)
+    static func valueOrErrno<T: BinaryInteger>(
+        _ call: String, _ path: String, retryOnInterrupt: Bool = true, _ body: () -> T
+    ) throws(SystemError) -> T {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let code = errno
+            if retryOnInterrupt && code == EINTR { continue }
+            throw SystemError(call: call, path: path, errno: code)
+        }
+    }
+
+    static func open(_ path: String, readOnly: Bool, create: Bool) throws(SystemError) -> Int32 {
+        var flags = readOnly ? O_RDONLY : O_RDWR
+        flags |= O_CLOEXEC
+        if create { flags |= O_CREAT }
+        return try valueOrErrno("open", path) { Glibc.open(path, flags, 0o644) }
+    }
+
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)  // Linux closes the descriptor even when close reports EINTR.
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns fewer only at end of file.
+    static func pread(_ fd: Int32, _ path: String, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(SystemError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let base = buffer.baseAddress! + done
+            let n = try valueOrErrno("pread", path) {
+                Glibc.pread(fd, base, buffer.count - done, off_t(offset) + off_t(done))
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    static func pwrite(_ fd: Int32, _ path: String, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(SystemError) {
+        var done = 0
+        while done < bytes.count {
+            let base = bytes.baseAddress! + done
+            let n = try valueOrErrno("pwrite", path) {
+                Glibc.pwrite(fd, base, bytes.count - done, off_t(offset) + off_t(done))
+            }
+            if n == 0 { throw SystemError(call: "pwrite", path: path, errno: EIO) }
+            done += n
+        }
+    }
+
+    static func fdatasync(_ fd: Int32, _ path: String) throws(SystemError) {
+        // fsync failures are never retried: after a failed fsync the kernel may have dropped
+        // the dirty pages, so a retry could report success for data that is gone.
+        _ = try valueOrErrno("fdatasync", path, retryOnInterrupt: false) { Glibc.fdatasync(fd) }
+    }
+
+    static func fsync(_ fd: Int32, _ path: String) throws(SystemError) {
+        _ = try valueOrErrno("fsync", path, retryOnInterrupt: false) { Glibc.fsync(fd) }
+    }
+
+    static func fileSize(_ fd: Int32, _ path: String) throws(SystemError) -> UInt64 {
+        var info = stat()
+        _ = try valueOrErrno("fstat", path) { fstat(fd, &info) }
+        return UInt64(info.st_size)
+    }
+
+    static func ftruncate(_ fd: Int32, _ path: String, _ size: UInt64) throws(SystemError) {
+        _ = try valueOrErrno("ftruncate", path) { Glibc.ftruncate(fd, off_t(size)) }
+    }
+
+    /// Takes an advisory lock without waiting. Returns false when another process holds it.
+    static func lock(_ fd: Int32, _ path: String, exclusive: Bool) throws(SystemError) -> Bool {
+        let operation = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB
+        while true {
+            if flock(fd, operation) == 0 { return true }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EWOULDBLOCK { return false }
+            throw SystemError(call: "flock", path: path, errno: code)
+        }
+    }
+
+    static func rename(_ from: String, _ to: String) throws(SystemError) {
+        _ = try valueOrErrno("rename", from) { Glibc.rename(from, to) }
+    }
+
+    static func unlink(_ path: String) throws(SystemError) {
+        _ = try valueOrErrno("unlink", path) { Glibc.unlink(path) }
+    }
+
+    static func mkdir(_ path: String) throws(SystemError) {
+        if Glibc.mkdir(path, 0o755) == 0 { return }
+        let code = errno
+        if code == EEXIST { return }
+        throw SystemError(call: "mkdir", path: path, errno: code)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Opens a directory and fsyncs it, so that a rename or a new file in it is durable.
+    static func syncDirectory(_ path: String) throws(SystemError) {
+        let fd = try valueOrErrno("open", path) { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(fd) }
+        try fsync(fd, path)
+    }
+
+    static func listDirectory(_ path: String) throws(SystemError) -> [String] {
+        guard let dir = opendir(path) else { throw SystemError(call: "opendir", path: path, errno: errno) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The process's peak resident set size in kilobytes.
+    static func peakResidentKilobytes() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss)
+    }
+
+    static func errorDescription(_ code: Int32) -> String { String(cString: strerror(code)) }
+}
