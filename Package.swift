@@ -17,7 +17,9 @@ let package = Package(
         .executableTarget(name: "StrataTool", dependencies: ["Strata", "StrataEngine"]),
         // A simulated file system (fault seam) shared by the test suites and the reliability tools.
         .target(name: "StrataTestSupport", dependencies: ["StrataEngine"]),
-        .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport"]),
+        // A child process for the tests: holds a store open, or saves in a loop until killed.
+        .executableTarget(name: "StrataTestHelper", dependencies: ["Strata", "StrataEngine"]),
+        .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
