@@ -120,6 +120,9 @@ public final class WriteTransaction: ReadTransaction {
         try checkOpen()
         guard let p = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
         let row = catalog.collections[p].nextRowID
+        guard row < RowID.max else {
+            throw StoreError(.invalidArgument, "\(collection) has used every row id; copy its records into a new collection.", path: store.path)
+        }
         catalog.collections[p].nextRowID += 1
         return row
     }
@@ -140,6 +143,10 @@ public final class WriteTransaction: ReadTransaction {
     public func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
+        guard row < RowID.max else {
+            // The catalog keeps one more than the largest row id, so the largest value is not a row id.
+            throw StoreError(.invalidArgument, "Row id \(row) is out of range; row ids go up to \(RowID.max - 1).", path: store.path)
+        }
         guard indexKeys.count <= 255 else {
             throw StoreError(.invalidArgument, "A record may have at most 255 index keys.", path: store.path)
         }
