@@ -167,7 +167,8 @@ extension Store {
         replaceFile(snapshot: newSnapshot, writer: newWriter)
         // Blob files that no commit refers to: from rolled-back or interrupted transactions.
         var removed = 0
-        for id in blobs.fileIDs() where !liveBlobs.contains(id) {
+        let retired = retiredBlobIDs()   // deleted, but older readers may still read them
+        for id in blobs.fileIDs() where !liveBlobs.contains(id) && !retired.contains(id) {
             blobs.remove(id)
             removed += 1
         }

@@ -28,6 +28,9 @@ public class ReadTransaction {
     var catalog: Catalog
     var root: Child?
     var reader: TreeReader
+    /// Counted among the store's live readers (see `Store.beginRead`), so blob files it can
+    /// see are kept until it is released.
+    var isRegistered = false
 
     init(store: Store, snapshot: Snapshot) {
         self.store = store
@@ -36,6 +39,10 @@ public class ReadTransaction {
         self.catalog = snapshot.catalog
         self.root = snapshot.root.map { .page($0) }
         self.reader = TreeReader(file: snapshot.file, limit: snapshot.end)
+    }
+
+    deinit {
+        if isRegistered { store.releaseReader(base.sequence) }
     }
 
     /// The sequence number of the commit this transaction reads (0 for an empty new store).

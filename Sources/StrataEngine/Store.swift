@@ -37,6 +37,23 @@ public final class Store: Sendable {
         var failure: StoreError?
         var closed = false
         var nextBlobID: UInt64
+        /// Live read transactions, by the sequence of the commit they read.
+        var readers: [UInt64: Int] = [:]
+        /// Blobs deleted by a commit (its sequence) whose files older readers may still read.
+        var retiredBlobs: [(sequence: UInt64, id: UInt64)] = []
+
+        /// Takes the retired blobs that no live reader can see any more.
+        mutating func takeUnreadableBlobs() -> [UInt64] {
+            // A blob deleted by commit S is visible only to readers of commits before S.
+            let oldest = readers.keys.min() ?? .max
+            var ids: [UInt64] = []
+            retiredBlobs.removeAll { blob in
+                guard blob.sequence <= oldest else { return false }
+                ids.append(blob.id)
+                return true
+            }
+            return ids
+        }
     }
 
     /// The largest commit body written with a single sync; larger ones sync the body first.
@@ -180,9 +197,12 @@ public final class Store: Sendable {
     public func beginRead() throws -> ReadTransaction {
         let snapshot = try state.withLock { s -> Snapshot in
             if s.closed { throw closedError() }
+            s.readers[s.snapshot.sequence, default: 0] += 1
             return s.snapshot
         }
-        return ReadTransaction(store: self, snapshot: snapshot)
+        let tx = ReadTransaction(store: self, snapshot: snapshot)
+        tx.isRegistered = true
+        return tx
     }
 
     /// Runs `body` in a write transaction and commits it when `body` returns; rolls back if it throws.
@@ -238,6 +258,30 @@ public final class Store: Sendable {
 
     func publish(_ snapshot: Snapshot) {
         state.withLock { $0.snapshot = snapshot }
+    }
+
+    /// Removes the files of blobs deleted by commit `sequence` once no reader can see them.
+    func retireBlobs(_ ids: [UInt64], deletedBy sequence: UInt64) {
+        guard !ids.isEmpty else { return }
+        let unreadable = state.withLock { s in
+            s.retiredBlobs += ids.map { (sequence, $0) }
+            return s.takeUnreadableBlobs()
+        }
+        for id in unreadable { blobs.remove(id) }
+    }
+
+    /// A read transaction of commit `sequence` is done.
+    func releaseReader(_ sequence: UInt64) {
+        let unreadable = state.withLock { s -> [UInt64] in
+            if let n = s.readers[sequence] { s.readers[sequence] = n > 1 ? n - 1 : nil }
+            return s.takeUnreadableBlobs()
+        }
+        for id in unreadable { blobs.remove(id) }
+    }
+
+    /// Blobs deleted by a commit whose files readers may still need.
+    func retiredBlobIDs() -> Set<UInt64> {
+        state.withLock { Set($0.retiredBlobs.map(\.id)) }
     }
 
     func fail(_ error: StoreError) {

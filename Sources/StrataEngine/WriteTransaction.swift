@@ -339,7 +339,7 @@ public final class WriteTransaction: ReadTransaction {
         }
         file.counters.commits.add(1, ordering: .relaxed)
         store.publish(newSnapshot)
-        for id in deletedBlobs { store.blobs.remove(id) }
+        store.retireBlobs(deletedBlobs, deletedBy: newSnapshot.sequence)
     }
 
     /// Drops every change of this transaction.
