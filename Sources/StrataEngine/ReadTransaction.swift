@@ -148,7 +148,8 @@ public class ReadTransaction {
 
     /// A cursor over the records of a collection in row id order (or reverse).
     public func rows(in collection: CollectionID, from start: RowID? = nil, reverse: Bool = false) throws -> RowCursor {
-        try RowCursor(transaction: self, collection: collection.rawValue, start: start, reverse: reverse)
+        guard catalog.collectionPosition(collection.rawValue) != nil else { throw missingCollection(collection) }
+        return try RowCursor(transaction: self, collection: collection.rawValue, start: start, reverse: reverse)
     }
 
     // MARK: Indexes
