@@ -1,0 +1,133 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Counts the sync system calls a child process makes inside its timed sections, with
+/// `perf stat` when this machine lets it (Debian's linux-perf, tracepoints readable). The
+/// child switches counting on and off through perf's control FIFOs, so setup is not counted.
+enum SyscallCounter {
+    static let events = ["syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync",
+                         "syscalls:sys_enter_write", "syscalls:sys_enter_pwrite64", "syscalls:sys_enter_pwritev"]
+    static let controlVariable = "STRATA_BENCH_PERF_CONTROL"
+
+    /// Whether `perf stat` can count sync calls here (checked once).
+    static let available: Bool = {
+        guard let perf = findExecutable("perf") else { return false }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: perf)
+        p.arguments = ["stat", "-x", ",", "-o", "/dev/null", "-e", events[1], "--", "/bin/true"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        do { try p.run() } catch { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }()
+
+    /// In a child run under perf: the control and acknowledgement FIFOs.
+    private static let control: (FileHandle, FileHandle)? = {
+        guard let value = ProcessInfo.processInfo.environment[controlVariable] else { return nil }
+        let parts = value.split(separator: ",").map(String.init)
+        guard parts.count == 2, let ctl = FileHandle(forWritingAtPath: parts[0]),
+              let ack = FileHandle(forReadingAtPath: parts[1]) else { return nil }
+        return (ctl, ack)
+    }()
+
+    static func enable() { send("enable") }
+    static func disable() { send("disable") }
+
+    private static func send(_ command: String) {
+        guard let (ctl, ack) = control else { return }
+        ctl.write(Data((command + "\n").utf8))
+        _ = ack.availableData  // perf answers "ack\n" once the events are switched
+    }
+
+    /// Reads perf's CSV output: event name → count.
+    static func parse(_ text: String) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count >= 3, let n = Int(fields[0]) else { continue }
+            counts[String(fields[2])] = n
+        }
+        return counts
+    }
+}
+
+func findExecutable(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(dir)/\(name)"
+        if access(path, X_OK) == 0 { return path }
+    }
+    return nil
+}
+
+/// Runs this benchmark binary again with a sub-command, in a fresh process.
+enum ChildProcess {
+    /// This executable's path.
+    static let executable: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+    }()
+
+    struct Result {
+        /// The measurements the child printed (one JSON line each).
+        var measurements: [Measurement]
+        /// Wall-clock seconds from spawning the child to its exit.
+        var processSeconds: Double
+        /// Sync calls in the child's timed sections (nil without perf).
+        var syncs: Int?
+        /// Write-like calls in the child's timed sections (nil without perf).
+        var writeCalls: Int?
+    }
+
+    /// Runs `self child <arguments>`; throws if it fails. With `countSyncs`, under perf when possible.
+    static func run(_ arguments: [String], countSyncs: Bool = false) throws -> Result {
+        let process = Process()
+        var perfFiles: (output: String, ctl: String, ack: String)?
+        if countSyncs && SyscallCounter.available, let perf = findExecutable("perf") {
+            let base = NSTemporaryDirectory() + "strata-bench-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let files = (output: base + ".csv", ctl: base + ".ctl", ack: base + ".ack")
+            guard mkfifo(files.ctl, 0o600) == 0, mkfifo(files.ack, 0o600) == 0 else { throw BenchError("mkfifo failed") }
+            perfFiles = files
+            process.executableURL = URL(fileURLWithPath: perf)
+            process.arguments = ["stat", "-x", ",", "-o", files.output, "-D", "-1",
+                                 "--control", "fifo:\(files.ctl),\(files.ack)",
+                                 "-e", SyscallCounter.events.joined(separator: ","), "--", executable, "child"] + arguments
+            var environment = ProcessInfo.processInfo.environment
+            environment[SyscallCounter.controlVariable] = "\(files.ctl),\(files.ack)"
+            process.environment = environment
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["child"] + arguments
+        }
+        defer {
+            if let files = perfFiles { for f in [files.output, files.ctl, files.ack] { unlink(f) } }
+        }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        let start = ContinuousClock.now
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let elapsed = start.duration(to: .now).seconds
+        guard process.terminationStatus == 0 else {
+            throw BenchError("child \(arguments.joined(separator: " ")) exited with status \(process.terminationStatus)")
+        }
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+        var result = Result(measurements: lines.compactMap { $0.hasPrefix("{") ? Measurement(jsonLine: $0) : nil },
+                            processSeconds: elapsed)
+        if let files = perfFiles, let text = try? String(contentsOfFile: files.output, encoding: .utf8) {
+            let counts = SyscallCounter.parse(text)
+            result.syncs = (counts[SyscallCounter.events[0]] ?? 0) + (counts[SyscallCounter.events[1]] ?? 0)
+            result.writeCalls = SyscallCounter.events[2...].reduce(0) { $0 + (counts[$1] ?? 0) }
+        }
+        return result
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// What one run of a read workload saw; every system must see the same.
+struct Outcome: Equatable, Sendable {
+    /// Records read.
+    var count = 0
+    /// An order-independent checksum of the fields read (so nothing is optimized away).
+    var checksum = 0
+
+    mutating func add(_ course: Course) {
+        count += 1
+        checksum &+= course.checksum
+    }
+}
+
+/// One system's way of doing a workload, run several times in-process.
+struct Trial {
+    let system: String
+    let run: () throws -> Outcome
+}
+
+/// Runs each trial `warmups` times, then `repetitions` rounds that take the trials in turn
+/// (so drift over time falls on every system alike), and reports each one's median.
+func compare(workload: String, n: Int, repetitions: Int, warmups: Int = 1, _ trials: [Trial],
+             extras: [(String, JSONValue)] = []) throws -> [Measurement] {
+    var expected: Outcome?
+    for trial in trials {
+        for _ in 0..<warmups {
+            let outcome = try trial.run()
+            if expected == nil { expected = outcome }
+        }
+    }
+    var times = [[Double]](repeating: [], count: trials.count)
+    var peaks = [Int](repeating: 0, count: trials.count)
+    var growth = [Int](repeating: 0, count: trials.count)
+    var outcomes = [Outcome?](repeating: nil, count: trials.count)
+    for _ in 0..<repetitions {
+        for (i, trial) in trials.enumerated() {
+            let section = Section.begin()
+            let outcome = try trial.run()
+            let result = section.end()
+            times[i].append(result.seconds)
+            peaks[i] = max(peaks[i], result.peakKB)
+            growth[i] = max(growth[i], result.peakKB - result.rssBeforeKB)
+            outcomes[i] = outcome
+        }
+    }
+    return trials.enumerated().map { i, trial in
+        let outcome = outcomes[i] ?? Outcome()
+        var m = Measurement(workload: workload, system: trial.system, n: n, seconds: median(times[i]), peakRSSKB: peaks[i])
+        m.extras = [("rss_growth_kb", .int(growth[i])), ("records_read", .int(outcome.count)),
+                    ("repetitions", .int(repetitions)), ("min_seconds", .double(times[i].min() ?? 0)),
+                    ("max_seconds", .double(times[i].max() ?? 0)),
+                    ("same_result", .string(outcome == expected ? "yes" : "NO"))] + extras
+        return m
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the kernel says about this process: resident memory, its peak, and bytes written.
+/// glibc's malloc_trim, which Swift's Glibc module does not export.
+@_silgen_name("malloc_trim")
+private func trimMalloc(_ pad: Int) -> Int32
+
+enum ProcessStats {
+    /// Current and peak resident set in KiB (VmRSS and VmHWM of /proc/self/status).
+    static func memory() -> (rssKB: Int, peakKB: Int) {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
+        var rss = 0, peak = 0
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("VmRSS:") { rss = kilobytes(line) }
+            if line.hasPrefix("VmHWM:") { peak = kilobytes(line) }
+        }
+        return (rss, peak)
+    }
+
+    private static func kilobytes(_ line: Substring) -> Int {
+        Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+
+    /// The process's lifetime peak resident set in KiB (getrusage's ru_maxrss). Never reset.
+    static func lifetimePeakKB() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss)
+    }
+
+    /// Returns freed memory to the kernel and starts a new peak (VmHWM) from the current RSS,
+    /// so that the next `memory().peakKB` is the peak of what follows.
+    static func startPeak() {
+        trimMalloc(0)
+        if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
+            handle.write(Data("5".utf8))
+            try? handle.close()
+        }
+    }
+
+    /// Bytes passed to write-like system calls so far (`wchar` of /proc/self/io) and their count.
+    static func written() -> (bytes: Int, calls: Int) {
+        guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return (0, 0) }
+        var bytes = 0, calls = 0
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":")
+            guard parts.count == 2, let value = Int(parts[1].trimmingCharacters(in: .whitespaces)) else { continue }
+            if parts[0] == "wchar" { bytes = value }
+            if parts[0] == "syscw" { calls = value }
+        }
+        return (bytes, calls)
+    }
+
+    /// The size of a file in bytes (0 if it does not exist).
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+}
+
+/// Measures one timed section: wall time, peak RSS, bytes written, and (under `perf`) syncs.
+struct Section {
+    let rssBeforeKB: Int
+    private let start: ContinuousClock.Instant
+    private let written: (bytes: Int, calls: Int)
+
+    /// Starts a section: a fresh peak, counters on.
+    static func begin() -> Section {
+        ProcessStats.startPeak()
+        let rss = ProcessStats.memory().rssKB
+        SyscallCounter.enable()
+        return Section(rssBeforeKB: rss, start: .now, written: ProcessStats.written())
+    }
+
+    private init(rssBeforeKB: Int, start: ContinuousClock.Instant, written: (bytes: Int, calls: Int)) {
+        self.rssBeforeKB = rssBeforeKB
+        self.start = start
+        self.written = written
+    }
+
+    struct Result {
+        let seconds: Double
+        let peakKB: Int
+        let rssBeforeKB: Int
+        let bytesWritten: Int
+        let writeCalls: Int
+    }
+
+    /// Ends the section (counters off) and returns what it measured.
+    func end() -> Result {
+        let elapsed = start.duration(to: .now)
+        let w = ProcessStats.written()
+        SyscallCounter.disable()
+        return Result(seconds: elapsed.seconds, peakKB: ProcessStats.memory().peakKB, rssBeforeKB: rssBeforeKB,
+                      bytesWritten: w.bytes - written.bytes, writeCalls: w.calls - written.calls)
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) * 1e-18
+    }
+}
+
+/// The median of some values (the mean of the middle two for an even count).
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let mid = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// The summary of a run as markdown: times with Strata's speed relative to each peer, then
+/// the resources each system used.
+struct SummaryTable {
+    let bench: Bench
+    let totalSeconds: Double
+
+    /// Workload ids in the order they ran.
+    var workloadIDs: [String] {
+        var seen: [String] = []
+        for m in bench.measurements where !seen.contains(m.workload) { seen.append(m.workload) }
+        return seen
+    }
+
+    func measurement(_ workload: String, _ system: System) -> Measurement? {
+        bench.measurements.first { $0.workload == workload && $0.system == system.rawValue }
+    }
+
+    /// How many times faster Strata is than `peer` on a workload (above 1: Strata is faster).
+    func speedup(_ workload: String, over peer: System) -> Double? {
+        guard let s = measurement(workload, .strataEngine), let p = measurement(workload, peer), s.seconds > 0, p.seconds > 0 else { return nil }
+        return s.opsPerSecond / p.opsPerSecond
+    }
+
+    func markdown() -> String {
+        let o = bench.options
+        var lines: [String] = []
+        lines.append("# StrataEngine vs GRDB: engine-level benchmarks")
+        lines.append("")
+        lines.append("\(Date().formatted(.iso8601)) · \(Machine.description) · release build · "
+                     + "n = \(Format.count(o.n)), lookups = \(Format.count(o.lookupCount)), commits = \(Format.count(o.commits)), "
+                     + "repetitions = \(o.repetitions) · whole run \(Format.time(totalSeconds))")
+        lines.append("")
+        lines.append("Speed columns: operations per second (time for all n). **×** columns: Strata's throughput divided by the peer's; above 1× Strata is faster.")
+        lines.append("")
+        let systems = System.allCases.filter { s in bench.measurements.contains { $0.system == s.rawValue } }
+        var header = "| workload | n | " + systems.map(\.rawValue).joined(separator: " | ")
+        header += " | Strata ÷ GRDB | Strata ÷ GRDB tuned | Strata ÷ bare fsync |"
+        lines.append(header)
+        lines.append("|" + String(repeating: " --- |", count: 2) + String(repeating: " ---: |", count: systems.count + 3))
+        for w in workloadIDs {
+            var cells = ["**\(w)** \(bench.titles[w] ?? "")"]
+            let n = bench.measurements.first { $0.workload == w }?.n ?? 0
+            cells.append(Format.count(n))
+            for s in systems {
+                guard let m = measurement(w, s) else { cells.append("–"); continue }
+                cells.append(m.n == 1 ? Format.time(m.seconds) : "\(Format.rate(m.opsPerSecond)) (\(Format.time(m.seconds)))")
+            }
+            for peer in [System.grdb, .grdbTuned, .bareFsync] {
+                cells.append(speedup(w, over: peer).map { "**\(Format.ratio($0))**" } ?? "–")
+            }
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        lines.append("")
+        lines.append("## Resources")
+        lines.append("")
+        lines.append("Peak RSS is the process's VmHWM during the workload (E1, E4, E5 run each system in a fresh process; "
+                     + "E2, E3 run in one process with all three stores open, so *growth* over the RSS at the start is the number to compare). "
+                     + "Bytes written: bytes passed to write calls during the timed part (/proc/self/io). "
+                     + "fsyncs: fsync + fdatasync calls in the timed part, counted by `perf stat`.")
+        lines.append("")
+        lines.append("| workload | system | time | peak RSS | RSS growth | file size | bytes written | fsyncs | write calls | notes |")
+        lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+        for w in workloadIDs {
+            for m in bench.measurements where m.workload == w {
+                let growth = m["rss_growth_kb"]?.doubleValue ?? m["rss_before_kb"]?.doubleValue.map { Double(m.peakRSSKB ?? 0) - $0 }
+                var notes: [String] = []
+                if case .string(let same)? = m["same_result"], same != "yes" { notes.append("**different result**") }
+                if let s = m["engine_syncs"]?.doubleValue { notes.append("engine syncs \(Int(s))") }
+                if let p = m["process_seconds"]?.doubleValue { notes.append("process wall \(Format.time(p))") }
+                if let open = m["open_seconds"]?.doubleValue, let fetch = m["fetch_seconds"]?.doubleValue {
+                    notes.append("open \(Format.time(open)) + fetch \(Format.time(fetch))")
+                }
+                if let per = m["micros_per_op"]?.doubleValue { notes.append(String(format: "%.0f µs/commit", per)) }
+                if let b = m["bytes_per_record"]?.doubleValue { notes.append("\(Int(b)) B/record") }
+                if let b = m["bytes_per_commit"]?.doubleValue { notes.append("\(Format.bytes(Int(b)))/commit") }
+                if let f = m["fsyncs_per_op"]?.doubleValue { notes.append(String(format: "%.2f fsyncs/op", f)) }
+                let cells = [
+                    w, m.system, Format.time(m.seconds),
+                    m.peakRSSKB.map(Format.kilobytes) ?? "–",
+                    growth.map { Format.kilobytes(Int($0)) } ?? "–",
+                    m.bytes.map(Format.bytes) ?? "–",
+                    m["bytes_written"]?.doubleValue.map { Format.bytes(Int($0)) } ?? "–",
+                    m["fsyncs"]?.doubleValue.map { Format.count(Int($0)) } ?? "–",
+                    m["write_calls"]?.doubleValue.map { Format.count(Int($0)) } ?? "–",
+                    notes.joined(separator: "; "),
+                ]
+                lines.append("| " + cells.joined(separator: " | ") + " |")
+            }
+        }
+        lines.append("")
+        lines.append("Systems: **strata-engine** is StrataEngine used directly (hand-written binary record, a unique index on id and a "
+                     + "non-unique index on createdAt, default options: 32 MiB cache, durability full). **grdb** is GRDB 7.10.0 the idiomatic way "
+                     + "(Codable record, query interface); **grdb-tuned** uses cached prepared statements and `Row` access (createdAt as REAL). "
+                     + "Both GRDB: DatabaseQueue, WAL, synchronous=NORMAL for bulk work and FULL for E5 (set on the open connection and read back). "
+                     + "**bare-fsync** is a loop of 4 KiB pwrite appends each followed by fdatasync: the floor this disk sets for a durable commit.")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// What machine this is, in one line.
+enum Machine {
+    static let description: String = {
+        var cpu = "unknown CPU"
+        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let name = line.split(separator: ":", maxSplits: 1).last {
+            cpu = name.trimmingCharacters(in: .whitespaces)
+        }
+        var uts = utsname()
+        uname(&uts)
+        let kernel = withUnsafeBytes(of: uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu), Linux \(kernel)"
+    }()
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Command-line options of a benchmark run.
+struct Options {
+    /// Records stored by E1 and read by E2 to E4.
+    var n = 1_000_000
+    /// Random lookups in E2 (default n / 10, 100k at the default n).
+    var lookups: Int?
+    /// Durable single-record commits in E5.
+    var commits = 2_000
+    /// Repetitions of the short in-process workloads (their median is reported).
+    var repetitions = 5
+    var seed: UInt64 = 42
+    /// Where summary.md, ratios.svg and results.jsonl go.
+    var outDirectory = Options.defaultOut
+    /// Where stores are made; a fresh temporary folder unless given.
+    var workDirectory = ""
+    var keepFiles = false
+    /// Workload ids (or prefixes such as "E2") to run; empty: all.
+    var only: [String] = []
+
+    static let defaultOut = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("results").path
+
+    static let usage = """
+    usage: StrataBenchmarks [--n N] [--quick] [--lookups N] [--commits N] [--reps N] [--seed N]
+                            [--only E1,E2,...] [--out DIR] [--work DIR] [--keep]
+
+      --n N        records for E1 (and the store E2-E4 read); default 1000000
+      --quick      a smoke run: --n 20000 --commits 100 --reps 2
+      --lookups N  random lookups in E2; default n/10
+      --commits N  durable single-record commits in E5; default 2000
+      --reps N     repetitions of the in-process workloads (median reported); default 5
+      --only LIST  run only these workloads (ids or prefixes, comma-separated); E2-E4 imply E1
+      --out DIR    where summary.md, ratios.svg and results.jsonl go; default Benchmarks/results
+      --work DIR   where the stores are made; default a new temporary folder, removed after
+      --keep       keep the stores
+    """
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var o = Options()
+        var quick = false
+        var explicitN: Int?, explicitCommits: Int?, explicitReps: Int?
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw BenchError("\(arguments[i - 1]) needs a value\n\(usage)") }
+            return arguments[i]
+        }
+        func number() throws -> Int {
+            let text = try value().replacingOccurrences(of: "_", with: "")
+            var multiplier = 1
+            var digits = Substring(text)
+            if let last = digits.last?.lowercased(), let m = ["k": 1_000, "m": 1_000_000][last] { multiplier = m; digits = digits.dropLast() }
+            guard let n = Int(digits), n > 0 else { throw BenchError("\(arguments[i - 1]) needs a positive number, not \(text)") }
+            return n * multiplier
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--n": explicitN = try number()
+            case "--quick": quick = true
+            case "--lookups": o.lookups = try number()
+            case "--commits": explicitCommits = try number()
+            case "--reps": explicitReps = try number()
+            case "--seed": o.seed = UInt64(try number())
+            case "--only": o.only = try value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            case "--out": o.outDirectory = try value()
+            case "--work": o.workDirectory = try value()
+            case "--keep": o.keepFiles = true
+            case "--help", "-h": print(usage); exit(0)
+            default: throw BenchError("unknown option \(arguments[i])\n\(usage)")
+            }
+            i += 1
+        }
+        if quick {
+            o.n = 20_000
+            o.commits = 100
+            o.repetitions = 2
+        }
+        if let n = explicitN { o.n = n }
+        if let c = explicitCommits { o.commits = c }
+        if let r = explicitReps { o.repetitions = r }
+        if o.lookups == nil { o.lookups = max(1, o.n / 10) }
+        return o
+    }
+
+    var lookupCount: Int { lookups ?? max(1, n / 10) }
+}

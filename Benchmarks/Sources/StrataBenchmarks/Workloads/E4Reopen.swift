@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import StrataEngine
+
+/// E4: open the store of n records in a fresh process and fetch one record by id. The child
+/// times open + first fetch itself; the parent also reports the whole process's wall time.
+/// The OS page cache is warm (the files were just written and read).
+enum E4Reopen: Workload {
+    static let id = "E4-reopen-fetch"
+    static let title = "fresh process: open store + first fetch by id"
+
+    static func run(_ bench: Bench) throws {
+        bench.closeAll()
+        let key = bench.data.id(bench.n / 2)
+        for system in [System.strataEngine, .grdb, .grdbTuned] {
+            let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": bench.path(system), "key": key.uuidString])
+            _ = try ChildProcess.run(arguments)  // warm-up: page cache, dynamic loader
+            var runs: [(Measurement, Double)] = []
+            for _ in 0..<max(3, bench.options.repetitions) {
+                let child = try ChildProcess.run(arguments)
+                guard let m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
+                runs.append((m, child.processSeconds))
+            }
+            runs.sort { $0.0.seconds < $1.0.seconds }
+            var m = runs[runs.count / 2].0
+            m.seconds = median(runs.map(\.0.seconds))
+            m["process_seconds"] = .double(median(runs.map(\.1)))
+            m["repetitions"] = .int(runs.count)
+            m["of_records"] = .int(bench.n)
+            bench.report(m, title: title)
+        }
+    }
+
+    static func child(_ arguments: ChildArguments) throws {
+        let system = try arguments.system()
+        let path = try arguments.string("path")
+        guard let key = UUID(uuidString: try arguments.string("key")) else { throw BenchError("bad key") }
+        let section = Section.begin()
+        let start = ContinuousClock.now
+        let opened: ContinuousClock.Instant
+        let course: Course?
+        switch system {
+        case .strataEngine:
+            let engine = try EngineCourses.open(path: path)
+            opened = .now
+            course = try engine.store.read { try engine.fetch(id: key, in: $0) }
+        case .grdb:
+            let queue = try GRDBCourses.open(path: path, synchronous: "NORMAL", style: .idiomatic, create: false)
+            opened = .now
+            course = try queue.read { try Course.fetchOne($0, id: key) }
+        case .grdbTuned:
+            let queue = try GRDBCourses.open(path: path, synchronous: "NORMAL", style: .tuned, create: false)
+            opened = .now
+            course = try queue.read { db in
+                try Row.fetchOne(db.cachedStatement(sql: GRDBCourses.byIDSQL), arguments: [key]).map(GRDBCourses.course)
+            }
+        case .bareFsync:
+            throw BenchError("\(id): no bare-fsync variant")
+        }
+        let end = ContinuousClock.now
+        let result = section.end()
+        guard let course, course.id == key else { throw BenchError("\(id): \(key) not found") }
+        let m = Measurement(workload: id, system: system.rawValue, n: 1, seconds: start.duration(to: end).seconds,
+                            peakRSSKB: result.peakKB, bytes: ProcessStats.fileSize(path),
+                            extras: [("open_seconds", .double(start.duration(to: opened).seconds)),
+                                     ("fetch_seconds", .double(opened.duration(to: end).seconds))])
+        print(m.jsonLine)
+    }
+}

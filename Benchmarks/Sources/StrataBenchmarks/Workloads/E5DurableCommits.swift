@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+import StrataEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// E5: durable single-record commits, each its own transaction, into a fresh store; beside
+/// them the floor this disk sets: a bare loop of 4 KiB appends each followed by fdatasync.
+/// GRDB runs with WAL and synchronous=FULL. Each system runs in a fresh process.
+enum E5DurableCommits: Workload {
+    static let id = "E5-durable-commits"
+    static let title = "single-record durable commits (fdatasync each)"
+    static let warmups = 20
+
+    static func run(_ bench: Bench) throws {
+        for system in [System.bareFsync, .strataEngine, .grdb, .grdbTuned] {
+            let path = bench.options.workDirectory + "/commits-\(system.rawValue)"
+            removeStoreFiles(path)
+            let child = try ChildProcess.run(
+                [id] + ChildArguments.make(["system": system.rawValue, "path": path, "n": bench.options.commits, "seed": bench.options.seed]),
+                countSyncs: true)
+            guard var m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
+            if let syncs = child.syncs {
+                m["fsyncs"] = .int(syncs)
+                m["fsyncs_per_op"] = .double(Double(syncs) / Double(max(m.n, 1)))
+            }
+            if let calls = child.writeCalls { m["write_calls"] = .int(calls) }
+            bench.report(m, title: title)
+            removeStoreFiles(path)
+        }
+    }
+
+    static func child(_ arguments: ChildArguments) throws {
+        let system = try arguments.system()
+        let path = try arguments.string("path")
+        let n = try arguments.int("n")
+        let data = Dataset(seed: UInt64(try arguments.int("seed")))
+        // Records far from the ones E1 stores, so each commit is a new row.
+        let first = 10_000_000
+        var extras: [(String, JSONValue)] = []
+        let result: Section.Result
+        switch system {
+        case .bareFsync:
+            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw BenchError("open \(path): errno \(errno)") }
+            defer { Glibc.close(fd) }
+            let page = [UInt8](repeating: 0xA5, count: 4096)
+            var offset = 0
+            func append() throws {
+                let written = page.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+                guard written == page.count, fdatasync(fd) == 0 else { throw BenchError("pwrite/fdatasync failed: errno \(errno)") }
+                offset += page.count
+            }
+            for _ in 0..<warmups { try append() }
+            let section = Section.begin()
+            for _ in 0..<n { try append() }
+            result = section.end()
+            extras = [("append_bytes", .int(4096))]
+        case .strataEngine:
+            let engine = try EngineCourses.open(path: path, options: StoreOptions(durability: .full))
+            var buffer: [UInt8] = []
+            for i in 0..<warmups { try engine.store.write { try engine.insert(data.course(first + i), in: $0, buffer: &buffer) } }
+            let before = engine.store.statistics
+            let section = Section.begin()
+            for i in warmups..<(warmups + n) {
+                try engine.store.write { try engine.insert(data.course(first + i), in: $0, buffer: &buffer) }
+            }
+            result = section.end()
+            let after = engine.store.statistics
+            extras = [("engine_syncs", .int(after.syncs - before.syncs)),
+                      ("engine_bytes_written", .int(after.bytesWritten - before.bytesWritten)),
+                      ("bytes_per_commit", .int((after.bytesWritten - before.bytesWritten) / max(n, 1)))]
+        case .grdb, .grdbTuned:
+            let style: GRDBStyle = system == .grdb ? .idiomatic : .tuned
+            let queue = try GRDBCourses.open(path: path, synchronous: "FULL", style: style, create: true)
+            func insert(_ i: Int) throws {
+                try queue.write { db in
+                    if style == .idiomatic { try data.course(first + i).insert(db) } else { try GRDBCourses.insertTuned(data.course(first + i), db) }
+                }
+            }
+            for i in 0..<warmups { try insert(i) }
+            let section = Section.begin()
+            for i in warmups..<(warmups + n) { try insert(i) }
+            result = section.end()
+            extras = [("synchronous", .string("FULL"))]
+        }
+        var m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB,
+                            bytes: ProcessStats.fileSize(path) + ProcessStats.fileSize(path + "-wal"))
+        m.extras = [("bytes_written", .int(result.bytesWritten)),
+                    ("micros_per_op", .double(result.seconds / Double(max(n, 1)) * 1e6))] + extras
+        print(m.jsonLine)
+    }
+}

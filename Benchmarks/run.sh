@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the benchmarks in release and runs them; arguments go to the benchmark binary.
+#   Benchmarks/run.sh                 # everything at the default size (1M records)
+#   Benchmarks/run.sh --quick         # a smoke run
+#   Benchmarks/run.sh --n 200k --only E1,E2 --out /tmp/results
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# GRDB links the system SQLite: it needs Debian's libsqlite3-dev.
+if [ ! -f /usr/include/sqlite3.h ]; then
+    echo "run.sh: installing libsqlite3-dev (GRDB needs sqlite3.h)" >&2
+    sudo_cmd=""
+    if [ "$(id -u)" != "0" ]; then sudo_cmd="sudo"; fi
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libsqlite3-dev
+fi
+
+swift build -c release --package-path "$here" >&2
+exec "$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks" "$@"
