@@ -40,6 +40,8 @@ struct BlobFolder: Sendable {
         let file: any FileHandleIO
         do { file = try fileSystem.openFile(filePath(id), readOnly: true, create: false) }
         catch {
+            // Only a file that is not there is damage; any other failure is the disk's.
+            if fileSystem.fileExists(filePath(id)) { throw StoreError.io(error, doing: "opening blob \(id)", path: storePath) }
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is missing", path: storePath, offset: nil)
         }
         defer { file.close() }

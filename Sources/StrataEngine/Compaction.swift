@@ -98,6 +98,7 @@ extension Store {
         }
         writerGate.wait()
         defer { writerGate.signal() }
+        try checkNotFailed()
         let tx = try beginReadUnlocked()
         let old = tx.base
         let temporary = path + ".compact"

@@ -254,6 +254,12 @@ public final class Store: Sendable {
                    path: path, underlying: failure)
     }
 
+    /// Throws `.writesRefused` if an earlier write or sync failed: for work that writes
+    /// outside a write transaction (sync, compaction).
+    func checkNotFailed() throws {
+        if let failure = state.withLock({ $0.failure }) { throw refusal(failure) }
+    }
+
     // MARK: Called by transactions
 
     func publish(_ snapshot: Snapshot) {
@@ -312,6 +318,9 @@ public final class Store: Sendable {
         writerGate.wait()
         defer { writerGate.signal() }
         guard let writer = state.withLock({ $0.writer }) else { return }
+        // After a failed sync the kernel may have dropped the unwritten pages: a second sync
+        // could succeed without them, so it must not be tried.
+        try checkNotFailed()
         do { try writer.sync() } catch {
             let failure = StoreError.io(error, doing: "syncing the store file", path: path)
             fail(failure)

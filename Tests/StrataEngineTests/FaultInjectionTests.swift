@@ -1,0 +1,271 @@
+// Fault loops: fail the Nth write, sync, rename (or other call) of a commit or a compaction,
+// once or from then on, with ENOSPC and EIO, raising N until the work completes. After each
+// failure the store must throw a typed error, refuse further writes until reopened, and
+// reopen (as it is, and after a power cut) with the commit entirely or not at all.
+
+import Testing
+import StrataTestSupport
+@testable import StrataEngine
+
+@Suite struct FaultInjectionTests {
+    typealias Operation = SimulatedFileSystem.Operation
+
+    static let errnos: [Int32] = [SystemError.noSpace, SystemError.ioError]
+
+    static func expectedCode(_ errno: Int32) -> StoreError.Code {
+        errno == SystemError.noSpace ? .diskFull : .ioFailure
+    }
+
+    /// What a failed store must do: refuse every kind of write, still read its last commit.
+    static func expectRefusesWrites(_ store: Store, _ fs: SimulatedFileSystem, holding state: CrashState, _ context: String,
+                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+        crashExpectError(.writesRefused, from: "\(context): write", sourceLocation: sourceLocation) { try CrashWorkload.commit(store, after: state) }
+        crashExpectError(.writesRefused, from: "\(context): compact", sourceLocation: sourceLocation) { try store.compact() }
+        crashExpectError(.writesRefused, from: "\(context): sync", sourceLocation: sourceLocation) { try store.sync() }
+        crashExpectError(.writesRefused, from: "\(context): beginWrite", sourceLocation: sourceLocation) { try store.beginWrite() }
+        fs.disarm()
+        // Refusal is sticky, even once the disk would work again.
+        crashExpectError(.writesRefused, from: "\(context): write again", sourceLocation: sourceLocation) { try CrashWorkload.commit(store, after: state) }
+        crashExpectError(.writesRefused, from: "\(context): sync again", sourceLocation: sourceLocation) { try store.sync() }
+        #expect(try CrashWorkload.read(store) == state, "\(context): readers still see the last commit", sourceLocation: sourceLocation)
+    }
+
+    /// The disk as it is, and after each kind of power cut: each must hold one of `allowed`.
+    static func expectAllOrNothing(_ fs: SimulatedFileSystem, _ allowed: [CrashState], _ context: String,
+                                   sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let images: [(String, SimulatedFileSystem)] = [
+            ("as is", fs.clone()),
+            ("dropUnsynced", fs.powerLoss(.dropUnsynced)),
+            ("keepUnsynced", fs.powerLoss(.keepUnsynced)),
+            ("tearUnsynced(1)", fs.powerLoss(.tearUnsynced(seed: 1))),
+            ("tearUnsynced(2)", fs.powerLoss(.tearUnsynced(seed: 2))),
+        ]
+        for (name, image) in images {
+            try crashExpectOpens(image, holdingOneOf: allowed, goOn: name != "tearUnsynced(2)", "\(context), reopened \(name)",
+                                 sourceLocation: sourceLocation)
+            #expect(!image.fileExists(CrashWorkload.path + ".compact"), "\(context), \(name): the compaction file is removed on open",
+                    sourceLocation: sourceLocation)
+        }
+    }
+
+    // MARK: Commit
+
+    /// Fails the Nth call of `operation` in a commit that writes a blob, for every N.
+    @Test(arguments: [Operation.write, .sync, .syncDirectory, .open, .truncate, .createDirectory], [false, true])
+    func failedCommitIsAllOrNothing(operation: Operation, persistent: Bool) throws {
+        let f = try CrashFixture.make(commits: 3)
+        let before = f.states[f.last]
+        let after = try CrashWorkload.commit(try CrashWorkload.open(f.fs.clone()), after: before, blob: true)
+        for errno in Self.errnos {
+            var n = 1
+            while n < 50 {
+                let context = "\(operation) \(n) fails\(persistent ? " from then on" : "") with errno \(errno)"
+                let fs = f.fs.clone()
+                let store = try CrashWorkload.open(fs)
+                fs.fail(operation, at: n, errno: errno, persistent: persistent)
+                do {
+                    let state = try CrashWorkload.commit(store, after: before, blob: true)
+                    #expect(fs.faultsTriggered == 0, "\(context): the commit succeeded although a call failed")
+                    #expect(state == after)
+                    fs.disarm()
+                    #expect(try CrashWorkload.read(store) == after, "\(context)")
+                    break
+                } catch let error as StoreError {
+                    #expect(fs.faultsTriggered > 0, "\(context): \(error)")
+                    #expect(error.code == Self.expectedCode(errno), "\(context): \(error)")
+                    #expect(error.underlying is SystemError, "\(context): the cause is kept: \(error)")
+                }
+                try Self.expectRefusesWrites(store, fs, holding: before, context)
+                try Self.expectAllOrNothing(fs, [before, after], context)
+                n += 1
+            }
+            #expect(n > 1, "\(operation) never happened in a commit")
+        }
+    }
+
+    /// With `.deferred` durability a failed `Store.sync()` is not retried: the next one refuses.
+    @Test(arguments: [false, true])
+    func failedSyncIsNeverRetried(deferred: Bool) throws {
+        let f = try CrashFixture.make(commits: 2)
+        let before = f.states[f.last]
+        let fs = f.fs.clone()
+        let store = try CrashWorkload.open(fs, durability: deferred ? .deferred : .full)
+        var after = before
+        fs.fail(.sync, at: 1, errno: SystemError.ioError)
+        if deferred {
+            after = try CrashWorkload.commit(store, after: before)
+            crashExpectError(.ioFailure) { try store.sync() }
+        } else {
+            crashExpectError(.ioFailure) { try CrashWorkload.commit(store, after: before) }
+        }
+        #expect(fs.faultsTriggered == 1)
+        // The writes the failed sync should have flushed are lost: a second sync must not
+        // report them durable.
+        try Self.expectRefusesWrites(store, fs, holding: after, "deferred: \(deferred)")
+        let next = try CrashWorkload.commit(try CrashWorkload.open(f.fs.clone()), after: before)
+        try Self.expectAllOrNothing(fs, [before, next], "deferred: \(deferred)")
+        #expect(try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [before], "sync failed: nothing new is durable") == before.sequence)
+    }
+
+    // MARK: Compaction
+
+    /// Fails the Nth call of `operation` in a compaction, for every N.
+    @Test(arguments: [Operation.open, .write, .sync, .rename, .syncDirectory, .remove], [false, true])
+    func failedCompactionLosesNothing(operation: Operation, persistent: Bool) throws {
+        let f = try CrashFixture.make(commits: 6, blobs: true)
+        let state = f.states[f.last]
+        for errno in Self.errnos {
+            var n = 1
+            while n < 50 {
+                let context = "compaction: \(operation) \(n) fails\(persistent ? " from then on" : "") with errno \(errno)"
+                let fs = f.fs.clone()
+                // A blob file that no commit refers to, which compaction removes.
+                fs.setBytes([1, 2, 3], of: CrashWorkload.path + ".blobs/00000000000000ff.blob")
+                let store = try CrashWorkload.open(fs)
+                fs.fail(operation, at: n, errno: errno, persistent: persistent)
+                do {
+                    let report = try store.compact()
+                    // Only removing a stray blob file may fail without failing the compaction.
+                    #expect(fs.faultsTriggered == 0 || operation == .remove, "\(context): compaction succeeded although a call failed")
+                    #expect(report.bytesAfter < report.bytesBefore)
+                    fs.disarm()
+                    #expect(try CrashWorkload.read(store) == state, "\(context)")
+                    try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [state], "\(context): power cut after compaction")
+                    if fs.faultsTriggered == 0 {
+                        #expect(!fs.fileExists(CrashWorkload.path + ".blobs/00000000000000ff.blob"), "the stray blob is removed")
+                        #expect(fs.bytes(of: CrashWorkload.path)!.count == report.bytesAfter)
+                        // The compacted store goes on.
+                        let next = try CrashWorkload.commit(store, after: state, blob: true)
+                        try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [next], "\(context): commit after compaction")
+                        break
+                    }
+                    n += 1
+                    continue
+                } catch let error as StoreError {
+                    #expect(fs.faultsTriggered > 0, "\(context): \(error)")
+                    #expect(error.code == Self.expectedCode(errno), "\(context): \(error)")
+                }
+                try Self.expectRefusesWrites(store, fs, holding: state, context)
+                try Self.expectAllOrNothing(fs, [state], context)
+                n += 1
+            }
+            #expect(n > 1, "\(operation) never happened in a compaction")
+        }
+    }
+
+    /// Cuts the power at every call of a compaction: the store reopens with the same commit.
+    @Test(arguments: [Operation.open, .write, .sync, .rename, .syncDirectory, .remove])
+    func powerCutDuringCompaction(at operation: Operation) throws {
+        let f = try CrashFixture.make(commits: 5, blobs: true)
+        let state = f.states[f.last]
+        var points = 0
+        for mode in [SimulatedFileSystem.PowerLoss.dropUnsynced, .keepUnsynced, .tearUnsynced(seed: 7), .tearUnsynced(seed: 8)] {
+            var n = 1
+            while n < 50 {
+                let fs = f.fs.clone()
+                let store = try CrashWorkload.open(fs)
+                fs.cutPower(at: operation, n: n, mode: mode)
+                do {
+                    try store.compact()
+                } catch {
+                    #expect(fs.isPoweredOff, "\(mode), \(operation) \(n): \(error)")
+                }
+                guard let image = fs.powerLossImage else { break }
+                points += 1
+                try crashExpectOpens(image, holdingOneOf: [state], "compaction, \(mode), power cut at \(operation) \(n)")
+                #expect(!image.fileExists(CrashWorkload.path + ".compact"), "the compaction file is removed on open")
+                n += 1
+            }
+        }
+        #expect(points > 0 || operation == .remove, "the power cut never happened at \(operation)")
+    }
+
+    // MARK: Reads
+
+    /// A blob file that cannot be opened because of an I/O error is an I/O failure, not damage.
+    @Test func blobReadIOErrorIsNotReportedAsDamage() throws {
+        let f = try CrashFixture.make(commits: 2, blobs: true)
+        let store = try CrashWorkload.open(f.fs)
+        let id = try #require(f.states[f.last].blobs.keys.first)
+        f.fs.fail(.open, at: 1, errno: SystemError.ioError)
+        crashExpectError(.ioFailure) { try store.read { try $0.blob(BlobID(rawValue: id)) } }
+        #expect(try store.read { try $0.blob(BlobID(rawValue: id)) } == f.states[f.last].blobs[id])
+    }
+
+    // MARK: Locks
+
+    /// Two stores on one simulated path conflict as two processes would (flock semantics).
+    @Test func simulatedLocksConflictLikeFlock() throws {
+        let fs = SimulatedFileSystem()
+        do {
+            let writer = try CrashWorkload.open(fs)
+            crashExpectError(.locked) { try CrashWorkload.open(fs) }
+            crashExpectError(.locked) { try CrashWorkload.open(fs, readOnly: true) }
+            _ = consume writer
+        }
+        do {
+            let reader1 = try CrashWorkload.open(fs, readOnly: true)
+            let reader2 = try CrashWorkload.open(fs, readOnly: true)
+            crashExpectError(.locked) { try CrashWorkload.open(fs) }
+            _ = consume reader1
+            crashExpectError(.locked) { try CrashWorkload.open(fs) }
+            _ = consume reader2
+        }
+        _ = try CrashWorkload.open(fs)
+    }
+
+    // MARK: The simulation itself
+
+    /// The durability rules the other tests rely on.
+    @Test func simulatedDurabilityRules() throws {
+        let fs = SimulatedFileSystem()
+        try fs.createDirectory("/d")
+        try fs.syncDirectory("/")
+        let a = try fs.openFile("/d/a", readOnly: false, create: true)
+        try a.write([1, 2, 3], at: 0)
+        // Not synced, entry not synced: a power cut drops the file.
+        #expect(fs.powerLoss(.dropUnsynced).bytes(of: "/d/a") == nil)
+        #expect(fs.powerLoss(.keepUnsynced).bytes(of: "/d/a") == [1, 2, 3])
+        try fs.syncDirectory("/d")
+        #expect(fs.powerLoss(.dropUnsynced).bytes(of: "/d/a") == [])
+        try a.sync()
+        #expect(fs.powerLoss(.dropUnsynced).bytes(of: "/d/a") == [1, 2, 3])
+        // A rename is durable only after its folder is synced; it is atomic under tearing.
+        try fs.rename("/d/a", to: "/d/b")
+        #expect(fs.powerLoss(.dropUnsynced).bytes(of: "/d/a") == [1, 2, 3])
+        #expect(fs.powerLoss(.dropUnsynced).bytes(of: "/d/b") == nil)
+        for seed in 0..<20 as Range<UInt64> {
+            let torn = fs.powerLoss(.tearUnsynced(seed: seed))
+            #expect((torn.bytes(of: "/d/a") == nil) != (torn.bytes(of: "/d/b") == nil))
+        }
+        try fs.syncDirectory("/d")
+        #expect(fs.powerLoss(.dropUnsynced).bytes(of: "/d/b") == [1, 2, 3])
+        // A failed sync loses its writes for good, though reads still see them.
+        try a.write([9, 9], at: 3)
+        fs.fail(.sync, at: 1, errno: SystemError.ioError)
+        #expect(throws: SystemError.self) { try a.sync() }
+        try a.sync()
+        #expect(fs.bytes(of: "/d/b") == [1, 2, 3, 9, 9])
+        #expect(fs.powerLoss(.dropUnsynced).bytes(of: "/d/b") == [1, 2, 3])
+        // Tearing keeps whole sectors of unsynced writes, never more than was written.
+        let big = [UInt8](repeating: 7, count: 3 * SimulatedFileSystem.sectorSize)
+        try a.write(big, at: 100)
+        var seen = Set<Int>()
+        for seed in 0..<40 as Range<UInt64> {
+            let torn = try #require(fs.powerLoss(.tearUnsynced(seed: seed)).bytes(of: "/d/b"))
+            #expect(Array(torn.prefix(3)) == [1, 2, 3])
+            #expect(torn.count <= 100 + big.count)
+            seen.insert(torn.count)
+        }
+        #expect(seen.count > 1, "tearing varies with the seed")
+        // Faults count from when they are armed, once or from then on.
+        fs.fail(.write, at: 2, errno: SystemError.noSpace, persistent: true)
+        try a.write([1], at: 0)
+        for _ in 0..<3 {
+            #expect { try a.write([1], at: 0) } throws: { ($0 as? SystemError)?.errno == SystemError.noSpace }
+        }
+        #expect(fs.faultsTriggered == 4)
+        fs.disarm()
+        try a.write([1], at: 0)
+    }
+}
