@@ -163,6 +163,9 @@ struct CommitRecord: Equatable {
 
     /// Flag: the body was synced before this record was written, so opening need not check it.
     static let flagBodySynced: UInt32 = 1
+    /// Flag: earlier commits were not synced when this record was written (deferred
+    /// durability), so opening checks them too, back to one that was.
+    static let flagPreviousNotSynced: UInt32 = 2
 
     var sequence: UInt64
     var offset: UInt64

@@ -49,10 +49,25 @@ enum Recovery {
         // A body that was not synced before its commit record must be checked: with one sync
         // per commit, the disk may have kept the record and lost part of the body.
         if record.flags & CommitRecord.flagBodySynced == 0 {
-            guard record.bodyStart >= UInt64(FileHeader.size), offset - record.bodyStart <= 16 * 1024 * 1024 else { return nil }
-            let body = try io.read(count: Int(offset - record.bodyStart), at: record.bodyStart)
-            guard UInt64(body.count) == offset - record.bodyStart, CRC32C.checksum(body) == record.bodyChecksum else { return nil }
+            guard try bodyIsIntact(record, io: io) else { return nil }
+        }
+        // Without a sync between commits (deferred durability) the disk may have kept this
+        // record and lost bytes of earlier commits: check them back to one that was synced.
+        var later = record
+        while later.flags & CommitRecord.flagPreviousNotSynced != 0 {
+            guard let earlier = try candidateAt(offset: later.previousOffset, io: io, salt: salt),
+                  earlier.end == later.bodyStart else { return nil }
+            if earlier.flags & CommitRecord.flagBodySynced != 0 { break }
+            guard try bodyIsIntact(earlier, io: io) else { return nil }
+            later = earlier
         }
         return record
+    }
+
+    /// True when the bytes between a commit's previous commit and its record match its body checksum.
+    static func bodyIsIntact(_ record: CommitRecord, io: any FileHandleIO) throws -> Bool {
+        guard record.bodyStart >= UInt64(FileHeader.size), record.offset - record.bodyStart <= 16 * 1024 * 1024 else { return false }
+        let body = try io.read(count: Int(record.offset - record.bodyStart), at: record.bodyStart)
+        return UInt64(body.count) == record.offset - record.bodyStart && CRC32C.checksum(body) == record.bodyChecksum
     }
 }

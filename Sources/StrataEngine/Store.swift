@@ -155,8 +155,10 @@ public final class Store: Sendable {
             if size > snapshot.end {
                 // A torn or damaged tail after the last intact commit: cut it off.
                 try io.truncate(to: snapshot.end)
-                try io.sync()
             }
+            // Make what the last session left durable (it may have used deferred durability),
+            // so that this session's commits need not check earlier ones on the next open.
+            try io.sync()
             return (snapshot, AppendWriter(file: file, committedEnd: snapshot.end))
         } catch let error as StoreError {
             io.close()

@@ -117,6 +117,8 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     /// The end of the last commit record: everything before it is committed.
     private(set) var committedEnd: UInt64
     private(set) var flushedEnd: UInt64
+    /// Everything before this offset has been synced (the file is synced when opened).
+    private(set) var syncedEnd: UInt64
     private var buffer: [UInt8] = []
     private(set) var bodyChecksum: UInt32 = 0
     static let flushThreshold = 1 << 20
@@ -125,6 +127,7 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
         self.file = file
         self.committedEnd = committedEnd
         self.flushedEnd = committedEnd
+        self.syncedEnd = committedEnd
         buffer.reserveCapacity(AppendWriter.flushThreshold)
     }
 
@@ -169,6 +172,7 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
 
     func sync() throws {
         try file.io.sync()
+        syncedEnd = flushedEnd
         file.counters.syncs.add(1, ordering: .relaxed)
     }
 

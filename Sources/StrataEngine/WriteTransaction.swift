@@ -262,7 +262,7 @@ public final class WriteTransaction: ReadTransaction {
         try checkOpen()
         let id = store.allocateBlobID(atLeast: catalog.nextBlobID)
         try appending("writing blob \(id)") {
-            try store.blobs.write(id, bytes, sync: store.options.durability == .full)
+            try store.blobs.write(id, bytes, sync: true)
         }
         newBlobs.append(id)
         var value: [UInt8] = []
@@ -315,12 +315,15 @@ public final class WriteTransaction: ReadTransaction {
             catalog.liveTreeBytes = catalog.liveTreeBytes + tree.writtenBytes - Swift.min(catalog.liveTreeBytes + tree.writtenBytes, tree.supersededBytes)
             var flags: UInt32 = 0
             if writer.bodySize > Store.singleSyncBodyLimit {
-                // A large body is synced before its commit record, so that opening need not read it.
+                // A large body is synced before its commit record, so that opening need not read
+                // it (in every durability mode: the flag must be true).
                 flags |= CommitRecord.flagBodySynced
                 try writer.flush()
-                if durable { try writer.sync() }
+                try writer.sync()
             }
-            if !newBlobs.isEmpty && durable { try store.blobs.syncFolder() }
+            if writer.syncedEnd < writer.committedEnd { flags |= CommitRecord.flagPreviousNotSynced }
+            // Blob files are durable before any commit refers to them, in every durability mode.
+            if !newBlobs.isEmpty { try store.blobs.syncFolder() }
             let offset = writer.end
             let record = CommitRecord(
                 sequence: base.sequence + 1, offset: offset, previousOffset: base.commitOffset,
