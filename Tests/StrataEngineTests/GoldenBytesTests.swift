@@ -113,6 +113,7 @@ private let time: UInt64 = 1_700_000_000_000
         #expect(Self.commitRecord.encodedLength == 191)
         #expect(Self.commitRecord.end == 0x1000 + 191)
         #expect(CommitRecord.decode(Self.commitRecordBytes, at: 0x1000, salt: salt) == Self.commitRecord)
+        #expect(CommitRecord.flagBodySynced == 1 && CommitRecord.flagPreviousNotSynced == 2)
     }
 
     @Test("Commit record: the catalog")
@@ -492,5 +493,27 @@ private let time: UInt64 = 1_700_000_000_000
         #expect(entries.map(\.1) == expected.map(\.1))
         let blobFile = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + ".blobs/0000000000000001.blob")))
         #expect(blobFile == Array("hello".utf8))
+    }
+
+    @Test("The commit protocol: deferred commits after an unsynced one carry flag bit 1")
+    func deferredFlags() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-golden-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("deferred.store").path
+        let store = try Store(path: path, options: StoreOptions(durability: .deferred))
+        func lastCommit() throws -> CommitRecord {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let offset = bytes.count - Int(bytes.loadLE32(bytes.count - 12))
+            let salt = try FileHeader.decode(Array(bytes[0..<64])).get().salt
+            return try #require(CommitRecord.decode(Array(bytes[offset...]), at: UInt64(offset), salt: salt))
+        }
+        try store.write { tx in _ = try tx.createCollection(named: "a") }
+        #expect(try lastCommit().flags == 0, "the file was synced when opened")
+        try store.write { tx in _ = try tx.createCollection(named: "b") }
+        #expect(try lastCommit().flags == CommitRecord.flagPreviousNotSynced)
+        try store.sync()
+        try store.write { tx in _ = try tx.createCollection(named: "c") }
+        #expect(try lastCommit().flags == 0, "Store.sync() made the earlier commits durable")
     }
 }
