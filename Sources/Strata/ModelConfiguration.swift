@@ -1,0 +1,67 @@
+import Foundation
+import StrataEngine
+
+/// Where and how a container keeps its models. Same as SwiftData's `ModelConfiguration`,
+/// minus the CloudKit and app-group options (no meaning on Linux), plus Strata's durability
+/// and cache size.
+///
+/// ```swift
+/// let config = ModelConfiguration(url: URL(filePath: "/var/lib/app/trips.store"))
+/// let memory = ModelConfiguration(isStoredInMemoryOnly: true)
+/// ```
+public struct ModelConfiguration: Hashable, Sendable {
+    /// The configuration's name; also the default store's file name.
+    public let name: String
+    /// The models kept in this configuration's store (nil: all of the container's schema).
+    public let schema: Schema?
+    /// The store's data file. Side files (the blobs folder) sit next to it.
+    public let url: URL
+    /// Keep the store in memory only: nothing survives the container.
+    public let isStoredInMemoryOnly: Bool
+    /// False opens the store read-only: saves throw `StrataError` `.readOnly`.
+    public let allowsSave: Bool
+    /// Strata extra: how hard a save works to be durable. Default `.full` (one fdatasync per save).
+    public var durability: Durability = .full
+    /// Strata extra: bytes of pages and records cached in memory per store.
+    public var cacheSize: Int = 32 << 20
+
+    /// A configuration at the default location (see `defaultDirectory`), or in memory.
+    public init(_ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true) {
+        let name = name ?? "default"
+        self.name = name
+        self.schema = schema
+        self.isStoredInMemoryOnly = isStoredInMemoryOnly
+        self.allowsSave = allowsSave
+        self.url = isStoredInMemoryOnly
+            ? URL(fileURLWithPath: "/dev/null/\(name)-\(UUID().uuidString).store")
+            : ModelConfiguration.defaultDirectory.appendingPathComponent("\(name).store")
+    }
+
+    /// A configuration whose store is the file at `url`.
+    public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true) {
+        self.name = name ?? url.deletingPathExtension().lastPathComponent
+        self.schema = schema
+        self.url = url
+        self.isStoredInMemoryOnly = false
+        self.allowsSave = allowsSave
+    }
+
+    /// Where stores without a `url` live on Linux: `$XDG_DATA_HOME/strata`, else
+    /// `~/.local/share/strata` (SwiftData uses the app's Application Support folder).
+    public static var defaultDirectory: URL {
+        let env = ProcessInfo.processInfo.environment
+        if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("strata")
+        }
+        let home = env["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".local/share/strata")
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.name == b.name && a.url == b.url && a.isStoredInMemoryOnly == b.isStoredInMemoryOnly && a.allowsSave == b.allowsSave && a.schema == b.schema
+    }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(url)
+    }
+}

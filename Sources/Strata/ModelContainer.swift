@@ -1,0 +1,258 @@
+import Foundation
+import Synchronization
+import StrataEngine
+
+/// The stores of a schema, and the factory of contexts. Same as SwiftData's `ModelContainer`.
+///
+/// ```swift
+/// let container = try ModelContainer(for: Trip.self, Stop.self)            // default on-disk store
+/// let container = try ModelContainer(for: Trip.self,
+///                                    configurations: ModelConfiguration(url: URL(filePath: "trips.store")))
+/// let context = ModelContext(container)
+/// ```
+/// A container is `Sendable`: share it between threads and give each its own `ModelContext`.
+///
+/// - Throws: `StrataError` `.invalidSchema` (a class cannot be persisted as declared, naming the
+///   class and property), `.schemaMismatch` (the store has another schema), `.storeFailure`
+///   (the store is locked by another process, damaged, or cannot be created).
+public final class ModelContainer: @unchecked Sendable {
+    /// The schema: every model the container stores.
+    public let schema: Schema
+    /// The configurations, one per store.
+    public let configurations: [ModelConfiguration]
+    let handles: [StoreHandle]
+    private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
+    private let mainBox = MainContextBox()
+
+    public convenience init(for forTypes: any PersistentModel.Type..., configurations: ModelConfiguration...) throws {
+        try self.init(for: Schema(forTypes), configurations: configurations)
+    }
+
+    public convenience init(for givenSchema: Schema, configurations: ModelConfiguration...) throws {
+        try self.init(for: givenSchema, configurations: configurations)
+    }
+
+    public init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
+        let entities = try givenSchema.entities()
+        self.schema = givenSchema
+        let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
+        self.configurations = configurations
+        var handles: [StoreHandle] = []
+        var byEntity: [ObjectIdentifier: (StoreHandle, Table)] = [:]
+        var assigned = Set<ObjectIdentifier>()
+        for (position, configuration) in configurations.enumerated() {
+            // A configuration with a schema keeps those models; the last one without keeps the rest.
+            let mine: [Entity]
+            if let subset = configuration.schema {
+                mine = try subset.entities().filter { e in entities.contains { $0 === e } }
+            } else {
+                let laterClaims = configurations[(position + 1)...].compactMap(\.schema).flatMap(\.types).map(ObjectIdentifier.init)
+                mine = entities.filter { !assigned.contains(ObjectIdentifier($0.type)) && !laterClaims.contains(ObjectIdentifier($0.type)) }
+            }
+            let fresh = mine.filter { !assigned.contains(ObjectIdentifier($0.type)) }
+            let handle = try StoreHandle(configuration: configuration, entities: fresh)
+            handles.append(handle)
+            for table in handle.tables {
+                assigned.insert(ObjectIdentifier(table.entity.type))
+                byEntity[ObjectIdentifier(table.entity.type)] = (handle, table)
+            }
+        }
+        self.handles = handles
+        self.handleByEntity = byEntity
+    }
+
+    /// The context bound to the main actor. Same as SwiftData's `mainContext`.
+    @MainActor public var mainContext: ModelContext {
+        mainBox.context(for: self)
+    }
+
+    func location(of type: any PersistentModel.Type) throws -> (StoreHandle, Table) {
+        guard let found = handleByEntity[ObjectIdentifier(type)] else {
+            throw StrataError(.unknownModel, "\(type) is not in this container's schema. Add it to the ModelContainer's types.")
+        }
+        return found
+    }
+
+    func location(ofEntityNamed name: String) -> (StoreHandle, Table)? {
+        handleByEntity.values.first { $0.1.entity.name == name }
+    }
+
+    /// Deletes every object of every model in every store. Same as SwiftData's `deleteAllData()`.
+    public func deleteAllData() {
+        for handle in handles where handle.configuration.allowsSave {
+            try? handle.store.write { tx in
+                for table in handle.tables { if let c = table.collection { try tx.deleteAll(in: c) } }
+            }
+        }
+    }
+
+    /// Strata extra: compacts every store, reclaiming the space of superseded records.
+    public func compact() throws {
+        for handle in handles where handle.configuration.allowsSave {
+            do { try handle.store.compact() } catch { throw StrataError.store(error, while: "compact the store") }
+        }
+    }
+
+    /// Strata extra: the engine stores behind this container (one per configuration).
+    public var stores: [Store] { handles.map(\.store) }
+}
+
+/// The main context, created on first use on the main actor.
+@MainActor
+final class MainContextBox: Sendable {
+    private var context: ModelContext?
+    nonisolated init() {}
+    func context(for container: ModelContainer) -> ModelContext {
+        if let context { return context }
+        let made = ModelContext(unownedContainer: container)
+        context = made
+        return made
+    }
+}
+
+/// How one entity is kept in a store: its collection and indexes.
+struct Table: @unchecked Sendable {
+    let entity: Entity
+    /// Nil only in a read-only store that has never held this model.
+    let collection: CollectionID?
+    let uniqueIndexes: [IndexID]
+    let indexes: [IndexID]
+    /// For each property with a one-property index: the index and whether it is unique.
+    let singleIndex: [Int: (id: IndexID, unique: Bool)]
+
+    func indexKeys(for object: AnyObject) -> [IndexKey] {
+        var keys: [IndexKey] = []
+        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
+        for (group, id) in zip(entity.uniqueGroups, uniqueIndexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
+        for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
+        return keys
+    }
+}
+
+/// One configuration's open store.
+final class StoreHandle: @unchecked Sendable {
+    let configuration: ModelConfiguration
+    let store: Store
+    let tables: [Table]
+    let identifier: String
+    private let temporaryDirectory: URL?
+    private let nextRows: Mutex<[String: RowID]>
+
+    static let schemaKey = "strata.schema"
+
+    init(configuration: ModelConfiguration, entities: [Entity]) throws {
+        self.configuration = configuration
+        var path = configuration.url.path
+        var durability = configuration.durability
+        if configuration.isStoredInMemoryOnly {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-memory-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            temporaryDirectory = dir
+            path = dir.appendingPathComponent("memory.store").path
+            durability = .deferred
+        } else {
+            temporaryDirectory = nil
+            let folder = configuration.url.deletingLastPathComponent()
+            if configuration.allowsSave && !FileManager.default.fileExists(atPath: folder.path) {
+                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+        }
+        identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
+        let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
+        do { store = try Store(path: path, options: options) } catch {
+            throw StrataError.store(error, while: "open the store at \(path)")
+        }
+        var rows: [String: RowID] = [:]
+        do {
+            let prepared = try StoreHandle.prepare(store: store, entities: entities, writable: configuration.allowsSave, path: path)
+            tables = prepared
+            try store.read { tx in
+                for t in prepared { if let c = t.collection { rows[t.entity.name] = try tx.nextRowID(in: c) } else { rows[t.entity.name] = 1 } }
+            }
+        } catch {
+            store.close()
+            throw StrataError.store(error, while: "prepare the store at \(path)")
+        }
+        nextRows = Mutex(rows)
+    }
+
+    deinit {
+        store.close()
+        if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+    }
+
+    /// A row id for a new object of `entity`, unique across every context of the container.
+    func allocateRow(_ entity: Entity) -> RowID {
+        nextRows.withLock { rows in
+            let row = rows[entity.name, default: 1]
+            rows[entity.name] = row + 1
+            return row
+        }
+    }
+
+    func table(for entity: Entity) -> Table? { tables.first { $0.entity === entity } }
+
+    /// Checks the stored schema against the models, and creates collections and indexes.
+    private static func prepare(store: Store, entities: [Entity], writable: Bool, path: String) throws -> [Table] {
+        let current = entities.map(StoredEntity.init)
+        let stored: StoredSchema? = try store.read { tx in
+            guard let bytes = try tx.metadata(schemaKey) else { return nil }
+            do { return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
+                throw StrataError(.corruptRecord, "The store's schema record at \(path) cannot be read: \(error)")
+            }
+        }
+        var problems: [String] = []
+        for entity in current {
+            if let old = stored?.entities.first(where: { $0.name == entity.name }) {
+                problems += entity.differences(from: old)
+            }
+        }
+        if !problems.isEmpty {
+            throw StrataError(.schemaMismatch, "The store at \(path) was written with a different schema: \(problems.joined(separator: "; ")). Open it with the models it was written with, or migrate it with a SchemaMigrationPlan.")
+        }
+        var merged = stored ?? StoredSchema(entities: [])
+        for entity in current where !merged.entities.contains(where: { $0.name == entity.name }) { merged.entities.append(entity) }
+        let needsWrite = merged != stored
+        func build(_ tx: ReadTransaction, create: WriteTransaction?) throws -> [Table] {
+            try entities.map { entity in
+                var collection = tx.collection(named: entity.name)
+                if collection == nil, let create { collection = try create.createCollection(named: entity.name) }
+                var unique: [IndexID] = []
+                var plain: [IndexID] = []
+                var single: [Int: (IndexID, Bool)] = [:]
+                if let collection {
+                    for group in entity.uniqueGroups {
+                        let name = entity.uniqueIndexName(group)
+                        let id = try create?.createIndex(named: name, on: collection, unique: true) ?? tx.index(named: name, in: collection)?.id
+                        guard let id else { continue }
+                        unique.append(id)
+                        if group.count == 1 { single[group[0]] = (id, true) }
+                    }
+                    for group in entity.indexGroups {
+                        let name = entity.indexName(group)
+                        let id = try create?.createIndex(named: name, on: collection, unique: false) ?? tx.index(named: name, in: collection)?.id
+                        guard let id else { continue }
+                        plain.append(id)
+                        if group.count == 1 && single[group[0]] == nil { single[group[0]] = (id, false) }
+                    }
+                }
+                return Table(entity: entity, collection: collection, uniqueIndexes: unique, indexes: plain, singleIndex: single)
+            }
+        }
+        let missing = entities.contains { e in store.currentCollectionMissing(e.name) }
+        if writable && (needsWrite || missing) {
+            return try store.write { tx in
+                let tables = try build(tx, create: tx)
+                try tx.setMetadata(schemaKey, Array(try JSONEncoder().encode(merged)))
+                return tables
+            }
+        }
+        return try store.read { tx in try build(tx, create: nil) }
+    }
+}
+
+extension Store {
+    func currentCollectionMissing(_ name: String) -> Bool {
+        (try? read { $0.collection(named: name) == nil }) ?? true
+    }
+}

@@ -1,0 +1,410 @@
+import Foundation
+import StrataEngine
+
+/// One result of a query before it becomes an object: a stored row, or an object of the
+/// context with unsaved changes.
+enum FetchItem {
+    case stored(RowID)
+    case object(AnyObject)
+}
+
+/// A query in the making: where the model lives and how rows are tested.
+struct Query<T: PersistentModel> {
+    let handle: StoreHandle
+    let table: Table
+    let descriptor: FetchDescriptor<T>
+    let filter: ((RecordView) throws -> Bool)?
+    let hints: [IndexHint]
+
+    var entity: Entity { table.entity }
+}
+
+extension ModelContext {
+    // MARK: Public API
+
+    /// The objects the descriptor selects, in its order. Same as SwiftData's `fetch(_:)`.
+    ///
+    /// Every predicate Foundation can evaluate gives Foundation's answer. Conditions on unique
+    /// or indexed attributes (`==`, ranges, `contains` on a constant list, `starts(with:)`) are
+    /// answered from the index; the rest is evaluated on the encoded records.
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        do {
+            let query = try makeQuery(descriptor)
+            return try query.handle.store.read { tx in
+                let items = try self.items(query, tx: tx)
+                return try items.compactMap { item -> T? in
+                    switch item {
+                    case .object(let o): return o as? T
+                    case .stored(let row): return try self.materialize(row, query: query, tx: tx) as? T
+                    }
+                }
+            }
+        } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
+    }
+
+    /// How many objects the descriptor selects, without making them. Same as SwiftData's `fetchCount(_:)`.
+    public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        do {
+            let query = try makeQuery(descriptor)
+            let pending = pendingState(query)
+            return try query.handle.store.read { tx in
+                var total = 0
+                if let collection = query.table.collection {
+                    if query.filter == nil && pending.excluded.isEmpty {
+                        total = try tx.count(in: collection)
+                    } else {
+                        try visit(query, tx: tx) { row, _ in
+                            if !pending.excluded.contains(row) { total += 1 }
+                            return true
+                        }
+                    }
+                }
+                total += pending.objects.count
+                let offset = max(0, descriptor.fetchOffset ?? 0)
+                total = max(0, total - offset)
+                if let limit = descriptor.fetchLimit { total = min(total, max(0, limit)) }
+                return total
+            }
+        } catch { throw StrataError.store(error, while: "count \(T.self)") }
+    }
+
+    /// The identifiers of the objects the descriptor selects, without making them.
+    /// Same as SwiftData's `fetchIdentifiers(_:)`.
+    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+        do {
+            let query = try makeQuery(descriptor)
+            return try query.handle.store.read { tx in
+                try self.items(query, tx: tx).compactMap { item in
+                    switch item {
+                    case .stored(let row):
+                        return PersistentIdentifier(entityName: query.entity.name, storeIdentifier: query.handle.identifier, rowID: Int64(row))
+                    case .object(let o):
+                        return (o as? T)?.persistentModelID
+                    }
+                }
+            }
+        } catch { throw StrataError.store(error, while: "fetch identifiers of \(T.self)") }
+    }
+
+    /// Calls `block` with each selected object, making them `batchSize` at a time and letting
+    /// each batch go once visited, so memory stays bounded by the batch. Same as SwiftData's
+    /// `enumerate(_:batchSize:allowEscapingMutations:block:)`; objects the block changes stay
+    /// in the context (unsaved) whatever `allowEscapingMutations` says.
+    public func enumerate<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int = 5000,
+                                              allowEscapingMutations: Bool = false, block: (T) throws -> Void) throws {
+        let query: Query<T>
+        let items: [FetchItem]
+        do {
+            query = try makeQuery(descriptor)
+            items = try query.handle.store.read { try self.items(query, tx: $0) }
+        } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
+        let size = max(1, batchSize)
+        var start = 0
+        while start < items.count {
+            let end = min(items.count, start + size)
+            let batch: [T]
+            do {
+                batch = try query.handle.store.read { tx in
+                    try items[start..<end].compactMap { item -> T? in
+                        switch item {
+                        case .object(let o): return o as? T
+                        case .stored(let row): return try self.materialize(row, query: query, tx: tx) as? T
+                        }
+                    }
+                }
+            } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
+            for object in batch { try block(object) }
+            start = end
+        }
+    }
+
+    /// The selected objects as a collection that makes them `batchSize` at a time, when
+    /// they are first read. Same as SwiftData's `fetch(_:batchSize:)`.
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> FetchResultsCollection<T> {
+        do {
+            let query = try makeQuery(descriptor)
+            let items = try query.handle.store.read { try self.items(query, tx: $0) }
+            return FetchResultsCollection(context: self, query: query, items: items, batchSize: max(1, batchSize))
+        } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
+    }
+
+    /// The object with this identifier: the registered one, or one loaded from the store.
+    /// Same as SwiftData's `model(for:)`, which also hands out an object for an identifier it
+    /// cannot find; reading such an object's properties then stops the program.
+    public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
+        if let found = try? existingModel(for: persistentModelID) { return found }
+        guard let (handle, table) = container.location(ofEntityNamed: persistentModelID.entityName),
+              let model = table.entity.newInstance() as? any PersistentModel else {
+            preconditionFailure("No model named \(persistentModelID.entityName) in this container's schema.")
+        }
+        let backing = ModelBacking(entity: table.entity, rowID: RowID(max(0, persistentModelID.rowID)), context: self,
+                                   status: .persisted, storeIdentifier: handle.identifier)
+        backing.isFault = true
+        for p in table.entity.properties { p.clearValue(of: model) }
+        attach(model, entity: table.entity, backing: backing)
+        return model
+    }
+
+    /// Strata extra: the object with this identifier, or nil if the store has no such object.
+    public func existingModel(for persistentModelID: PersistentIdentifier) throws -> (any PersistentModel)? {
+        guard let (handle, table) = container.location(ofEntityNamed: persistentModelID.entityName), persistentModelID.rowID > 0 else { return nil }
+        let row = RowID(persistentModelID.rowID)
+        if let registered = registeredObject(table.entity, row) { return registered as? any PersistentModel }
+        guard let collection = table.collection else { return nil }
+        do {
+            return try handle.store.read { tx in
+                try tx.withRecord(row, in: collection) { raw in
+                    try self.materialize(row, view: try RecordView(raw), entity: table.entity, handle: handle)
+                } as? any PersistentModel
+            }
+        } catch { throw StrataError.store(error, while: "load \(persistentModelID)") }
+    }
+
+    /// The object with this identifier if this context has it registered. Same as SwiftData.
+    public func registeredModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier) -> T? {
+        guard let (_, table) = container.location(ofEntityNamed: persistentModelID.entityName), persistentModelID.rowID > 0 else { return nil }
+        return registeredObject(table.entity, RowID(persistentModelID.rowID)) as? T
+    }
+
+    /// Deletes every object of `model` that `predicate` selects (all without a predicate), in
+    /// the store and without making objects; the deletion is saved by the next `save()`.
+    /// Same as SwiftData's `delete(model:where:includeSubclasses:)`.
+    public func delete<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true) throws {
+        var descriptor = FetchDescriptor<T>(predicate: predicate)
+        descriptor.includePendingChanges = false
+        do {
+            let query = try makeQuery(descriptor)
+            var rows: [RowID] = []
+            if query.table.collection != nil {
+                try query.handle.store.read { tx in
+                    try visit(query, tx: tx) { row, _ in rows.append(row); return true }
+                }
+            }
+            // Unsaved objects the predicate selects go too.
+            for object in inserted.objects {
+                guard let t = object as? T, backingOf(object)?.entity === query.entity else { continue }
+                if try predicate.map({ try $0.evaluate(t) }) ?? true { delete(t) }
+            }
+            for row in rows {
+                if let object = registeredObject(query.entity, row) as? T {
+                    delete(object)
+                } else {
+                    batchDeletes[ObjectIdentifier(query.entity), default: []].insert(row)
+                }
+            }
+        } catch { throw StrataError.store(error, while: "delete \(T.self) objects") }
+    }
+
+    // MARK: The pipeline
+
+    func makeQuery<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Query<T> {
+        let (handle, table) = try container.location(of: T.self)
+        guard let predicate = descriptor.predicate else {
+            return Query(handle: handle, table: table, descriptor: descriptor, filter: nil, hints: [])
+        }
+        let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key)
+        let hints = (predicate.expression as? any IndexHinting)?.indexHints(compiler) ?? []
+        if let compiled = compiler.compile(predicate.expression) {
+            return Query(handle: handle, table: table, descriptor: descriptor, filter: compiled, hints: hints)
+        }
+        // The slow path: an object decoded from the record, and Foundation's own evaluation.
+        let entity = table.entity
+        let filter: (RecordView) throws -> Bool = { view in
+            let object = entity.newInstance()
+            for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
+            guard let model = object as? T else { return false }
+            return try predicate.evaluate(model)
+        }
+        return Query(handle: handle, table: table, descriptor: descriptor, filter: filter, hints: hints)
+    }
+
+    /// Unsaved objects the query selects, and the stored rows they (or deletions) replace.
+    func pendingState<T: PersistentModel>(_ query: Query<T>) -> (objects: [AnyObject], excluded: Set<RowID>) {
+        var excluded = batchDeletes[ObjectIdentifier(query.entity)] ?? []
+        guard query.descriptor.includePendingChanges else { return ([], excluded) }
+        var objects: [AnyObject] = []
+        for object in deleted.objects {
+            if let b = backingOf(object), b.entity === query.entity { excluded.insert(b.rowID) }
+        }
+        for object in changed.objects + inserted.objects {
+            guard let b = backingOf(object), b.entity === query.entity, let model = object as? T else { continue }
+            excluded.insert(b.rowID)
+            if let predicate = query.descriptor.predicate {
+                guard (try? predicate.evaluate(model)) == true else { continue }
+            }
+            objects.append(object)
+        }
+        return (objects, excluded)
+    }
+
+    /// Visits the stored rows that pass the query's filter, in row order, until `body` returns false.
+    func visit<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction, _ body: (RowID, RecordView) throws -> Bool) throws {
+        guard let collection = query.table.collection else { return }
+        let filter = query.filter
+        let source = try QueryPlanner.source(hints: query.hints, table: query.table, tx: tx)
+        func check(_ row: RowID, _ raw: UnsafeRawBufferPointer) throws -> Bool {
+            let view = try RecordView(raw)
+            if let filter, try !filter(view) { return true }
+            return try body(row, view)
+        }
+        switch source {
+        case .scan:
+            try tx.forEachRecord(in: collection) { row, raw in try check(row, raw) }
+        case .rows(let rows):
+            for row in rows {
+                if try tx.withRecord(row, in: collection, { try check(row, $0) }) == false { return }
+            }
+        case .ranges(let index, let ranges):
+            var rows = Set<RowID>()
+            for range in ranges {
+                var cursor = try tx.entries(in: index, range: range)
+                while let entry = try cursor.next() { rows.insert(entry.row) }
+            }
+            for row in rows.sorted() {
+                if try tx.withRecord(row, in: collection, { try check(row, $0) }) == false { return }
+            }
+        }
+    }
+
+    /// The query's results in order, with offset and limit applied.
+    func items<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction) throws -> [FetchItem] {
+        let descriptor = query.descriptor
+        let pending = pendingState(query)
+        let offset = max(0, descriptor.fetchOffset ?? 0)
+        let limit = descriptor.fetchLimit.map { max(0, $0) }
+        func page<E>(_ all: [E]) -> [E] {
+            let start = min(offset, all.count)
+            let end = limit.map { min(all.count, start + $0) } ?? all.count
+            return Array(all[start..<end])
+        }
+        if descriptor.sortBy.isEmpty {
+            // Row order: stored rows and unsaved objects merged by row id.
+            var stored: [RowID] = []
+            let wanted = limit.map { offset + $0 }
+            try visit(query, tx: tx) { row, _ in
+                if !pending.excluded.contains(row) { stored.append(row) }
+                if let wanted, pending.objects.isEmpty { return stored.count < wanted }
+                return true
+            }
+            if pending.objects.isEmpty { return page(stored.map { .stored($0) }) }
+            var merged: [(RowID, FetchItem)] = stored.map { ($0, .stored($0)) }
+            for o in pending.objects { merged.append((backingOf(o)?.rowID ?? .max, .object(o))) }
+            merged.sort { $0.0 < $1.0 }
+            return page(merged.map(\.1))
+        }
+        if pending.objects.isEmpty, query.hints.isEmpty || query.filter == nil,
+           let ordered = try indexOrder(query, tx: tx, excluded: pending.excluded, offset: offset, limit: limit) {
+            return ordered.map { .stored($0) }
+        }
+        // General order: make the objects and let Foundation sort them.
+        var objects: [T] = pending.objects.compactMap { $0 as? T }
+        try visit(query, tx: tx) { row, view in
+            if !pending.excluded.contains(row), let o = try materialize(row, view: view, entity: query.entity, handle: query.handle) as? T {
+                objects.append(o)
+            }
+            return true
+        }
+        return page(objects.sorted(using: descriptor.sortBy)).map { .object($0) }
+    }
+
+    /// Results in the order of an index, when one sort descriptor names an indexed property
+    /// whose index order is Foundation's order.
+    private func indexOrder<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction, excluded: Set<RowID>, offset: Int, limit: Int?) throws -> [RowID]? {
+        guard query.descriptor.sortBy.count == 1, let sort = query.descriptor.sortBy.first, let keyPath = sort.keyPath,
+              let property = query.entity.property(for: keyPath), property.keyPreservesOrder,
+              let (index, _) = query.table.singleIndex[property.index],
+              let collection = query.table.collection else { return nil }
+        var rows: [RowID] = []
+        var skipped = 0
+        var cursor = try tx.entries(in: index, reverse: sort.order == .reverse)
+        while let entry = try cursor.next() {
+            if let limit, rows.count >= limit { break }
+            if excluded.contains(entry.row) { continue }
+            if let filter = query.filter {
+                let passes = try tx.withRecord(entry.row, in: collection) { try filter(try RecordView($0)) } ?? false
+                if !passes { continue }
+            }
+            if skipped < offset { skipped += 1; continue }
+            rows.append(entry.row)
+        }
+        return rows
+    }
+
+    // MARK: Making objects
+
+    /// The registered object of a row, or a new one made from its record.
+    func materialize(_ row: RowID, view: RecordView, entity: Entity, handle: StoreHandle) throws -> AnyObject {
+        if let existing = registeredObject(entity, row) { return existing }
+        let object = entity.newInstance()
+        for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
+        let backing = ModelBacking(entity: entity, rowID: row, context: self, status: .persisted, storeIdentifier: handle.identifier)
+        attach(object, entity: entity, backing: backing)
+        register(object, backing)
+        return object
+    }
+
+    func materialize<T>(_ row: RowID, query: Query<T>, tx: ReadTransaction) throws -> AnyObject? {
+        if let existing = registeredObject(query.entity, row) { return existing }
+        guard let collection = query.table.collection else { return nil }
+        return try tx.withRecord(row, in: collection) { raw in
+            try materialize(row, view: try RecordView(raw), entity: query.entity, handle: query.handle)
+        }
+    }
+}
+
+/// The results of `fetch(_:batchSize:)`: a random-access collection that makes its objects a
+/// batch at a time when they are first read, keeping only the current batch.
+/// Same role as SwiftData's `FetchResultsCollection`.
+public struct FetchResultsCollection<T: PersistentModel>: RandomAccessCollection {
+    private let context: ModelContext
+    private let query: Query<T>
+    private let items: [FetchItem]
+    private let batchSize: Int
+    private let cache = BatchCache()
+
+    init(context: ModelContext, query: Query<T>, items: [FetchItem], batchSize: Int) {
+        self.context = context
+        self.query = query
+        self.items = items
+        self.batchSize = batchSize
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { items.count }
+
+    public subscript(position: Int) -> T {
+        let batch = position / batchSize
+        if cache.batch != batch {
+            let start = batch * batchSize
+            let end = Swift.min(items.count, start + batchSize)
+            let made: [AnyObject]
+            do {
+                made = try query.handle.store.read { tx in
+                    try items[start..<end].map { item -> AnyObject in
+                        switch item {
+                        case .object(let o): return o
+                        case .stored(let row):
+                            guard let o = try context.materialize(row, query: query, tx: tx) else {
+                                throw StrataError(.corruptRecord, "The row \(row) of \(T.self) disappeared while the results were read.")
+                            }
+                            return o
+                        }
+                    }
+                }
+            } catch {
+                preconditionFailure("Reading a batch of \(T.self) failed: \(error)")
+            }
+            cache.batch = batch
+            cache.objects = made
+        }
+        guard let object = cache.objects[position - batch * batchSize] as? T else {
+            preconditionFailure("A fetched object is not a \(T.self).")
+        }
+        return object
+    }
+}
+
+final class BatchCache {
+    var batch = -1
+    var objects: [AnyObject] = []
+}

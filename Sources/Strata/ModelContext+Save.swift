@@ -1,0 +1,158 @@
+import Foundation
+import StrataEngine
+
+extension ModelContext {
+    /// Writes every insert, change and deletion as one transaction per store, durable when it
+    /// returns (with the default `.full` durability). All of it or none of it is saved.
+    ///
+    /// Inserting an object whose unique attribute (or compound unique constraint) matches a
+    /// stored object updates that object instead (an upsert); of two new objects with the same
+    /// unique value in one save, the later wins. Same as SwiftData's `save()`.
+    ///
+    /// - Throws: `StrataError` `.uniqueConstraintViolation` when a changed object would take a
+    ///   unique value another object holds, `.readOnly`, `.unsetProperty`, `.storeFailure`
+    ///   (full disk, I/O error); the context keeps its unsaved changes.
+    public func save() throws {
+        guard hasChanges else { return }
+        NotificationCenter.default.post(name: ModelContext.willSave, object: self)
+        var insertedIDs: [PersistentIdentifier] = []
+        var updatedIDs: [PersistentIdentifier] = []
+        var deletedIDs: [PersistentIdentifier] = []
+        // What the store transaction decided, applied to the objects only once it committed.
+        var takeovers: [(object: AnyObject, backing: ModelBacking, row: RowID)] = []
+
+        let insertedObjects = inserted.objects
+        let changedObjects = changed.objects
+        let deletedObjects = deleted.objects
+        for handle in container.handles {
+            let mine: (AnyObject) -> (ModelBacking, Table)? = { object in
+                guard let backing = self.backingOf(object), let entity = backing.entity,
+                      let table = handle.table(for: entity) else { return nil }
+                return (backing, table)
+            }
+            let ins = insertedObjects.compactMap { o in mine(o).map { (o, $0.0, $0.1) } }
+            let chg = changedObjects.compactMap { o in mine(o).map { (o, $0.0, $0.1) } }
+            let del = deletedObjects.compactMap { o in mine(o).map { (o, $0.0, $0.1) } }.filter { !$0.1.wasInserted }
+            let batch = handle.tables.compactMap { t in batchDeletes[ObjectIdentifier(t.entity)].map { (t, $0) } }
+            if ins.isEmpty && chg.isEmpty && del.isEmpty && batch.isEmpty { continue }
+            guard handle.configuration.allowsSave else {
+                throw StrataError(.readOnly, "The store \(handle.identifier) was opened with allowsSave: false; it cannot save changes.")
+            }
+            do {
+                var decided: [(AnyObject, ModelBacking, RowID)] = []
+                try handle.store.write { tx in
+                    for (_, backing, table) in del {
+                        guard let collection = table.collection else { continue }
+                        try tx.delete(backing.rowID, in: collection)
+                    }
+                    for (table, rows) in batch {
+                        guard let collection = table.collection else { continue }
+                        for row in rows.sorted() {
+                            if try tx.delete(row, in: collection) {
+                                deletedIDs.append(PersistentIdentifier(entityName: table.entity.name, storeIdentifier: handle.identifier, rowID: Int64(row)))
+                            }
+                        }
+                    }
+                    for (object, backing, table) in ins {
+                        guard let collection = table.collection else { continue }
+                        let row = try upsertTarget(object, backing: backing, table: table, tx: tx)
+                        try put(object, row: row, table: table, collection: collection, tx: tx)
+                        decided.append((object, backing, row))
+                    }
+                    for (object, backing, table) in chg {
+                        guard let collection = table.collection else { continue }
+                        try put(object, row: backing.rowID, table: table, collection: collection, tx: tx)
+                    }
+                }
+                takeovers += decided
+            } catch {
+                throw StrataError.store(error, while: "save")
+            }
+        }
+        // Committed: bring the objects' state up to date.
+        for object in deletedObjects {
+            guard let backing = backingOf(object) else { continue }
+            if !backing.wasInserted, let entity = backing.entity {
+                deletedIDs.append(PersistentIdentifier(entityName: entity.name, storeIdentifier: backing.storeIdentifier, rowID: Int64(backing.rowID)))
+            }
+            unregister(backing)
+            backing.status = .detached
+            backing.context = nil
+        }
+        for (object, backing, row) in takeovers {
+            if row != backing.rowID, let entity = backing.entity {
+                unregister(backing)
+                if let previous = registered[key(entity, row)] {
+                    // The stored object this insert updated: the new object takes its place.
+                    let old = previous.backing
+                    registered.removeValue(forKey: key(entity, row))
+                    old.status = .detached
+                    old.context = nil
+                    changed.remove(previous.object.takeUnretainedValue())
+                }
+                backing.rowID = row
+                register(object, backing)
+            }
+            backing.status = .persisted
+            backing.isChanged = false
+            if let entity = backing.entity {
+                insertedIDs.append(PersistentIdentifier(entityName: entity.name, storeIdentifier: backing.storeIdentifier, rowID: Int64(row)))
+            }
+        }
+        for object in changedObjects {
+            guard let backing = backingOf(object), let entity = backing.entity, backing.status == .persisted else { continue }
+            backing.isChanged = false
+            updatedIDs.append(PersistentIdentifier(entityName: entity.name, storeIdentifier: backing.storeIdentifier, rowID: Int64(backing.rowID)))
+        }
+        inserted.removeAll()
+        changed.removeAll()
+        deleted.removeAll()
+        batchDeletes.removeAll()
+        NotificationCenter.default.post(name: ModelContext.didSave, object: self, userInfo: [
+            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
+            NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
+            NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
+        ])
+    }
+
+    /// The row an inserted object is saved to: its own, or that of the stored object with the
+    /// same unique value (an upsert).
+    private func upsertTarget(_ object: AnyObject, backing: ModelBacking, table: Table, tx: WriteTransaction) throws -> RowID {
+        var target: RowID? = nil
+        for (group, index) in zip(table.entity.uniqueGroups, table.uniqueIndexes) {
+            let key = table.entity.key(of: group, object: object)
+            guard let holder = try tx.lookup(key, in: index), holder != backing.rowID else { continue }
+            if let t = target, t != holder {
+                let names = group.map { table.entity.properties[$0].name }.joined(separator: ", ")
+                throw StrataError(.uniqueConstraintViolation, "A new \(table.entity.name) matches two different stored objects on its unique attributes (\(names) matches another one than the first). Make the values agree or delete one of the stored objects.")
+            }
+            target = holder
+        }
+        return target ?? backing.rowID
+    }
+
+    private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {
+        let record = try RecordLayout.encode(object, entity: table.entity)
+        do {
+            try tx.put(record, row: row, in: collection, indexKeys: table.indexKeys(for: object))
+        } catch let error as StoreError where error.code == .uniqueConstraintViolation {
+            let which = error.conflict.flatMap { c in zip(table.entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == c.index }?.0 }
+            let names = which.map { $0.map { table.entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"
+            let values = which.map { $0.map { "\(table.entity.properties[$0].anyValue(of: object).map { "\($0)" } ?? "nil")" }.joined(separator: ", ") } ?? ""
+            throw StrataError(.uniqueConstraintViolation, "Another stored \(table.entity.name) already has \(names) = \(values); a changed object cannot take it. Change the value, or delete the other object first.", underlying: error)
+        }
+    }
+
+    /// Runs `block`, then saves (SwiftData's `transaction(block:)`). If `block` throws, nothing
+    /// is saved and the error is rethrown (the changes stay pending, as in SwiftData).
+    public func transaction(block: () throws -> Void) throws {
+        try block()
+        try save()
+    }
+
+    /// Applies pending changes (inverse relationships are kept as they are set, so this only
+    /// autosaves when `autosaveEnabled` is true). Same as SwiftData's `processPendingChanges()`.
+    public func processPendingChanges() {
+        if autosaveEnabled && hasChanges { try? save() }
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import StrataEngine
+
+/// Where objects are inserted, changed, deleted, fetched and saved. Same as SwiftData's
+/// `ModelContext`: not `Sendable`; use one per thread (or actor), all from one container.
+///
+/// ```swift
+/// let context = ModelContext(container)
+/// context.insert(Trip(name: "Lisbon", startDate: .now))
+/// try context.save()
+/// let trips = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]))
+/// ```
+///
+/// Identity: one context never holds two objects for the same stored row. The context keeps
+/// strong references only to objects with unsaved changes; others stay registered while
+/// something else holds them.
+public final class ModelContext {
+    private let strongContainer: ModelContainer?
+    private unowned let unownedContainer: ModelContainer
+
+    /// The container this context belongs to.
+    public var container: ModelContainer { unownedContainer }
+
+    /// Whether the context saves by itself. Strata saves when `autosaveEnabled` is true and
+    /// `processPendingChanges()` or `transaction { }` completes, or after `autosaveThreshold`
+    /// changes; there is no run loop to save at the end of an event (SwiftData's trigger).
+    public var autosaveEnabled = false
+
+    struct RowKey: Hashable {
+        let entity: ObjectIdentifier
+        let row: RowID
+    }
+
+    struct Registration {
+        unowned(unsafe) let backing: ModelBacking
+        let object: Unmanaged<AnyObject>
+    }
+
+    var registered: [RowKey: Registration] = [:]
+    var inserted = OrderedObjects()
+    var changed = OrderedObjects()
+    var deleted = OrderedObjects()
+    /// Rows selected by `delete(model:where:)` that were not registered as objects.
+    var batchDeletes: [ObjectIdentifier: Set<RowID>] = [:]
+
+    /// Makes a context for `container`. Same as SwiftData's `ModelContext(_:)`.
+    public init(_ container: ModelContainer) {
+        strongContainer = container
+        unownedContainer = container
+    }
+
+    /// The main context does not keep its container alive (the container keeps it).
+    init(unownedContainer container: ModelContainer) {
+        strongContainer = nil
+        unownedContainer = container
+    }
+
+    deinit {
+        for registration in registered.values { registration.backing.context = nil }
+    }
+
+    // MARK: Registration
+
+    func key(_ entity: Entity, _ row: RowID) -> RowKey { RowKey(entity: ObjectIdentifier(entity), row: row) }
+
+    func register(_ object: AnyObject, _ backing: ModelBacking) {
+        guard let entity = backing.entity else { return }
+        registered[key(entity, backing.rowID)] = Registration(backing: backing, object: .passUnretained(object))
+    }
+
+    func unregister(_ backing: ModelBacking) {
+        guard let entity = backing.entity else { return }
+        let k = key(entity, backing.rowID)
+        if let r = registered[k], r.backing === backing { registered.removeValue(forKey: k) }
+    }
+
+    /// An object went away (nothing held it): forget it.
+    func objectWentAway(_ backing: ModelBacking) {
+        unregister(backing)
+    }
+
+    func objectDidChange(_ object: AnyObject, _ backing: ModelBacking) {
+        changed.append(object)
+    }
+
+    func registeredObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
+        registered[key(entity, row)]?.object.takeUnretainedValue()
+    }
+
+    /// Attaches a backing to every property of `object`.
+    func attach(_ object: AnyObject, entity: Entity, backing: ModelBacking?) {
+        for p in entity.properties { p.setBacking(backing, of: object) }
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Inserts a new object; it is saved by the next `save()`. Inserting an object that is
+    /// already registered here does nothing. Same as SwiftData's `insert(_:)`; with a unique
+    /// attribute, the save updates a stored object with the same value instead (an upsert).
+    public func insert<T: PersistentModel>(_ model: T) {
+        if let backing = model.backing {
+            if backing.context === self {
+                if backing.status == .deleted {
+                    // Inserting a deleted object again undoes the deletion.
+                    deleted.remove(model)
+                    backing.status = backing.wasInserted ? .inserted : .persisted
+                }
+                return
+            }
+            precondition(backing.context == nil || backing.status == .detached,
+                         "\(T.self) is registered in another ModelContext; insert it in one context only.")
+        }
+        do {
+            let (handle, table) = try container.location(of: T.self)
+            let backing = ModelBacking(entity: table.entity, rowID: handle.allocateRow(table.entity), context: self,
+                                       status: .inserted, storeIdentifier: handle.identifier)
+            attach(model, entity: table.entity, backing: backing)
+            register(model, backing)
+            inserted.append(model)
+            if autosaveEnabled { autosaveIfNeeded() }
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// Marks an object for deletion by the next `save()`. Same as SwiftData's `delete(_:)`.
+    public func delete<T: PersistentModel>(_ model: T) {
+        guard let backing = model.backing, backing.context === self else { return }
+        switch backing.status {
+        case .inserted:
+            inserted.remove(model)
+            backing.wasInserted = true
+            backing.status = .deleted
+            deleted.append(model)
+        case .persisted:
+            changed.remove(model)
+            backing.status = .deleted
+            deleted.append(model)
+        case .deleted, .detached:
+            return
+        }
+    }
+
+    // MARK: State
+
+    /// True when there are unsaved inserts, changes or deletions. Same as SwiftData.
+    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty || !batchDeletes.isEmpty }
+
+    /// The objects inserted since the last save. Same as SwiftData.
+    public var insertedModelsArray: [any PersistentModel] { inserted.objects.compactMap { $0 as? any PersistentModel } }
+    /// The objects changed since the last save. Same as SwiftData.
+    public var changedModelsArray: [any PersistentModel] { changed.objects.compactMap { $0 as? any PersistentModel } }
+    /// The objects deleted since the last save. Same as SwiftData.
+    public var deletedModelsArray: [any PersistentModel] { deleted.objects.compactMap { $0 as? any PersistentModel } }
+
+    /// Drops unsaved inserts and deletions and restores changed objects to their saved values.
+    /// Same as SwiftData's `rollback()`.
+    public func rollback() {
+        for object in inserted.objects {
+            guard let backing = backingOf(object) else { continue }
+            unregister(backing)
+            backing.status = .detached
+            backing.context = nil
+        }
+        for object in deleted.objects {
+            guard let backing = backingOf(object) else { continue }
+            if backing.wasInserted {
+                unregister(backing)
+                backing.status = .detached
+                backing.context = nil
+            } else {
+                backing.status = .persisted
+                if backing.isChanged { changed.append(object) }
+            }
+        }
+        for object in changed.objects {
+            guard let backing = backingOf(object), let entity = backing.entity else { continue }
+            backing.isChanged = false
+            try? reload(object, entity: entity, row: backing.rowID)
+        }
+        inserted.removeAll()
+        deleted.removeAll()
+        changed.removeAll()
+        batchDeletes.removeAll()
+    }
+
+    func backingOf(_ object: AnyObject) -> ModelBacking? {
+        guard let entity = EntityRegistry.shared.entity(forClassOf: object) else { return nil }
+        for p in entity.properties { if let b = p.backing(of: object) { return b } }
+        return nil
+    }
+
+    /// Re-reads an object's values from its store.
+    func reload(_ object: AnyObject, entity: Entity, row: RowID) throws {
+        guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return }
+        try handle.store.read { tx in
+            _ = try tx.withRecord(row, in: collection) { raw in
+                let view = try RecordView(raw)
+                for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
+            }
+        }
+    }
+
+    func fulfillFault(_ object: AnyObject, _ backing: ModelBacking) -> Bool {
+        guard let entity = backing.entity else { return false }
+        backing.isFault = false
+        do {
+            guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return false }
+            return try handle.store.read { tx in
+                try tx.withRecord(backing.rowID, in: collection) { raw -> Bool in
+                    let view = try RecordView(raw)
+                    for p in entity.properties where !p.hasValue(object) { try p.decodeValue(try view.field(p.index), into: object) }
+                    return true
+                } ?? false
+            }
+        } catch {
+            return false
+        }
+    }
+
+    /// Saves when autosave is on and changes have piled up.
+    func autosaveIfNeeded() {
+        guard autosaveEnabled, inserted.count + changed.count + deleted.count >= ModelContext.autosaveThreshold else { return }
+        try? save()
+    }
+
+    /// Strata extra: how many unsaved changes trigger an autosave when `autosaveEnabled` is true.
+    nonisolated(unsafe) public static var autosaveThreshold = 1000
+
+    /// Posted before a save that has changes, with the context as object. Same as SwiftData.
+    public static let willSave = Notification.Name("ModelContext.willSave")
+    /// Posted after a save that has changes, with the context as object and the identifiers
+    /// of the inserted, updated and deleted objects in `userInfo`. Same as SwiftData.
+    public static let didSave = Notification.Name("ModelContext.didSave")
+
+    /// Keys of `didSave`'s `userInfo`. Same as SwiftData's `ModelContext.NotificationKey`.
+    public enum NotificationKey: String {
+        case insertedIdentifiers, updatedIdentifiers, deletedIdentifiers, queryGeneration, invalidatedAllIdentifiers
+    }
+}
+
+/// Objects in the order they were added, each once.
+struct OrderedObjects {
+    private var slots: [AnyObject?] = []
+    private var positions: [ObjectIdentifier: Int] = [:]
+
+    var isEmpty: Bool { positions.isEmpty }
+    var count: Int { positions.count }
+    var objects: [AnyObject] { slots.compactMap { $0 } }
+
+    mutating func append(_ object: AnyObject) {
+        let id = ObjectIdentifier(object)
+        guard positions[id] == nil else { return }
+        positions[id] = slots.count
+        slots.append(object)
+    }
+
+    mutating func remove(_ object: AnyObject) {
+        guard let p = positions.removeValue(forKey: ObjectIdentifier(object)) else { return }
+        slots[p] = nil
+        if positions.isEmpty { slots.removeAll() }
+    }
+
+    func contains(_ object: AnyObject) -> Bool { positions[ObjectIdentifier(object)] != nil }
+
+    mutating func removeAll() {
+        slots.removeAll()
+        positions.removeAll()
+    }
+}

@@ -1,0 +1,161 @@
+@_spi(Reflection) import Swift
+import Foundation
+import StrataEngine
+
+/// One persisted property of a model class: where its `Attribute` lives in the object, and
+/// how its values are encoded and indexed. Built once per class by schema discovery.
+class AnyProperty: @unchecked Sendable {
+    let name: String
+    let index: Int
+    /// Byte offset of the property's `Attribute` storage inside an instance.
+    let offset: Int
+    let declaration: AttributeDeclaration
+
+    init(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) {
+        self.name = name
+        self.offset = offset
+        self.index = index
+        self.declaration = declaration
+    }
+
+    var isUnique: Bool { declaration.has(.unique) }
+    var valueType: Any.Type { preconditionFailure("abstract") }
+    /// A stable description of the value type, stored with the schema.
+    var typeName: String { String(reflecting: valueType) }
+    /// True when index order is value order (numbers, dates, Bool).
+    var keyPreservesOrder: Bool { false }
+
+    func hasValue(_ object: AnyObject) -> Bool { preconditionFailure("abstract") }
+    func encodeValue(of object: AnyObject, into bytes: inout [UInt8]) throws { preconditionFailure("abstract") }
+    func decodeValue(_ raw: UnsafeRawBufferPointer, into object: AnyObject) throws { preconditionFailure("abstract") }
+    func setBacking(_ backing: ModelBacking?, of object: AnyObject) { preconditionFailure("abstract") }
+    func backing(of object: AnyObject) -> ModelBacking? { preconditionFailure("abstract") }
+    func clearValue(of object: AnyObject) { preconditionFailure("abstract") }
+    func indexKey(of object: AnyObject) -> [UInt8] { preconditionFailure("abstract") }
+    func indexKey(fromField raw: UnsafeRawBufferPointer) throws -> [UInt8] { preconditionFailure("abstract") }
+    func anyValue(of object: AnyObject) -> Any? { preconditionFailure("abstract") }
+    func anyValue(fromField raw: UnsafeRawBufferPointer) throws -> Any { preconditionFailure("abstract") }
+    /// A `(RecordView) throws -> Value` closure that decodes this property from a record.
+    func anyRowReader() -> Any { preconditionFailure("abstract") }
+    func copyValue(from source: AnyObject, to target: AnyObject) { preconditionFailure("abstract") }
+    func valuesEqual(_ a: AnyObject, _ b: AnyObject) -> Bool { preconditionFailure("abstract") }
+    /// An index key for a value of this property's type given as `Any` (from a predicate).
+    func indexKey(forAny value: Any) -> [UInt8]? { preconditionFailure("abstract") }
+}
+
+final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
+    let codec: Codec<V>
+    let keyMaker: IndexKeyMaker<V>
+
+    init(named name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws {
+        do { codec = try Codecs.make(V.self) } catch let problem as SchemaProblem {
+            throw SchemaProblem("\(name): \(problem.message)")
+        }
+        keyMaker = IndexKeyMaker.forType(V.self, codec: codec)
+        super.init(name: name, offset: offset, index: index, declaration: declaration)
+    }
+
+    override var valueType: Any.Type { V.self }
+    override var keyPreservesOrder: Bool { keyMaker.preservesOrder }
+
+    @inline(__always)
+    func storage(_ object: AnyObject) -> UnsafeMutablePointer<Attribute<V>> {
+        UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            .advanced(by: offset)
+            .assumingMemoryBound(to: Attribute<V>.self)
+    }
+
+    @inline(__always)
+    func value(of object: AnyObject) -> V? { storage(object).pointee.value }
+
+    override func hasValue(_ object: AnyObject) -> Bool { storage(object).pointee.value != nil }
+
+    override func encodeValue(of object: AnyObject, into bytes: inout [UInt8]) throws {
+        guard let v = storage(object).pointee.value else {
+            throw StrataError.unsetProperty(entity: String(describing: type(of: object)), property: name)
+        }
+        try codec.encode(v, into: &bytes)
+    }
+
+    @inline(__always)
+    func decode(_ raw: UnsafeRawBufferPointer) throws -> V {
+        try codec.decode(raw)
+    }
+
+    override func decodeValue(_ raw: UnsafeRawBufferPointer, into object: AnyObject) throws {
+        storage(object).pointee.value = try codec.decode(raw)
+    }
+
+    override func setBacking(_ backing: ModelBacking?, of object: AnyObject) {
+        storage(object).pointee.backing = backing
+    }
+
+    override func backing(of object: AnyObject) -> ModelBacking? { storage(object).pointee.backing }
+
+    override func clearValue(of object: AnyObject) { storage(object).pointee.value = nil }
+
+    override func indexKey(of object: AnyObject) -> [UInt8] {
+        guard let v = storage(object).pointee.value else { return [] }
+        return keyMaker.make(v)
+    }
+
+    override func indexKey(fromField raw: UnsafeRawBufferPointer) throws -> [UInt8] {
+        keyMaker.make(try codec.decode(raw))
+    }
+
+    override func anyValue(of object: AnyObject) -> Any? { storage(object).pointee.value }
+    override func anyValue(fromField raw: UnsafeRawBufferPointer) throws -> Any { try codec.decode(raw) }
+
+    override func anyRowReader() -> Any {
+        let i = index
+        let codec = self.codec
+        let reader: (RecordView) throws -> V = { view in try codec.decode(try view.field(i)) }
+        return reader
+    }
+
+    override func copyValue(from source: AnyObject, to target: AnyObject) {
+        storage(target).pointee.value = storage(source).pointee.value
+    }
+
+    override func valuesEqual(_ a: AnyObject, _ b: AnyObject) -> Bool {
+        var x: [UInt8] = [], y: [UInt8] = []
+        guard let va = value(of: a), let vb = value(of: b) else { return value(of: a) == nil && value(of: b) == nil }
+        try? codec.encode(va, into: &x)
+        try? codec.encode(vb, into: &y)
+        return x == y
+    }
+
+    override func indexKey(forAny value: Any) -> [UInt8]? {
+        guard let v = value as? V else { return nil }
+        return keyMaker.make(v)
+    }
+}
+
+/// A problem found while discovering a model's schema.
+struct SchemaProblem: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// The fields of a class and its model superclasses, as the runtime reports them.
+enum FieldReflection {
+    struct Field {
+        let name: String
+        let offset: Int
+        let type: Any.Type
+    }
+
+    /// Fields of `type` and of its superclasses, base class first.
+    static func fields(of type: AnyClass) -> [Field] {
+        var chain: [AnyClass] = [type]
+        while let superclass = _getSuperclass(chain[chain.count - 1]) { chain.append(superclass) }
+        var fields: [Field] = []
+        for cls in chain.reversed() {
+            _ = _forEachField(of: cls, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+                fields.append(Field(name: String(cString: name), offset: offset, type: fieldType))
+                return true
+            }
+        }
+        return fields
+    }
+}

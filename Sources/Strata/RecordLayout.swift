@@ -1,0 +1,83 @@
+import StrataEngine
+
+/// An object's record: its persisted properties in declaration order, with an offset table so
+/// that one property can be read without decoding the others (Docs/FileFormat.md, "Object records").
+///
+/// `[u8 format][u16 layout version][u16 field count][offsets][fields]`: format 1 has `u16`
+/// offsets, format 2 `u32` ones; there are `count + 1` offsets, relative to the first field.
+enum RecordLayout {
+    static let narrow: UInt8 = 1
+    static let wide: UInt8 = 2
+
+    static func encode(_ object: AnyObject, entity: Entity, layoutVersion: UInt16 = 0) throws -> [UInt8] {
+        var fields: [UInt8] = []
+        fields.reserveCapacity(128)
+        var ends: [Int] = []
+        ends.reserveCapacity(entity.properties.count)
+        for property in entity.properties {
+            try property.encodeValue(of: object, into: &fields)
+            ends.append(fields.count)
+        }
+        let wide = fields.count > Int(UInt16.max)
+        let width = wide ? 4 : 2
+        var record: [UInt8] = []
+        record.reserveCapacity(5 + (ends.count + 1) * width + fields.count)
+        record.append(wide ? RecordLayout.wide : RecordLayout.narrow)
+        record.append(UInt8(truncatingIfNeeded: layoutVersion))
+        record.append(UInt8(truncatingIfNeeded: layoutVersion >> 8))
+        record.append(UInt8(truncatingIfNeeded: ends.count))
+        record.append(UInt8(truncatingIfNeeded: ends.count >> 8))
+        func put(_ v: Int) {
+            record.append(UInt8(truncatingIfNeeded: v))
+            record.append(UInt8(truncatingIfNeeded: v >> 8))
+            if wide {
+                record.append(UInt8(truncatingIfNeeded: v >> 16))
+                record.append(UInt8(truncatingIfNeeded: v >> 24))
+            }
+        }
+        put(0)
+        for end in ends { put(end) }
+        record.append(contentsOf: fields)
+        return record
+    }
+}
+
+/// A record's bytes, read in place: valid only while the engine lends them.
+struct RecordView {
+    let raw: UnsafeRawBufferPointer
+    let count: Int
+    let layoutVersion: UInt16
+    private let wide: Bool
+    private let fieldsStart: Int
+
+    init(_ raw: UnsafeRawBufferPointer) throws {
+        guard raw.count >= 5 else { throw decodingFailure("a record shorter than its header") }
+        let format = raw[0]
+        guard format == RecordLayout.narrow || format == RecordLayout.wide else {
+            throw decodingFailure("an unknown record format \(format)")
+        }
+        wide = format == RecordLayout.wide
+        layoutVersion = UInt16(raw[1]) | UInt16(raw[2]) << 8
+        count = Int(UInt16(raw[3]) | UInt16(raw[4]) << 8)
+        fieldsStart = 5 + (count + 1) * (wide ? 4 : 2)
+        guard fieldsStart <= raw.count else { throw decodingFailure("a record shorter than its offset table") }
+        self.raw = raw
+        guard offset(count) == raw.count - fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
+    }
+
+    @inline(__always)
+    private func offset(_ i: Int) -> Int {
+        if wide { return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 4, as: UInt32.self).littleEndian) }
+        return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 2, as: UInt16.self).littleEndian)
+    }
+
+    /// The bytes of field `i`.
+    @inline(__always)
+    func field(_ i: Int) throws -> UnsafeRawBufferPointer {
+        guard i < count else { throw decodingFailure("a record with \(count) fields where field \(i) was expected") }
+        let start = offset(i)
+        let end = offset(i + 1)
+        guard start <= end, fieldsStart + end <= raw.count else { throw decodingFailure("a field outside its record") }
+        return UnsafeRawBufferPointer(rebasing: raw[(fieldsStart + start)..<(fieldsStart + end)])
+    }
+}

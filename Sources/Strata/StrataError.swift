@@ -1,0 +1,61 @@
+import StrataEngine
+
+/// An error from Strata's object layer: a code to match on, a message a person can act on,
+/// and the underlying cause (often a `StoreError` from the engine).
+///
+/// Differs from SwiftData, which reports most of these as crashes or untyped Core Data errors.
+public struct StrataError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// A model class cannot be persisted as declared.
+        public static let invalidSchema = Code("invalidSchema")
+        /// The store was written with a different schema and no migration covers the difference.
+        public static let schemaMismatch = Code("schemaMismatch")
+        /// A save would give two stored objects the same value for a unique attribute.
+        public static let uniqueConstraintViolation = Code("uniqueConstraintViolation")
+        /// The configuration does not allow saving (`allowsSave: false`).
+        public static let readOnly = Code("readOnly")
+        /// A persisted property of an object being saved was never set.
+        public static let unsetProperty = Code("unsetProperty")
+        /// A stored record does not decode as the model says (damage, or a wrong schema).
+        public static let corruptRecord = Code("corruptRecord")
+        /// The model is not part of the container's schema.
+        public static let unknownModel = Code("unknownModel")
+        /// The storage engine failed (see `underlying`): I/O, a full disk, a locked store...
+        public static let storeFailure = Code("storeFailure")
+        public var description: String { name }
+    }
+
+    public let code: Code
+    public let message: String
+    public let underlying: (any Error)?
+
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        underlying.map { "\(message) [\(code)] (\($0))" } ?? "\(message) [\(code)]"
+    }
+
+    static func schema(_ message: String) -> StrataError { StrataError(.invalidSchema, message) }
+
+    static func unsetProperty(entity: String, property: String) -> StrataError {
+        StrataError(.unsetProperty, "\(entity).\(property) has no value, so the object cannot be saved. Set it in the initializer or give it a default value.")
+    }
+
+    /// Wraps an engine error with what the object layer was doing.
+    static func store(_ error: any Error, while what: String) -> any Error {
+        if error is StrataError { return error }
+        if let store = error as? StoreError {
+            return StrataError(.storeFailure, "Strata could not \(what): \(store.message)", underlying: store)
+        }
+        if let failure = error as? ValueDecodingFailure {
+            return StrataError(.corruptRecord, "Strata could not \(what): a stored record has \(failure.message). The store is damaged or was written with another schema.")
+        }
+        return error
+    }
+}
