@@ -30,14 +30,6 @@ extension PredicateExpressions.StringLocalizedStandardContains: StandardPredicat
 extension PredicateExpressions.StringLocalizedStandardContains: Sendable where Root: Sendable, Other: Sendable {}
 extension PredicateExpressions.StringLocalizedStandardContains: Codable where Root: Codable, Other: Codable {}
 
-extension StringProtocol {
-    /// Case- and diacritic-insensitive containment (Foundation's `localizedStandardContains`,
-    /// which Foundation on Linux lacks).
-    public func localizedStandardContains<T: StringProtocol>(_ other: T) -> Bool {
-        LocalizedStandard.contains(self, other)
-    }
-}
-
 enum LocalizedStandard {
     static func contains<A: StringProtocol, B: StringProtocol>(_ text: A, _ search: B) -> Bool {
         if search.isEmpty { return false }
