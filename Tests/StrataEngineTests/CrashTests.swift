@@ -25,9 +25,11 @@ struct CrashState: Equatable, CustomStringConvertible {
     /// The metadata value "version".
     var version: [UInt8]? = nil
     var blobs: [UInt64: [UInt8]] = [:]
+    /// The collection "archive", written by the first commit only.
+    var archive: [RowID: [UInt8]] = [:]
 
     var description: String {
-        "commit \(sequence): \(rows.count) rows (count \(count)), \(names.count) names, \(groups.count) groups, \(blobs.count) blobs, version \(version ?? [])"
+        "commit \(sequence): \(rows.count) rows (count \(count)), \(archive.count) archived, \(names.count) names, \(groups.count) groups, \(blobs.count) blobs, version \(version ?? [])"
     }
 }
 
@@ -61,15 +63,25 @@ enum CrashWorkload {
         state.groups.insert(.init(key: groupKey(row), row: row))
     }
 
-    /// Applies commit number `state.sequence + 1` to the transaction and to the model.
-    static func commit(tx: WriteTransaction, state: inout CrashState, blob: Bool = false) throws {
+    /// Applies commit number `state.sequence + 1` to the transaction and to the model; the
+    /// first one creates the collection with `initialRows` rows (and, with `archiveRows`,
+    /// a collection "archive" that no later commit changes, so that its pages stay live).
+    static func commit(tx: WriteTransaction, state: inout CrashState, blob: Bool = false, initialRows: Int = 6, archiveRows: Int = 0) throws {
         let k = state.sequence + 1
         if tx.collection(named: "items") == nil {
             let items = try tx.createCollection(named: "items")
             _ = try tx.createIndex(named: "name", on: items, unique: true)
             _ = try tx.createIndex(named: "group", on: items, unique: false)
-            for _ in 0..<6 {
+            for _ in 0..<initialRows {
                 try put(try tx.allocateRowID(in: items), version: k, tx: tx, state: &state)
+            }
+            if archiveRows > 0 {
+                let archive = try tx.createCollection(named: "archive")
+                for row in 1...RowID(archiveRows) {
+                    let bytes = Array("archived \(row)".utf8)
+                    try tx.put(bytes, row: row, in: archive)
+                    state.archive[row] = bytes
+                }
             }
         } else {
             let items = tx.collection(named: "items")!
@@ -109,9 +121,9 @@ enum CrashWorkload {
 
     /// Commits the next commit of the workload; returns the state it should leave.
     @discardableResult
-    static func commit(_ store: Store, after state: CrashState, blob: Bool = false) throws -> CrashState {
+    static func commit(_ store: Store, after state: CrashState, blob: Bool = false, initialRows: Int = 6, archiveRows: Int = 0) throws -> CrashState {
         var next = state
-        try store.write { tx in try commit(tx: tx, state: &next, blob: blob) }
+        try store.write { tx in try commit(tx: tx, state: &next, blob: blob, initialRows: initialRows, archiveRows: archiveRows) }
         return next
     }
 
@@ -122,6 +134,11 @@ enum CrashWorkload {
             s.sequence = tx.sequence
             s.version = try tx.metadata("version")
             for id in try tx.blobIDs() { s.blobs[id.rawValue] = try tx.blob(id) }
+            if let archive = tx.collection(named: "archive") {
+                var cursor = try tx.rows(in: archive)
+                while let (row, bytes) = try cursor.next() { s.archive[row] = bytes }
+                if try tx.count(in: archive) != s.archive.count { s.archive[0] = [] }  // a count that disagrees
+            }
             guard let items = tx.collection(named: "items") else { return s }
             s.count = try tx.count(in: items)
             var cursor = try tx.rows(in: items)
@@ -149,6 +166,14 @@ enum CrashWorkload {
                 return wrong
             }
             let name = tx.index(named: "name", in: items)!.id
+            if !expected.archive.isEmpty, let archive = tx.collection(named: "archive") {
+                // A sample: the scan in `read` sees every archived row.
+                for (row, bytes) in expected.archive.sorted(by: { $0.key < $1.key }) where try row % 7 == 1 && tx.record(row, in: archive) != bytes {
+                    wrong.append("archived row \(row)")
+                }
+            } else if !expected.archive.isEmpty {
+                wrong.append("no archive")
+            }
             for (row, bytes) in expected.rows.sorted(by: { $0.key < $1.key }) {
                 if try tx.record(row, in: items) != bytes { wrong.append("record of row \(row)") }
                 if try !tx.contains(row, in: items) { wrong.append("contains row \(row)") }
@@ -178,13 +203,14 @@ struct CrashFixture {
     var last: Int { states.count - 1 }
     var bytes: [UInt8] { fs.bytes(of: path)! }
 
-    static func make(commits: Int, blobs: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws -> CrashFixture {
+    static func make(commits: Int, blobs: Bool = false, initialRows: Int = 6, archiveRows: Int = 0,
+                     sourceLocation: SourceLocation = #_sourceLocation) throws -> CrashFixture {
         let fs = SimulatedFileSystem()
         var fixture = CrashFixture(fs: fs, states: [CrashState()], ends: [])
         let store = try CrashWorkload.open(fs)
         fixture.ends.append(fixture.bytes.count)
         for _ in 0..<commits {
-            let state = try CrashWorkload.commit(store, after: fixture.states.last!, blob: blobs)
+            let state = try CrashWorkload.commit(store, after: fixture.states.last!, blob: blobs, initialRows: initialRows, archiveRows: archiveRows)
             // The model must agree with the live store, or every later check means nothing.
             #expect(try CrashWorkload.read(store) == state, sourceLocation: sourceLocation)
             fixture.states.append(state)
