@@ -73,47 +73,30 @@ public struct Attribute<Value: Codable> {
         declaration = AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName)
     }
 
-    @available(*, unavailable, message: "@Attribute is only available on properties of model classes")
+    /// The value. Setting it on a registered object marks the object changed.
     public var wrappedValue: Value {
-        get { preconditionFailure("unavailable") }
-        set { preconditionFailure("unavailable") }
-    }
-
-    public static subscript<EnclosingSelf: AnyObject>(
-        _enclosingInstance object: EnclosingSelf,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Attribute<Value>>
-    ) -> Value {
         get {
-            if let value = object[keyPath: storageKeyPath].value { return value }
-            return unsetValue(object, wrappedKeyPath, storageKeyPath)
+            if let value { return value }
+            return unsetValue()
         }
         set {
-            if let backing = object[keyPath: storageKeyPath].backing {
-                backing.willChange(object)
-            }
-            object[keyPath: storageKeyPath].value = newValue
+            if let backing { backing.willChange() }
+            value = newValue
         }
     }
 
-    /// The slow path of the getter: a probe that maps key paths to properties, an object
-    /// whose value has not been loaded yet, or a programmer error.
+    /// The slow path of the getter: a probe that maps key paths to properties, or a
+    /// programmer error (a property read before it was ever set).
     @inline(never)
-    static func unsetValue<EnclosingSelf: AnyObject>(
-        _ object: EnclosingSelf,
-        _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
-        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Attribute<Value>>
-    ) -> Value {
-        if let backing = object[keyPath: storageKeyPath].backing {
+    func unsetValue() -> Value {
+        if let backing {
             if backing.probeIndex >= 0 {
-                backing.recordProbe(wrappedKeyPath)
+                backing.recordProbe()
                 return Placeholder.make(Value.self)
             }
-            if backing.isFault, backing.fulfill(object), let value = object[keyPath: storageKeyPath].value {
-                return value
-            }
+            preconditionFailure("\(backing.entity?.name ?? "A model"): a persisted property of type \(Value.self) was read before it was set. Set every persisted property in an initializer or give it a default value.")
         }
-        preconditionFailure(ModelBacking.unsetMessage(object))
+        preconditionFailure("A persisted property of type \(Value.self) was read before it was set. Set every persisted property of a model in its initializers or give it a default value.")
     }
 }
 

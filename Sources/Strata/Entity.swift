@@ -96,12 +96,16 @@ final class Entity: @unchecked Sendable {
 }
 
 /// Maps key paths to properties by reading them on a probe instance whose attribute storages
-/// are empty and marked: the getter's slow path records which property was read.
+/// are empty and marked: the getter's slow path records which property was read. The answer is
+/// then checked by writing two distinct marker values into that property and reading them
+/// back through the key path, so a computed property is never taken for a stored one.
 final class KeyPathProber: @unchecked Sendable {
     private let lock = NSLock()
     private var cache: [AnyKeyPath: Int?] = [:]
     private let session = ProbeSession()
-    private let apply: (AnyKeyPath) -> Void
+    private let probe: AnyObject
+    private let properties: [AnyProperty]
+    private let apply: (AnyKeyPath) -> Any?
 
     init<T: PersistentModel>(_ type: T.Type, properties: [AnyProperty]) {
         let probe = T()
@@ -110,8 +114,11 @@ final class KeyPathProber: @unchecked Sendable {
             p.clearValue(of: probe)
             p.setBacking(ModelBacking(probeIndex: p.index, session: session), of: probe)
         }
+        self.probe = probe
+        self.properties = properties
         apply = { keyPath in
-            if let kp = keyPath as? PartialKeyPath<T> { _ = probe[keyPath: kp] }
+            guard let kp = keyPath as? PartialKeyPath<T> else { return nil }
+            return probe[keyPath: kp]
         }
     }
 
@@ -119,10 +126,17 @@ final class KeyPathProber: @unchecked Sendable {
         lock.withLock {
             if let known = cache[keyPath] { return known }
             session.hits.removeAll()
-            apply(keyPath)
+            _ = apply(keyPath)
             var found: Int? = nil
-            if session.hits.count == 1, let hit = session.hits.first, hit.keyPath == keyPath {
-                found = hit.index
+            if session.hits.count == 1, let hit = session.hits.first {
+                let property = properties[hit]
+                var confirmed = type(of: keyPath).valueType == property.valueType
+                for variant in 0..<2 where confirmed {
+                    guard property.setMarker(variant, on: probe), let read = apply(keyPath) else { confirmed = false; break }
+                    confirmed = property.isMarker(variant, read)
+                }
+                property.clearValue(of: probe)
+                if confirmed { found = hit }
             }
             cache[keyPath] = .some(found)
             return found
@@ -132,5 +146,5 @@ final class KeyPathProber: @unchecked Sendable {
 
 /// Where a probe's getters record what was read.
 final class ProbeSession: @unchecked Sendable {
-    var hits: [(index: Int, keyPath: AnyKeyPath)] = []
+    var hits: [Int] = []
 }

@@ -12,8 +12,6 @@ final class ModelBacking {
     var status: Status
     /// A persisted object whose properties were set since it was loaded or saved.
     var isChanged = false
-    /// Some properties were not loaded (`propertiesToFetch`): reading one loads the rest.
-    var isFault = false
     /// A deleted object that was inserted in the same unsaved session.
     var wasInserted = false
     let storeIdentifier: String?
@@ -46,38 +44,19 @@ final class ModelBacking {
         }
     }
 
-    func recordProbe(_ keyPath: AnyKeyPath) {
-        session?.hits.append((probeIndex, keyPath))
+    /// The object whose storages point here (set when it is registered).
+    unowned(unsafe) var object: AnyObject?
+
+    func recordProbe() {
+        session?.hits.append(probeIndex)
     }
 
     /// Called by a setter before it changes a value.
     @inline(__always)
-    func willChange(_ object: AnyObject) {
+    func willChange() {
         guard status == .persisted, !isChanged else { return }
         isChanged = true
-        context?.objectDidChange(object, self)
+        if let object { context?.objectDidChange(object, self) }
     }
 
-    /// Loads the properties that were not fetched. Returns false if that is impossible.
-    func fulfill(_ object: AnyObject) -> Bool {
-        guard let context else { return false }
-        return context.fulfillFault(object, self)
-    }
-
-    /// The message for reading a property that was never set.
-    static func unsetMessage(_ object: AnyObject) -> String {
-        let name = String(describing: type(of: object))
-        var unset: [String] = []
-        var mirror: Mirror? = Mirror(reflecting: object)
-        while let m = mirror {
-            for child in m.children {
-                if let storage = child.value as? AttributeStorage, !storage.hasValue, let label = child.label {
-                    unset.append(label.hasPrefix("_") ? String(label.dropFirst()) : label)
-                }
-            }
-            mirror = m.superclassMirror
-        }
-        let list = unset.isEmpty ? "" : " (unset: \(unset.joined(separator: ", ")))"
-        return "\(name): a persisted property was read before it was set\(list). Set every persisted property in an initializer or give it a default value."
-    }
 }

@@ -139,7 +139,6 @@ extension ModelContext {
         }
         let backing = ModelBacking(entity: table.entity, rowID: RowID(max(0, persistentModelID.rowID)), context: self,
                                    status: .persisted, storeIdentifier: handle.identifier)
-        backing.isFault = true
         for p in table.entity.properties { p.clearValue(of: model) }
         attach(model, entity: table.entity, backing: backing)
         return model

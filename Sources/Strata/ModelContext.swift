@@ -89,6 +89,7 @@ public final class ModelContext {
 
     /// Attaches a backing to every property of `object`.
     func attach(_ object: AnyObject, entity: Entity, backing: ModelBacking?) {
+        backing?.object = object
         for p in entity.properties { p.setBacking(backing, of: object) }
     }
 
@@ -198,23 +199,6 @@ public final class ModelContext {
                 let view = try RecordView(raw)
                 for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
             }
-        }
-    }
-
-    func fulfillFault(_ object: AnyObject, _ backing: ModelBacking) -> Bool {
-        guard let entity = backing.entity else { return false }
-        backing.isFault = false
-        do {
-            guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return false }
-            return try handle.store.read { tx in
-                try tx.withRecord(backing.rowID, in: collection) { raw -> Bool in
-                    let view = try RecordView(raw)
-                    for p in entity.properties where !p.hasValue(object) { try p.decodeValue(try view.field(p.index), into: object) }
-                    return true
-                } ?? false
-            }
-        } catch {
-            return false
         }
     }
 

@@ -103,3 +103,49 @@ struct DefaultsDecoder: Decoder {
 extension Placeholder {
     static func knownValue<V>(_ type: V.Type) -> V? { known(type) }
 }
+
+/// Two distinct values of a type, for checking a key path against a property.
+enum Marker {
+    static func make<V>(_ type: V.Type, _ variant: Int) -> V? {
+        let v: Any?
+        switch type {
+        case is String.Type: v = "\u{1}strata-marker-\(variant)"
+        case is Int.Type: v = 0x5EED_0000 + variant
+        case is Int64.Type: v = Int64(0x5EED_0000 + variant)
+        case is Int32.Type: v = Int32(0x5EED_0000 + variant)
+        case is Int16.Type: v = Int16(0x5EED + variant)
+        case is Int8.Type: v = Int8(0x5E + variant)
+        case is UInt.Type: v = UInt(0x5EED_0000 + variant)
+        case is UInt64.Type: v = UInt64(0x5EED_0000 + variant)
+        case is UInt32.Type: v = UInt32(0x5EED_0000 + variant)
+        case is UInt16.Type: v = UInt16(0x5EED + variant)
+        case is UInt8.Type: v = UInt8(0x5E + variant)
+        case is Bool.Type: v = variant == 1
+        case is Double.Type: v = 1234.5678 + Double(variant)
+        case is Float.Type: v = Float(1234.5 + Double(variant))
+        case is Date.Type: v = Date(timeIntervalSinceReferenceDate: 123_456.789 + Double(variant))
+        case is Data.Type: v = Data([0x5E, 0xED, UInt8(variant)])
+        case is UUID.Type: v = UUID(uuid: (0x5E, 0xED, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(variant)))
+        case is URL.Type: v = URL(string: "strata-marker:\(variant)")
+        case is Decimal.Type: v = Decimal(1234 + variant)
+        default: v = nil
+        }
+        if let v { return v as? V }
+        if let container = V.self as? any MarkerMaking.Type { return container.makeMarker(variant) as? V }
+        if let iterable = V.self as? any CaseIterable.Type { return nthCase(iterable, variant) as? V }
+        return nil
+    }
+
+    private static func nthCase<C: CaseIterable>(_ type: C.Type, _ n: Int) -> Any? {
+        let all = Array(C.allCases)
+        return n < all.count ? all[n] : nil
+    }
+}
+
+protocol MarkerMaking { static func makeMarker(_ variant: Int) -> Any? }
+extension Optional: MarkerMaking {
+    static func makeMarker(_ variant: Int) -> Any? { Marker.make(Wrapped.self, variant).map { Optional($0) as Any } }
+}
+extension Array: MarkerMaking {
+    static func makeMarker(_ variant: Int) -> Any? { Marker.make(Element.self, variant).map { [$0] as Any } }
+}

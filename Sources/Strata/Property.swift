@@ -39,6 +39,10 @@ class AnyProperty: @unchecked Sendable {
     func anyRowReader() -> Any { preconditionFailure("abstract") }
     func copyValue(from source: AnyObject, to target: AnyObject) { preconditionFailure("abstract") }
     func valuesEqual(_ a: AnyObject, _ b: AnyObject) -> Bool { preconditionFailure("abstract") }
+    /// Puts marker value `variant` (0 or 1) in the property; false if the type has none.
+    func setMarker(_ variant: Int, on object: AnyObject) -> Bool { preconditionFailure("abstract") }
+    /// True if `value` is marker `variant`.
+    func isMarker(_ variant: Int, _ value: Any) -> Bool { preconditionFailure("abstract") }
     /// An index key for a value of this property's type given as `Any` (from a predicate).
     func indexKey(forAny value: Any) -> [UInt8]? { preconditionFailure("abstract") }
 }
@@ -123,6 +127,19 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
         try? codec.encode(va, into: &x)
         try? codec.encode(vb, into: &y)
         return x == y
+    }
+
+    override func setMarker(_ variant: Int, on object: AnyObject) -> Bool {
+        guard let marker = Marker.make(V.self, variant) else { return false }
+        storage(object).pointee.value = marker
+        return true
+    }
+
+    override func isMarker(_ variant: Int, _ value: Any) -> Bool {
+        guard let v = value as? V, let marker = Marker.make(V.self, variant) else { return false }
+        var a: [UInt8] = [], b: [UInt8] = []
+        guard (try? codec.encode(v, into: &a)) != nil, (try? codec.encode(marker, into: &b)) != nil else { return false }
+        return a == b
     }
 
     override func indexKey(forAny value: Any) -> [UInt8]? {
