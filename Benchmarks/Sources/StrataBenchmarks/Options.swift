@@ -16,15 +16,20 @@ struct Options {
     /// Where stores are made; a fresh temporary folder unless given.
     var workDirectory = ""
     var keepFiles = false
+    /// Read the stores already in --work instead of making them again (for profiling E2-E4).
+    var reuse = false
     /// Workload ids (or prefixes such as "E2") to run; empty: all.
     var only: [String] = []
+    /// Systems to run; empty: all (a filter for profiling one of them).
+    var systems: [String] = []
 
     static let defaultOut = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("results").path
 
     static let usage = """
     usage: StrataBenchmarks [--n N] [--quick] [--lookups N] [--commits N] [--reps N] [--seed N]
-                            [--only E1,E2,...] [--out DIR] [--work DIR] [--keep]
+                            [--only E1,E2,...] [--out DIR] [--work DIR] [--keep] [--reuse]
+                            [--systems strata-engine,grdb,...]
 
       --n N        records for E1 (and the store E2-E4 read); default 1000000
       --quick      a smoke run: --n 20000 --commits 100 --reps 2
@@ -35,6 +40,8 @@ struct Options {
       --out DIR    where summary.md, ratios.svg and results.jsonl go; default Benchmarks/results
       --work DIR   where the stores are made; default a new temporary folder, removed after
       --keep       keep the stores
+      --systems L  run only these systems (for profiling one); the ratios need all of them
+      --reuse      with --work: read the stores a kept run left there instead of running E1
     """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -67,6 +74,8 @@ struct Options {
             case "--out": o.outDirectory = try value()
             case "--work": o.workDirectory = try value()
             case "--keep": o.keepFiles = true
+            case "--reuse": o.reuse = true
+            case "--systems": o.systems = try value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             case "--help", "-h": print(usage); exit(0)
             default: throw BenchError("unknown option \(arguments[i])\n\(usage)")
             }

@@ -29,7 +29,7 @@ func runAll(_ options: Options) throws {
 
     var selected = workloads.filter { w in options.only.isEmpty || options.only.contains { w.id.hasPrefix($0) } }
     // E2-E4 read the stores E1 makes.
-    if !selected.contains(where: { $0 == E1BulkInsert.self }),
+    if !options.reuse, !selected.contains(where: { $0 == E1BulkInsert.self }),
        selected.contains(where: { [E2PointReads.id, E3RangeScan.id, E3FullScan.id, E4Reopen.id].contains($0.id) }) {
         selected.insert(E1BulkInsert.self, at: 0)
     }

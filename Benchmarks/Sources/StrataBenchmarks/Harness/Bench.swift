@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import StrataEngine
 
 /// The systems compared, in the order of every table.
@@ -66,6 +67,7 @@ final class Bench {
     private(set) var measurements: [Measurement] = []
     /// What each workload id means, for the tables.
     private(set) var titles: [String: String] = [:]
+    let loadAtStart = Machine.loadAverage
 
     init(options: Options) {
         self.options = options
@@ -73,6 +75,14 @@ final class Bench {
     }
 
     var n: Int { options.n }
+
+    /// Whether `--systems` lets this system run.
+    func includes(_ system: System) -> Bool {
+        options.systems.isEmpty || options.systems.contains(system.rawValue)
+    }
+
+    /// The systems of `list` that `--systems` lets run.
+    func selected(_ list: [System]) -> [System] { list.filter(includes) }
 
     func path(_ system: System) -> String {
         switch system {
@@ -107,6 +117,24 @@ final class Bench {
         let q = try GRDBCourses.open(path: path(style == .tuned ? .grdbTuned : .grdb), synchronous: "NORMAL", style: style, create: false)
         openedQueues[style] = q
         return q
+    }
+
+    /// The engine's read counters (pages and record blocks read from the file: cache misses).
+    func engineCounters() -> [(String, Int)] {
+        guard let s = openedEngine?.store.statistics else { return [] }
+        return [("pages_read", s.pagesRead), ("blocks_read", s.blocksRead)]
+    }
+
+    /// SQLite's page cache misses and hits on a connection (pages read from the file, or the OS cache).
+    func sqliteCounters(_ style: GRDBStyle) -> [(String, Int)] {
+        guard let queue = openedQueues[style] else { return [] }
+        return (try? queue.inDatabase { db -> [(String, Int)] in
+            var current: Int32 = 0, highest: Int32 = 0
+            sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_MISS, &current, &highest, 0)
+            let misses = Int(current)
+            sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_HIT, &current, &highest, 0)
+            return [("pages_read", misses), ("cache_hits", Int(current))]
+        }) ?? []
     }
 
     /// Closes what this process has open (before another process opens the same files).

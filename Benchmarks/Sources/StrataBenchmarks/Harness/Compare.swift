@@ -16,13 +16,22 @@ struct Outcome: Equatable, Sendable {
 /// One system's way of doing a workload, run several times in-process.
 struct Trial {
     let system: String
+    /// Counters to report per run (read before and after each run; the deltas are reported).
+    var counters: () -> [(String, Int)] = { [] }
     let run: () throws -> Outcome
+
+    init(system: String, counters: @escaping () -> [(String, Int)] = { [] }, run: @escaping () throws -> Outcome) {
+        self.system = system
+        self.counters = counters
+        self.run = run
+    }
 }
 
 /// Runs each trial `warmups` times, then `repetitions` rounds that take the trials in turn
 /// (so drift over time falls on every system alike), and reports each one's median.
-func compare(workload: String, n: Int, repetitions: Int, warmups: Int = 1, _ trials: [Trial],
+func compare(_ bench: Bench, workload: String, n: Int, repetitions: Int, warmups: Int = 1, _ allTrials: [Trial],
              extras: [(String, JSONValue)] = []) throws -> [Measurement] {
+    let trials = allTrials.filter { System(rawValue: $0.system).map(bench.includes) ?? true }
     var expected: Outcome?
     for trial in trials {
         for _ in 0..<warmups {
@@ -34,11 +43,15 @@ func compare(workload: String, n: Int, repetitions: Int, warmups: Int = 1, _ tri
     var peaks = [Int](repeating: 0, count: trials.count)
     var growth = [Int](repeating: 0, count: trials.count)
     var outcomes = [Outcome?](repeating: nil, count: trials.count)
+    var counts = [[(String, Int)]](repeating: [], count: trials.count)
     for _ in 0..<repetitions {
         for (i, trial) in trials.enumerated() {
+            let before = trial.counters()
             let section = Section.begin()
             let outcome = try trial.run()
             let result = section.end()
+            let after = trial.counters()
+            counts[i] = zip(before, after).map { ($0.0, $1.1 - $0.1) }
             times[i].append(result.seconds)
             peaks[i] = max(peaks[i], result.peakKB)
             growth[i] = max(growth[i], result.peakKB - result.rssBeforeKB)
@@ -51,7 +64,8 @@ func compare(workload: String, n: Int, repetitions: Int, warmups: Int = 1, _ tri
         m.extras = [("rss_growth_kb", .int(growth[i])), ("records_read", .int(outcome.count)),
                     ("repetitions", .int(repetitions)), ("min_seconds", .double(times[i].min() ?? 0)),
                     ("max_seconds", .double(times[i].max() ?? 0)),
-                    ("same_result", .string(outcome == expected ? "yes" : "NO"))] + extras
+                    ("same_result", .string(outcome == expected ? "yes" : "NO"))]
+            + counts[i].map { ($0.0, JSONValue.int($0.1)) } + extras
         return m
     }
 }

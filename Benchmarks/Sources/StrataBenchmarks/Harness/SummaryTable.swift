@@ -32,6 +32,9 @@ struct SummaryTable {
                      + "n = \(Format.count(o.n)), lookups = \(Format.count(o.lookupCount)), commits = \(Format.count(o.commits)), "
                      + "repetitions = \(o.repetitions) · whole run \(Format.time(totalSeconds))")
         lines.append("")
+        lines.append("Load average (1 min) at the start: \(bench.loadAtStart), at the end: \(Machine.loadAverage). "
+                     + "Other work on the machine shows up as noise; min and max per workload are in results.jsonl.")
+        lines.append("")
         lines.append("Speed columns: operations per second (time for all n). **×** columns: Strata's throughput divided by the peer's; above 1× Strata is faster.")
         lines.append("")
         let systems = System.allCases.filter { s in bench.measurements.contains { $0.system == s.rawValue } }
@@ -92,7 +95,8 @@ struct SummaryTable {
         lines.append("")
         lines.append("Systems: **strata-engine** is StrataEngine used directly (hand-written binary record, a unique index on id and a "
                      + "non-unique index on createdAt, default options: 32 MiB cache, durability full). **grdb** is GRDB 7.10.0 the idiomatic way "
-                     + "(Codable record, query interface); **grdb-tuned** uses cached prepared statements and `Row` access (createdAt as REAL). "
+                     + "(Codable record, query interface, SQLite's defaults); **grdb-tuned** uses cached prepared statements, `Row` access, createdAt as REAL "
+                     + "and a 32 MiB page cache (`cache_size`, StrataEngine's default cache budget). "
                      + "Both GRDB: DatabaseQueue, WAL, synchronous=NORMAL for bulk work and FULL for E5 (set on the open connection and read back). "
                      + "**bare-fsync** is a loop of 4 KiB pwrite appends each followed by fdatasync: the floor this disk sets for a durable commit.")
         return lines.joined(separator: "\n") + "\n"
@@ -113,4 +117,9 @@ enum Machine {
         let kernel = withUnsafeBytes(of: uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu), Linux \(kernel)"
     }()
+
+    /// The 1-minute load average.
+    static var loadAverage: String {
+        ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first).map(String.init) ?? "?"
+    }
 }

@@ -9,7 +9,7 @@ enum E1BulkInsert: Workload {
     static let title = "bulk insert n records, one transaction"
 
     static func run(_ bench: Bench) throws {
-        for system in [System.strataEngine, .grdb, .grdbTuned] {
+        for system in bench.selected([.strataEngine, .grdb, .grdbTuned]) {
             removeStoreFiles(bench.path(system))
             let child = try ChildProcess.run(
                 [id] + ChildArguments.make(["system": system.rawValue, "path": bench.path(system), "n": bench.n, "seed": bench.options.seed]),

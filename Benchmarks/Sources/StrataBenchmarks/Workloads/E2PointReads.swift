@@ -10,12 +10,10 @@ enum E2PointReads: Workload {
 
     static func run(_ bench: Bench) throws {
         let ids = bench.data.randomIndexes(bench.options.lookupCount, below: bench.n, salt: 0xE2).map(bench.data.id)
-        let engine = try bench.engine()
-        let idiomatic = try bench.queue(.idiomatic)
-        let tuned = try bench.queue(.tuned)
         let trials = [
-            Trial(system: System.strataEngine.rawValue) {
-                try engine.store.read { tx in
+            Trial(system: System.strataEngine.rawValue, counters: { bench.engineCounters() }) {
+                let engine = try bench.engine()
+                return try engine.store.read { tx in
                     var outcome = Outcome()
                     for id in ids {
                         guard let c = try engine.fetch(id: id, in: tx) else { throw BenchError("\(id) not found") }
@@ -24,8 +22,8 @@ enum E2PointReads: Workload {
                     return outcome
                 }
             },
-            Trial(system: System.grdb.rawValue) {
-                try idiomatic.read { db in
+            Trial(system: System.grdb.rawValue, counters: { bench.sqliteCounters(.idiomatic) }) {
+                try bench.queue(.idiomatic).read { db in
                     var outcome = Outcome()
                     for id in ids {
                         guard let c = try Course.fetchOne(db, id: id) else { throw BenchError("\(id) not found") }
@@ -34,8 +32,8 @@ enum E2PointReads: Workload {
                     return outcome
                 }
             },
-            Trial(system: System.grdbTuned.rawValue) {
-                try tuned.read { db in
+            Trial(system: System.grdbTuned.rawValue, counters: { bench.sqliteCounters(.tuned) }) {
+                try bench.queue(.tuned).read { db in
                     var outcome = Outcome()
                     let statement = try db.cachedStatement(sql: GRDBCourses.byIDSQL)
                     for id in ids {
@@ -46,7 +44,7 @@ enum E2PointReads: Workload {
                 }
             },
         ]
-        for m in try compare(workload: id, n: ids.count, repetitions: bench.options.repetitions, trials) {
+        for m in try compare(bench, workload: id, n: ids.count, repetitions: bench.options.repetitions, trials) {
             bench.report(m, title: title)
         }
     }

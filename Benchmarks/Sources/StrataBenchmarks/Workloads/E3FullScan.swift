@@ -8,12 +8,10 @@ enum E3FullScan: Workload {
     static let title = "full scan of all records by row id"
 
     static func run(_ bench: Bench) throws {
-        let engine = try bench.engine()
-        let idiomatic = try bench.queue(.idiomatic)
-        let tuned = try bench.queue(.tuned)
         let trials = [
-            Trial(system: System.strataEngine.rawValue) {
-                try engine.store.read { tx in
+            Trial(system: System.strataEngine.rawValue, counters: { bench.engineCounters() }) {
+                let engine = try bench.engine()
+                return try engine.store.read { tx in
                     var outcome = Outcome()
                     var failed = false
                     try tx.forEachRecord(in: engine.courses) { _, raw in
@@ -25,16 +23,16 @@ enum E3FullScan: Workload {
                     return outcome
                 }
             },
-            Trial(system: System.grdb.rawValue) {
-                try idiomatic.read { db in
+            Trial(system: System.grdb.rawValue, counters: { bench.sqliteCounters(.idiomatic) }) {
+                try bench.queue(.idiomatic).read { db in
                     var outcome = Outcome()
                     let courses = try Course.fetchCursor(db)
                     while let c = try courses.next() { outcome.add(c) }
                     return outcome
                 }
             },
-            Trial(system: System.grdbTuned.rawValue) {
-                try tuned.read { db in
+            Trial(system: System.grdbTuned.rawValue, counters: { bench.sqliteCounters(.tuned) }) {
+                try bench.queue(.tuned).read { db in
                     var outcome = Outcome()
                     let rows = try Row.fetchCursor(db.cachedStatement(sql: GRDBCourses.scanSQL))
                     while let row = try rows.next() { outcome.add(GRDBCourses.course(row)) }
@@ -43,7 +41,7 @@ enum E3FullScan: Workload {
             },
         ]
         // The full scan is long: fewer repetitions than the short workloads.
-        for m in try compare(workload: id, n: bench.n, repetitions: max(1, min(3, bench.options.repetitions)), trials) {
+        for m in try compare(bench, workload: id, n: bench.n, repetitions: max(1, min(3, bench.options.repetitions)), trials) {
             bench.report(m, title: title)
         }
     }

@@ -16,15 +16,14 @@ enum E3RangeScan: Workload {
 
     static func run(_ bench: Bench) throws {
         let (lower, upper) = bounds()
-        let engine = try bench.engine()
-        let idiomatic = try bench.queue(.idiomatic)
-        let tuned = try bench.queue(.tuned)
-        let expected = try engine.store.read { tx in
-            try tx.countEntries(in: engine.byCreatedAt, range: KeyRange(lower: KeyEncoding.encode(lower), upper: KeyEncoding.encode(upper)))
+        let expected = (0..<bench.n).reduce(0) { count, i in
+            let date = bench.data.course(i).createdAt
+            return date >= lower && date < upper ? count + 1 : count
         }
         let trials = [
-            Trial(system: System.strataEngine.rawValue) {
-                try engine.store.read { tx in
+            Trial(system: System.strataEngine.rawValue, counters: { bench.engineCounters() }) {
+                let engine = try bench.engine()
+                return try engine.store.read { tx in
                     var outcome = Outcome()
                     var cursor = try tx.entries(in: engine.byCreatedAt,
                                                 range: KeyRange(lower: KeyEncoding.encode(lower), upper: KeyEncoding.encode(upper)))
@@ -37,8 +36,8 @@ enum E3RangeScan: Workload {
                     return outcome
                 }
             },
-            Trial(system: System.grdb.rawValue) {
-                try idiomatic.read { db in
+            Trial(system: System.grdb.rawValue, counters: { bench.sqliteCounters(.idiomatic) }) {
+                try bench.queue(.idiomatic).read { db in
                     var outcome = Outcome()
                     let createdAt = Column("createdAt")
                     let courses = try Course.filter(createdAt >= lower && createdAt < upper).order(createdAt).fetchCursor(db)
@@ -46,8 +45,8 @@ enum E3RangeScan: Workload {
                     return outcome
                 }
             },
-            Trial(system: System.grdbTuned.rawValue) {
-                try tuned.read { db in
+            Trial(system: System.grdbTuned.rawValue, counters: { bench.sqliteCounters(.tuned) }) {
+                try bench.queue(.tuned).read { db in
                     var outcome = Outcome()
                     let statement = try db.cachedStatement(sql: GRDBCourses.rangeSQL)
                     let rows = try Row.fetchCursor(statement, arguments: [lower.timeIntervalSince1970, upper.timeIntervalSince1970])
@@ -56,7 +55,7 @@ enum E3RangeScan: Workload {
                 }
             },
         ]
-        for m in try compare(workload: id, n: expected, repetitions: bench.options.repetitions, trials,
+        for m in try compare(bench, workload: id, n: expected, repetitions: bench.options.repetitions, trials,
                              extras: [("of_records", .int(bench.n))]) {
             bench.report(m, title: title)
         }

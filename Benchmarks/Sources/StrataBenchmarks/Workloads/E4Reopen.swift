@@ -12,7 +12,7 @@ enum E4Reopen: Workload {
     static func run(_ bench: Bench) throws {
         bench.closeAll()
         let key = bench.data.id(bench.n / 2)
-        for system in [System.strataEngine, .grdb, .grdbTuned] {
+        for system in bench.selected([.strataEngine, .grdb, .grdbTuned]) {
             let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": bench.path(system), "key": key.uuidString])
             _ = try ChildProcess.run(arguments)  // warm-up: page cache, dynamic loader
             var runs: [(Measurement, Double)] = []
