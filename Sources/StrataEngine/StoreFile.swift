@@ -186,7 +186,8 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     func discard() throws {
         buffer.removeAll(keepingCapacity: true)
         bodyChecksum = 0
-        if flushedEnd > committedEnd {
+        // A failed write may have left part of its bytes after flushedEnd.
+        if try flushedEnd > committedEnd || file.io.size() > committedEnd {
             flushedEnd = committedEnd
             try file.io.truncate(to: committedEnd)
         }

@@ -338,6 +338,10 @@ public final class WriteTransaction: ReadTransaction {
         } catch {
             let failure = StoreError.io(error, doing: "committing", path: store.path)
             store.fail(failure)
+            // Cut off what this commit wrote, so that the file says what the error says:
+            // nothing was saved. After a failed sync its bytes may never reach the disk
+            // although reads still see them; a later session must not build on them.
+            try? writer.discard()
             throw failure
         }
         file.counters.commits.add(1, ordering: .relaxed)

@@ -107,6 +107,31 @@ import StrataTestSupport
         #expect(try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [before], "sync failed: nothing new is durable") == before.sequence)
     }
 
+    /// A failed commit leaves nothing of itself in the file, as its error says: reopening
+    /// the store as it is (no power cut) gives the previous commit. After a failed sync the
+    /// kernel may have dropped the commit's pages while reads still see them, so a later
+    /// session that opened on that commit would build on bytes the disk does not hold.
+    @Test(arguments: [Operation.write, .sync])
+    func failedCommitLeavesNothingBehind(operation: Operation) throws {
+        let f = try CrashFixture.make(commits: 3)
+        let before = f.states[f.last]
+        let fs = f.fs.clone()
+        let store = try CrashWorkload.open(fs)
+        fs.fail(operation, at: 1, errno: SystemError.ioError)
+        crashExpectError(.ioFailure) { try CrashWorkload.commit(store, after: before) }
+        #expect(fs.bytes(of: CrashWorkload.path)!.count == f.ends[f.last], "the failed commit's bytes are cut off")
+        // A later session on the store as it is, then a power cut: its commit is all there.
+        let reopened = fs.clone()
+        try crashExpectOpens(reopened, holdingOneOf: [before], "reopened after a failed \(operation)")
+        try crashExpectOpens(reopened.powerLoss(.dropUnsynced), holdingOneOf: [try Self.successor(of: before, in: f)],
+                             "a commit after reopening, then a power cut")
+    }
+
+    /// The state one workload commit after `state` leaves, from a scratch copy of the fixture.
+    static func successor(of state: CrashState, in f: CrashFixture) throws -> CrashState {
+        try CrashWorkload.commit(try CrashWorkload.open(f.fs.clone()), after: state)
+    }
+
     // MARK: Compaction
 
     /// Fails the Nth call of `operation` in a compaction, for every N.
