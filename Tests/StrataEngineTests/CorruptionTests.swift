@@ -81,7 +81,7 @@ import StrataTestSupport
     /// One flipped bit at many places of the file (every few bytes, rotating the bit).
     @Test(arguments: 0..<2)
     func flippedBitsAreDetected(slice: Int) throws {
-        let f = try CrashFixture.make(commits: 5, initialRows: 12, archiveRows: 200)
+        let f = try CrashFixture.make(commits: 5, initialRows: 12, archiveRows: 150)
         let bytes = f.bytes
         var checked = 0
         for offset in stride(from: FileHeader.size + slice * 29, to: bytes.count, by: 58) {
@@ -95,7 +95,7 @@ import StrataTestSupport
 
     /// Every byte of an earlier commit record.
     @Test func everyByteOfAnEarlierCommitRecord() throws {
-        let f = try CrashFixture.make(commits: 5, initialRows: 12, archiveRows: 200)
+        let f = try CrashFixture.make(commits: 5, initialRows: 12, archiveRows: 150)
         let bytes = f.bytes
         let k = 3
         let recordLength = try lastCommitRecordLength(Array(bytes[..<f.ends[k]]))
@@ -109,7 +109,7 @@ import StrataTestSupport
 
     /// A zeroed 512-byte sector in the middle of the file (a lost write).
     @Test func zeroedSectorsAreDetected() throws {
-        let f = try CrashFixture.make(commits: 5, initialRows: 12, archiveRows: 200)
+        let f = try CrashFixture.make(commits: 5, initialRows: 12, archiveRows: 150)
         let bytes = f.bytes
         for start in stride(from: 512, to: f.ends[f.last - 1], by: 512) {
             var damaged = bytes

@@ -69,14 +69,15 @@ enum CrashWorkload {
     static func commit(tx: WriteTransaction, state: inout CrashState, blob: Bool = false, initialRows: Int = 6, archiveRows: Int = 0) throws {
         let k = state.sequence + 1
         if tx.collection(named: "items") == nil {
+            // The archive's rows come first in key order, so its first pages stay as written.
+            let archive = archiveRows > 0 ? try tx.createCollection(named: "archive") : nil
             let items = try tx.createCollection(named: "items")
             _ = try tx.createIndex(named: "name", on: items, unique: true)
             _ = try tx.createIndex(named: "group", on: items, unique: false)
             for _ in 0..<initialRows {
                 try put(try tx.allocateRowID(in: items), version: k, tx: tx, state: &state)
             }
-            if archiveRows > 0 {
-                let archive = try tx.createCollection(named: "archive")
+            if let archive {
                 for row in 1...RowID(archiveRows) {
                     let bytes = Array("archived \(row)".utf8)
                     try tx.put(bytes, row: row, in: archive)
