@@ -1,0 +1,100 @@
+// Small helpers shared by the engine's functional tests: a temporary directory per test,
+// a seeded random number generator, and a dump of a store's whole contents for comparisons.
+import Foundation
+import Testing
+@testable import StrataEngine
+
+/// A fresh temporary directory for one test's stores; removed when released.
+final class EngineTestDirectory {
+    let url: URL
+
+    init(_ name: String = #function) throws {
+        let safe = name.filter { $0.isLetter || $0.isNumber }.prefix(40)
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(safe)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// The path of a file in the directory.
+    func path(_ name: String = "test.strata") -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// SplitMix64: small, fast and the same on every platform, so a printed seed replays a run.
+struct EngineSeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Everything a store holds, in a form that compares with `==`.
+struct EngineStoreDump: Equatable, CustomStringConvertible {
+    var collections: [String: [RowID: [UInt8]]] = [:]
+    var counts: [String: Int] = [:]
+    /// Per "collection/index": every entry in key order.
+    var indexes: [String: [IndexEntryDump]] = [:]
+    var blobs: [BlobID: [UInt8]] = [:]
+    var metadata: [String: [UInt8]] = [:]
+
+    struct IndexEntryDump: Equatable { var key: [UInt8]; var row: RowID; var unique: Bool }
+
+    var description: String {
+        "\(collections.mapValues(\.count)) rows, \(indexes.mapValues(\.count)) index entries, \(blobs.count) blobs, \(metadata.count) metadata"
+    }
+
+    /// Reads everything through `tx`; `metadataNames` are the metadata values to read.
+    init(_ tx: ReadTransaction, metadataNames: [String] = []) throws {
+        for name in tx.collectionNames {
+            let c = try #require(tx.collection(named: name))
+            var rows: [RowID: [UInt8]] = [:]
+            var cursor = try tx.rows(in: c)
+            while let (row, record) = try cursor.next() { rows[row] = record }
+            collections[name] = rows
+            counts[name] = try tx.count(in: c)
+            for index in tx.indexes(of: c) {
+                var entries: [IndexEntryDump] = []
+                var ic = try tx.entries(in: index.id)
+                while let (key, row) = try ic.next() { entries.append(IndexEntryDump(key: key, row: row, unique: index.isUnique)) }
+                indexes["\(name)/\(index.name)"] = entries
+            }
+        }
+        for id in try tx.blobIDs() { blobs[id] = try tx.blob(id) }
+        for name in metadataNames { metadata[name] = try tx.metadata(name) }
+    }
+}
+
+/// Unsigned lexicographic order of byte strings (the order of the B-tree), fast even in debug builds.
+func bytesPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    let common = Swift.min(a.count, b.count)
+    let c = a.withUnsafeBytes { x in b.withUnsafeBytes { y in common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common) } }
+    return c != 0 ? c < 0 : a.count < b.count
+}
+
+/// Asserts that `body` throws a `StoreError` with `code`, and returns it.
+@discardableResult
+func expectStoreError<R>(_ code: StoreError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+                         _ body: () throws -> R) -> StoreError? {
+    do {
+        _ = try body()
+        Issue.record("expected StoreError \(code), but nothing was thrown", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as StoreError {
+        #expect(error.code == code, "expected \(code), got \(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected StoreError \(code), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// Asserts that the store's `verify()` finds nothing wrong.
+func expectClean(_ store: Store, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let report = try store.verify()
+    #expect(report.isClean, "verify: \(report)", sourceLocation: sourceLocation)
+}

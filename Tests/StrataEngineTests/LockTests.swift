@@ -1,0 +1,167 @@
+// One writer per store: a second process, a second Store in this process, and a read-only
+// open while a writer holds the store all get a clear `.locked` error.
+import Foundation
+import Testing
+@testable import StrataEngine
+
+@Suite struct LockTests {
+    /// The `StrataTestHelper` executable, built beside the test bundle.
+    static func helperURL() throws -> URL {
+        let fm = FileManager.default
+        var folders: [URL] = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+        if let executable = Bundle.main.executableURL { folders.append(executable.deletingLastPathComponent()) }
+        folders.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        // On macOS the bundle is Foo.xctest/Contents/MacOS/Foo: the products are three levels up.
+        folders.append(Bundle.main.bundleURL.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent())
+        for folder in folders {
+            let candidate = folder.appendingPathComponent("StrataTestHelper")
+            if fm.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw HelperMissing(looked: folders.map(\.path))
+    }
+
+    struct HelperMissing: Error, CustomStringConvertible {
+        let looked: [String]
+        var description: String { "StrataTestHelper was not found (build it with `swift build --build-tests`); looked in \(looked)" }
+    }
+
+    /// A `StrataTestHelper hold PATH` child: it opens the store and holds it until its stdin closes.
+    final class Holder {
+        let process = Process()
+        let input = Pipe()
+        let output = Pipe()
+
+        /// Starts the child and waits (at most `timeout` seconds) for its first line.
+        init(path: String) throws {
+            process.executableURL = try LockTests.helperURL()
+            process.arguments = ["hold", path]
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// The first line the child prints ("ready" or "error: ..."), or nil if it says nothing in time.
+        func firstLine(timeout: TimeInterval = 30) -> String? {
+            let handle = output.fileHandleForReading
+            let box = LineBox()
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                var bytes = Data()
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    bytes.append(chunk)
+                    if chunk.contains(UInt8(ascii: "\n")) { break }
+                }
+                box.set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init))
+                done.signal()
+            }.start()
+            guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+            return box.get()
+        }
+
+        /// Closes the child's stdin so it closes the store and exits; waits for it.
+        func finish() -> Int32 {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        deinit {
+            if process.isRunning { process.terminate() }
+        }
+    }
+
+    final class LineBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var line: String?
+        func set(_ value: String?) { lock.withLock { line = value } }
+        func get() -> String? { lock.withLock { line } }
+    }
+
+    @Test func anotherProcessHoldingTheStoreLocksItOut() throws {
+        let dir = try EngineTestDirectory()
+        let path = dir.path()
+        do {
+            let store = try Store(path: path)
+            try store.write { tx in try tx.put([1], row: 1, in: tx.createCollection(named: "c")) }
+        }
+        let child = try Holder(path: path)
+        let line = child.firstLine()
+        try #require(line == "ready", "the helper said \(line ?? "nothing")")
+
+        let error = expectStoreError(.locked) { try Store(path: path) }
+        #expect(error?.message.contains("Another process") == true)
+        #expect(error?.description.contains(path) == true)
+        expectStoreError(.locked) { try Store(path: path, options: StoreOptions(readOnly: true)) }
+        expectStoreError(.locked) { try Store(path: path, options: StoreOptions(createIfMissing: false)) }
+
+        #expect(child.finish() == 0)
+        // The lock went with the process: the store opens, with its data.
+        let store = try Store(path: path)
+        #expect(try store.read { try $0.record(1, in: $0.collection(named: "c")!) } == [1])
+        try expectClean(store)
+    }
+
+    /// The other way round: the child cannot open a store this process holds, and says why.
+    @Test func thisProcessHoldingTheStoreLocksOutAnother() throws {
+        let dir = try EngineTestDirectory()
+        let path = dir.path()
+        let store = try Store(path: path)
+        let child = try Holder(path: path)
+        let line = child.firstLine()
+        #expect(line?.hasPrefix("error:") == true, "the helper said \(line ?? "nothing")")
+        #expect(line?.contains("[locked]") == true)
+        #expect(child.finish() == 1)
+        withExtendedLifetime(store) {}
+    }
+
+    @Test func twoStoresInOneProcess() throws {
+        let dir = try EngineTestDirectory()
+        let path = dir.path()
+        do {
+            let first = try Store(path: path)
+            try first.write { tx in _ = try tx.createCollection(named: "c") }
+            let error = expectStoreError(.locked) { try Store(path: path) }
+            #expect(error?.message.contains("only one writer") == true)
+            // The failed open changed nothing: the first store goes on working.
+            try first.write { tx in try tx.put([1], row: 1, in: tx.collection(named: "c")!) }
+            try expectClean(first)
+        }
+        // Released with the first store.
+        let again = try Store(path: path)
+        #expect(try again.read { try $0.count(in: $0.collection(named: "c")!) } == 1)
+    }
+
+    @Test func readOnlyWhileAWriterHoldsTheStore() throws {
+        let dir = try EngineTestDirectory()
+        let path = dir.path()
+        do {
+            let writer = try Store(path: path)
+            let error = expectStoreError(.locked) { try Store(path: path, options: StoreOptions(readOnly: true)) }
+            #expect(error?.message.contains("open for writing") == true)
+            withExtendedLifetime(writer) {}
+        }
+        // Readers share the store with each other, and keep a writer out.
+        let reader1 = try Store(path: path, options: StoreOptions(readOnly: true))
+        let reader2 = try Store(path: path, options: StoreOptions(readOnly: true))
+        expectStoreError(.locked) { try Store(path: path) }
+        withExtendedLifetime((reader1, reader2)) {}
+    }
+
+    /// Compaction switches to a new file; the new file is locked too.
+    @Test func compactedStoreStaysLocked() throws {
+        let dir = try EngineTestDirectory()
+        let path = dir.path()
+        let store = try Store(path: path)
+        try store.write { tx in try tx.put([1], row: 1, in: tx.createCollection(named: "c")) }
+        try store.compact()
+        expectStoreError(.locked) { try Store(path: path) }
+        expectStoreError(.locked) { try Store(path: path, options: StoreOptions(readOnly: true)) }
+        let child = try Holder(path: path)
+        #expect(child.firstLine()?.contains("[locked]") == true)
+        #expect(child.finish() == 1)
+        withExtendedLifetime(store) {}
+    }
+}
