@@ -2,7 +2,7 @@ import Foundation
 
 /// An option of `@Attribute`, as in SwiftData's `Schema.Attribute.Option`.
 public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
-    let bit: UInt16
+    @usableFromInline let bit: UInt16
     let name: String
     private init(_ bit: UInt16, _ name: String) { self.bit = bit; self.name = name }
 
@@ -25,9 +25,15 @@ public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What a property's declaration says: its options and former name.
+@usableFromInline
 struct AttributeDeclaration: Sendable, Hashable {
-    var options: UInt16 = 0
-    var originalName: String? = nil
+    @usableFromInline var options: UInt16 = 0
+    @usableFromInline var originalName: String? = nil
+
+    @inlinable init(options: UInt16 = 0, originalName: String? = nil) {
+        self.options = options
+        self.originalName = originalName
+    }
 
     func has(_ option: AttributeOption) -> Bool { options & option.bit != 0 }
 }
@@ -47,34 +53,34 @@ struct AttributeDeclaration: Sendable, Hashable {
 /// has no macro, so every persisted property carries it (see API.md, "Porting").
 @propertyWrapper
 public struct Attribute<Value: Codable> {
-    var value: Value?
-    var backing: ModelBacking?
-    let declaration: AttributeDeclaration
+    @usableFromInline var value: Value?
+    @usableFromInline var backing: ModelBacking?
+    @usableFromInline let declaration: AttributeDeclaration
 
     /// A persisted property without options, whose value is assigned in an initializer.
-    public init() {
+    @inlinable public init() {
         declaration = AttributeDeclaration()
     }
 
     /// A persisted property with a default value.
-    public init(wrappedValue: Value) {
+    @inlinable public init(wrappedValue: Value) {
         value = wrappedValue
         declaration = AttributeDeclaration()
     }
 
     /// A persisted property with options (and, for a renamed property, its former name).
-    public init(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
+    @inlinable public init(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
         declaration = AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName)
     }
 
     /// A persisted property with options and a default value.
-    public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
+    @inlinable public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
         value = wrappedValue
         declaration = AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName)
     }
 
     /// The value. Setting it on a registered object marks the object changed.
-    public var wrappedValue: Value {
+    @inlinable public var wrappedValue: Value {
         get {
             if let value { return value }
             return unsetValue()
@@ -87,7 +93,7 @@ public struct Attribute<Value: Codable> {
 
     /// The slow path of the getter: a probe that maps key paths to properties, or a
     /// programmer error (a property read before it was ever set).
-    @inline(never)
+    @usableFromInline @inline(never)
     func unsetValue() -> Value {
         if let backing {
             if backing.probeIndex >= 0 {

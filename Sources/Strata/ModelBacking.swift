@@ -3,6 +3,7 @@ import StrataEngine
 
 /// The bookkeeping of one registered object: its context, row and state. Every `@Attribute`
 /// storage of the object points to it; it goes away with the object, and then unregisters it.
+@usableFromInline
 final class ModelBacking {
     enum Status { case inserted, persisted, deleted, detached }
 
@@ -52,7 +53,7 @@ final class ModelBacking {
     }
 
     /// Called by a setter before it changes a value.
-    @inline(__always)
+    @usableFromInline
     func willChange() {
         guard status == .persisted, !isChanged else { return }
         isChanged = true

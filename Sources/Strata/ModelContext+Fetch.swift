@@ -295,15 +295,40 @@ extension ModelContext {
            let ordered = try indexOrder(query, tx: tx, excluded: pending.excluded, offset: offset, limit: limit) {
             return ordered.map { .stored($0) }
         }
-        // General order: make the objects and let Foundation sort them.
-        var objects: [T] = pending.objects.compactMap { $0 as? T }
+        // General order: make the objects and sort them with the descriptors, stably over row
+        // order, so that ties come in the order a fetch without sort descriptors gives (pending
+        // objects included). Without pending changes, a row sorts on its stored values (as a
+        // store query does) even if its registered object has unsaved changes.
+        var entries: [(row: RowID, object: T, key: T)] = pending.objects.compactMap { o in
+            guard let t = o as? T else { return nil }
+            return (backingOf(o)?.rowID ?? .max, t, t)
+        }
         try visit(query, tx: tx) { row, view in
-            if !pending.excluded.contains(row), let o = try materialize(row, view: view, entity: query.entity, handle: query.handle) as? T {
-                objects.append(o)
+            guard !pending.excluded.contains(row) else { return true }
+            let registered = registeredObject(query.entity, row) as? T
+            guard let o = try registered ?? materialize(row, view: view, entity: query.entity, handle: query.handle) as? T else { return true }
+            var key = o
+            if !descriptor.includePendingChanges, let registered, registered.hasChanges {
+                let stored = query.entity.newInstance()
+                for p in query.entity.properties { try p.decodeValue(try view.field(p.index), into: stored) }
+                if let stored = stored as? T { key = stored }
             }
+            entries.append((row, o, key))
             return true
         }
-        return page(objects.sorted(using: descriptor.sortBy)).map { .object($0) }
+        if !pending.objects.isEmpty { entries.sort { $0.row < $1.row } }
+        let sortBy = descriptor.sortBy
+        let sorted = entries.sorted { a, b in
+            for d in sortBy {
+                switch d.compare(a.key, b.key) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return false
+        }
+        return page(sorted).map { .object($0.object) }
     }
 
     /// Results in the order of an index, when one sort descriptor names an indexed property

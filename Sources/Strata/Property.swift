@@ -50,12 +50,15 @@ class AnyProperty: @unchecked Sendable {
 final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
     let codec: Codec<V>
     let keyMaker: IndexKeyMaker<V>
+    /// Where the storage's `backing` field is, from the start of the storage.
+    private let backingOffset: Int
 
     init(named name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws {
         do { codec = try Codecs.make(V.self) } catch let problem as SchemaProblem {
             throw SchemaProblem("\(name): \(problem.message)")
         }
         keyMaker = IndexKeyMaker.forType(V.self, codec: codec)
+        backingOffset = MemoryLayout<Attribute<V>>.offset(of: \Attribute<V>.backing) ?? 0
         super.init(name: name, offset: offset, index: index, declaration: declaration)
     }
 
@@ -74,6 +77,12 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
 
     override func hasValue(_ object: AnyObject) -> Bool { storage(object).pointee.value != nil }
 
+    @_specialize(where V == String)
+    @_specialize(where V == Int)
+    @_specialize(where V == Double)
+    @_specialize(where V == Bool)
+    @_specialize(where V == Date)
+    @_specialize(where V == UUID)
     override func encodeValue(of object: AnyObject, into bytes: inout [UInt8]) throws {
         guard let v = storage(object).pointee.value else {
             throw StrataError.unsetProperty(entity: String(describing: type(of: object)), property: name)
@@ -86,15 +95,28 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
         try codec.decode(raw)
     }
 
+    @_specialize(where V == String)
+    @_specialize(where V == Int)
+    @_specialize(where V == Double)
+    @_specialize(where V == Bool)
+    @_specialize(where V == Date)
+    @_specialize(where V == UUID)
     override func decodeValue(_ raw: UnsafeRawBufferPointer, into object: AnyObject) throws {
         storage(object).pointee.value = try codec.decode(raw)
     }
 
-    override func setBacking(_ backing: ModelBacking?, of object: AnyObject) {
-        storage(object).pointee.backing = backing
+    @inline(__always)
+    private func backingSlot(_ object: AnyObject) -> UnsafeMutablePointer<ModelBacking?> {
+        UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            .advanced(by: offset + backingOffset)
+            .assumingMemoryBound(to: ModelBacking?.self)
     }
 
-    override func backing(of object: AnyObject) -> ModelBacking? { storage(object).pointee.backing }
+    override func setBacking(_ backing: ModelBacking?, of object: AnyObject) {
+        backingSlot(object).pointee = backing
+    }
+
+    override func backing(of object: AnyObject) -> ModelBacking? { backingSlot(object).pointee }
 
     override func clearValue(of object: AnyObject) { storage(object).pointee.value = nil }
 

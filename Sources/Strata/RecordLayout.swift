@@ -10,33 +10,45 @@ enum RecordLayout {
     static let wide: UInt8 = 2
 
     static func encode(_ object: AnyObject, entity: Entity, layoutVersion: UInt16 = 0) throws -> [UInt8] {
+        // Fields are written after a narrow offset table; a record over 64 KiB is rewritten wide.
+        let count = entity.properties.count
+        let tableSize = (count + 1) * 2
+        var record: [UInt8] = []
+        record.reserveCapacity(5 + tableSize + 16 * count + 64)
+        record.append(RecordLayout.narrow)
+        record.append(UInt8(truncatingIfNeeded: layoutVersion))
+        record.append(UInt8(truncatingIfNeeded: layoutVersion >> 8))
+        record.append(UInt8(truncatingIfNeeded: count))
+        record.append(UInt8(truncatingIfNeeded: count >> 8))
+        record.append(contentsOf: repeatElement(0, count: tableSize))
+        let fieldsStart = record.count
+        var i = 0
+        for property in entity.properties {
+            try property.encodeValue(of: object, into: &record)
+            i += 1
+            let end = record.count - fieldsStart
+            if end > Int(UInt16.max) { return try encodeWide(object, entity: entity, layoutVersion: layoutVersion) }
+            record[5 + i * 2] = UInt8(truncatingIfNeeded: end)
+            record[5 + i * 2 + 1] = UInt8(truncatingIfNeeded: end >> 8)
+        }
+        return record
+    }
+
+    private static func encodeWide(_ object: AnyObject, entity: Entity, layoutVersion: UInt16) throws -> [UInt8] {
         var fields: [UInt8] = []
-        fields.reserveCapacity(128)
         var ends: [Int] = []
-        ends.reserveCapacity(entity.properties.count)
         for property in entity.properties {
             try property.encodeValue(of: object, into: &fields)
             ends.append(fields.count)
         }
-        let wide = fields.count > Int(UInt16.max)
-        let width = wide ? 4 : 2
-        var record: [UInt8] = []
-        record.reserveCapacity(5 + (ends.count + 1) * width + fields.count)
-        record.append(wide ? RecordLayout.wide : RecordLayout.narrow)
-        record.append(UInt8(truncatingIfNeeded: layoutVersion))
-        record.append(UInt8(truncatingIfNeeded: layoutVersion >> 8))
-        record.append(UInt8(truncatingIfNeeded: ends.count))
-        record.append(UInt8(truncatingIfNeeded: ends.count >> 8))
-        func put(_ v: Int) {
+        var record: [UInt8] = [RecordLayout.wide, UInt8(truncatingIfNeeded: layoutVersion), UInt8(truncatingIfNeeded: layoutVersion >> 8),
+                               UInt8(truncatingIfNeeded: ends.count), UInt8(truncatingIfNeeded: ends.count >> 8)]
+        for v in [0] + ends {
             record.append(UInt8(truncatingIfNeeded: v))
             record.append(UInt8(truncatingIfNeeded: v >> 8))
-            if wide {
-                record.append(UInt8(truncatingIfNeeded: v >> 16))
-                record.append(UInt8(truncatingIfNeeded: v >> 24))
-            }
+            record.append(UInt8(truncatingIfNeeded: v >> 16))
+            record.append(UInt8(truncatingIfNeeded: v >> 24))
         }
-        put(0)
-        for end in ends { put(end) }
         record.append(contentsOf: fields)
         return record
     }

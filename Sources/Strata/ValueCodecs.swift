@@ -60,7 +60,10 @@ enum Codecs {
 }
 
 final class StringCodec: Codec<String>, @unchecked Sendable {
-    override func encode(_ value: String, into bytes: inout [UInt8]) { bytes.append(contentsOf: value.utf8) }
+    override func encode(_ value: String, into bytes: inout [UInt8]) {
+        if let done = value.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) { return done }
+        bytes.append(contentsOf: value.utf8)
+    }
     override func decode(_ raw: UnsafeRawBufferPointer) -> String { String(decoding: raw, as: UTF8.self) }
 }
 

@@ -87,6 +87,9 @@ final class Node: @unchecked Sendable {
 
     /// Binary search. Returns the index of the first entry whose key is >= `key`, and whether it is equal.
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+        // Local copies: one access to each property instead of one per probe.
+        let starts = self.starts
+        let data = self.data
         var low = 0
         var high = starts.count
         return data.withUnsafeBytes { raw in
@@ -110,43 +113,71 @@ final class Node: @unchecked Sendable {
 
     // MARK: Changing a node (only nodes of a write transaction)
 
-    private func makeEntry(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) -> [UInt8] {
-        var entry: [UInt8] = []
-        entry.reserveCapacity(4 + key.count + (value?.count ?? 0))
-        entry.appendLE(UInt16(key.count))
-        entry.append(contentsOf: key)
-        if let value {
-            entry.appendLE(UInt16(value.count))
-            entry.append(contentsOf: value)
-        }
-        return entry
-    }
-
     func insertEntry(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-        let entry = makeEntry(key: key, value: value)
+        let size = 2 + key.count + (value.map { 2 + $0.count } ?? 0)
         let position = i < starts.count ? Int(starts[i]) : data.count
-        data.insert(contentsOf: entry, at: position)
+        let oldCount = data.count
+        // Grow, move the tail up, and write the entry in place (no temporary arrays).
+        data.append(contentsOf: repeatElement(0, count: size))
+        data.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            if position < oldCount {
+                (base + position + size).copyMemory(from: base + position, byteCount: oldCount - position)
+            }
+            var p = base + position
+            p.storeBytes(of: UInt16(key.count).littleEndian, as: UInt16.self)
+            p += 2
+            if let k = key.baseAddress, key.count > 0 { p.copyMemory(from: k, byteCount: key.count) }
+            p += key.count
+            if let value {
+                p.storeBytes(of: UInt16(value.count).littleEndian, as: UInt16.self)
+                p += 2
+                if let v = value.baseAddress, value.count > 0 { p.copyMemory(from: v, byteCount: value.count) }
+            }
+        }
         starts.insert(Int32(position), at: i)
-        let delta = Int32(entry.count)
-        var j = i + 1
-        while j < starts.count { starts[j] += delta; j += 1 }
+        let delta = Int32(size)
+        starts.withUnsafeMutableBufferPointer { s in
+            var j = i + 1
+            while j < s.count { s[j] += delta; j += 1 }
+        }
     }
 
     func removeEntry(at i: Int) {
         let s = Int(starts[i])
         let e = end(of: i)
-        data.removeSubrange(s..<e)
+        let size = e - s
+        let oldCount = data.count
+        data.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress, e < oldCount else { return }
+            (base + s).copyMemory(from: base + e, byteCount: oldCount - e)
+        }
+        data.removeLast(size)
         starts.remove(at: i)
-        let delta = Int32(e - s)
-        var j = i
-        while j < starts.count { starts[j] -= delta; j += 1 }
+        let delta = Int32(size)
+        starts.withUnsafeMutableBufferPointer { st in
+            var j = i
+            while j < st.count { st[j] -= delta; j += 1 }
+        }
         if !isLeaf { children.remove(at: i) }
     }
 
     func replaceValue(at i: Int, with value: UnsafeRawBufferPointer) {
-        let k = withKey(i) { Array($0) }
+        let s = Int(starts[i])
+        let k = Int(data.loadLE16(s))
+        let v = s + 2 + k
+        if Int(data.loadLE16(v)) == value.count {
+            // Same size: overwrite in place.
+            data.withUnsafeMutableBytes { raw in
+                if let src = value.baseAddress, let base = raw.baseAddress, value.count > 0 {
+                    (base + v + 2).copyMemory(from: src, byteCount: value.count)
+                }
+            }
+            return
+        }
+        let key = withKey(i) { Array($0) }
         removeEntry(at: i)
-        k.withUnsafeBytes { insertEntry(at: i, key: $0, value: value) }
+        key.withUnsafeBytes { insertEntry(at: i, key: $0, value: value) }
     }
 
     /// Moves the upper half of the entries into a new node; returns it with its first key.
