@@ -295,30 +295,13 @@ extension ModelContext {
            let ordered = try indexOrder(query, tx: tx, excluded: pending.excluded, offset: offset, limit: limit) {
             return ordered.map { .stored($0) }
         }
-        // General order: make the objects and sort them with the descriptors, stably over row
-        // order, so that ties come in the order a fetch without sort descriptors gives (pending
-        // objects included). Without pending changes, a row sorts on its stored values (as a
-        // store query does) even if its registered object has unsaved changes.
-        var entries: [(row: RowID, object: T, key: T)] = pending.objects.compactMap { o in
-            guard let t = o as? T else { return nil }
-            return (backingOf(o)?.rowID ?? .max, t, t)
-        }
-        try visit(query, tx: tx) { row, view in
-            guard !pending.excluded.contains(row) else { return true }
-            let registered = registeredObject(query.entity, row) as? T
-            guard let o = try registered ?? materialize(row, view: view, entity: query.entity, handle: query.handle) as? T else { return true }
-            var key = o
-            if !descriptor.includePendingChanges, let registered, registered.hasChanges {
-                let stored = query.entity.newInstance()
-                for p in query.entity.properties { try p.decodeValue(try view.field(p.index), into: stored) }
-                if let stored = stored as? T { key = stored }
-            }
-            entries.append((row, o, key))
-            return true
-        }
-        if !pending.objects.isEmpty { entries.sort { $0.row < $1.row } }
+        // General order: sort with the descriptors, ties in row order (the order a fetch without
+        // sort descriptors gives, pending objects included). Without pending changes, a row
+        // sorts on its stored values (as a store query does) even if its registered object has
+        // unsaved changes. With a limit, only the best `offset + limit` are kept (top-k), and
+        // rows that do not make it are never registered.
         let sortBy = descriptor.sortBy
-        let sorted = entries.sorted { a, b in
+        func before(_ a: (row: RowID, key: T, object: T?), _ b: (row: RowID, key: T, object: T?)) -> Bool {
             for d in sortBy {
                 switch d.compare(a.key, b.key) {
                 case .orderedAscending: return true
@@ -326,9 +309,46 @@ extension ModelContext {
                 case .orderedSame: continue
                 }
             }
-            return false
+            return a.row < b.row
         }
-        return page(sorted).map { .object($0.object) }
+        let keep = limit.map { offset + $0 }
+        var best: [(row: RowID, key: T, object: T?)] = []
+        func offer(_ entry: (row: RowID, key: T, object: T?)) {
+            guard let keep else { best.append(entry); return }
+            if keep == 0 { return }
+            if best.count == keep, let last = best.last, !before(entry, last) { return }
+            var low = 0, high = best.count
+            while low < high {
+                let mid = (low + high) / 2
+                if before(entry, best[mid]) { high = mid } else { low = mid + 1 }
+            }
+            best.insert(entry, at: low)
+            if best.count > keep { best.removeLast() }
+        }
+        for o in pending.objects {
+            guard let t = o as? T else { continue }
+            offer((backingOf(o)?.rowID ?? .max, t, t))
+        }
+        let entity = query.entity
+        try visit(query, tx: tx) { row, view in
+            guard !pending.excluded.contains(row) else { return true }
+            let registered = registeredObject(entity, row) as? T
+            if let registered, descriptor.includePendingChanges || !registered.hasChanges {
+                offer((row, registered, registered))
+                return true
+            }
+            let detached = entity.newInstance()
+            for p in entity.properties { try p.decodeValue(try view.field(p.index), into: detached) }
+            guard let key = detached as? T else { return true }
+            offer((row, key, registered))
+            return true
+        }
+        if keep == nil { best.sort(by: before) }
+        return try page(best).compactMap { entry -> FetchItem? in
+            if let object = entry.object { return .object(object) }
+            guard let o = try materialize(entry.row, query: query, tx: tx) else { return nil }
+            return .object(o)
+        }
     }
 
     /// Results in the order of an index, when one sort descriptor names an indexed property
