@@ -147,6 +147,14 @@ public final class WriteTransaction: ReadTransaction {
             // The catalog keeps one more than the largest row id, so the largest value is not a row id.
             throw StoreError(.invalidArgument, "Row id \(row) is out of range; row ids go up to \(RowID.max - 1).", path: store.path)
         }
+        // The same key twice is one index entry; the record must name it once, or the
+        // entries and the keys its record names no longer agree.
+        var uniqueKeys = indexKeys
+        if indexKeys.count > 1 {
+            uniqueKeys = []
+            for k in indexKeys where !uniqueKeys.contains(k) { uniqueKeys.append(k) }
+        }
+        let indexKeys = uniqueKeys
         guard indexKeys.count <= 255 else {
             throw StoreError(.invalidArgument, "A record may have at most 255 index keys.", path: store.path)
         }

@@ -134,6 +134,34 @@ import Testing
         try expectClean(store)
     }
 
+    /// The same key twice in one put is one entry, and the store stays consistent through
+    /// updates and deletes of that row.
+    @Test func repeatedKeysInOnePut() throws {
+        let dir = try EngineTestDirectory()
+        let store = try Store(path: dir.path())
+        let (c, u, n) = try store.write { tx in
+            let c = try tx.createCollection(named: "c")
+            let u = try tx.createIndex(named: "u", on: c, unique: true)
+            let n = try tx.createIndex(named: "n", on: c, unique: false)
+            try tx.put([1], row: 1, in: c, indexKeys: [IndexKey(u, [1]), IndexKey(n, [2]), IndexKey(u, [1]), IndexKey(n, [2])])
+            return (c, u, n)
+        }
+        try store.read { tx throws in
+            #expect(try tx.countEntries(in: u) == 1)
+            #expect(try tx.countEntries(in: n) == 1)
+        }
+        try expectClean(store)
+        try store.write { tx throws in try tx.put([1], row: 1, in: c, indexKeys: [IndexKey(n, [3]), IndexKey(n, [3])]) }
+        try store.read { tx throws in
+            #expect(try tx.lookup([1], in: u) == nil)
+            #expect(try Self.scan(tx, n) == [Entry(key: [3], row: 1)])
+        }
+        try expectClean(store)
+        try store.write { tx throws in try tx.delete(1, in: c) }
+        #expect(try store.read { try $0.countEntries(in: n) } == 0)
+        try expectClean(store)
+    }
+
     // MARK: Non-unique indexes
 
     @Test func updatesMoveEntriesAndDeletesRemoveThem() throws {
