@@ -77,6 +77,16 @@ struct SummaryTable {
                 }
                 if let per = m["micros_per_op"]?.doubleValue { notes.append(String(format: "%.0f µs/commit", per)) }
                 if let b = m["bytes_per_record"]?.doubleValue { notes.append("\(Int(b)) B/record") }
+                if let r = m["record_bytes"]?.doubleValue, let t = m["tree_bytes"]?.doubleValue {
+                    notes.append("records \(Format.bytes(Int(r))) + tree \(Format.bytes(Int(t)))")
+                }
+                if let w = m["wal_bytes"]?.doubleValue { notes.append("WAL before checkpoint \(Format.bytes(Int(w)))") }
+                if let p = m["pages_read"]?.doubleValue, m.n > 0 {
+                    notes.append(String(format: "%.2f pages read/op", p / Double(m.n)))
+                }
+                if let b = m["blocks_read"]?.doubleValue, m.n > 0 {
+                    notes.append(String(format: "%.2f 32 KiB blocks read/op", b / Double(m.n)))
+                }
                 if let b = m["bytes_per_commit"]?.doubleValue { notes.append("\(Format.bytes(Int(b)))/commit") }
                 if let f = m["fsyncs_per_op"]?.doubleValue { notes.append(String(format: "%.2f fsyncs/op", f)) }
                 let cells = [

@@ -42,8 +42,12 @@ enum E1BulkInsert: Workload {
             result = section.end()
             let after = engine.store.statistics
             bytes = ProcessStats.fileSize(path)
+            // Where the bytes went: record frames, and pages of the tree (rows and both indexes).
+            let info = try engine.store.info()
+            let recordBytes = info.collections.reduce(0) { $0 + $1.liveBytes }
             extras = [("engine_syncs", .int(after.syncs - before.syncs)),
-                      ("engine_bytes_written", .int(after.bytesWritten - before.bytesWritten))]
+                      ("engine_bytes_written", .int(after.bytesWritten - before.bytesWritten)),
+                      ("record_bytes", .int(recordBytes)), ("tree_bytes", .int(info.liveBytes - recordBytes))]
         case .grdb, .grdbTuned:
             let style: GRDBStyle = system == .grdb ? .idiomatic : .tuned
             let queue = try GRDBCourses.open(path: path, synchronous: "NORMAL", style: style, create: true)
