@@ -143,7 +143,9 @@ final class URLCodec: Codec<URL>, @unchecked Sendable {
 final class DecimalCodec: Codec<Decimal>, @unchecked Sendable {
     override func encode(_ value: Decimal, into bytes: inout [UInt8]) { bytes.append(contentsOf: value.description.utf8) }
     override func decode(_ raw: UnsafeRawBufferPointer) throws -> Decimal {
-        guard let d = Decimal(string: String(decoding: raw, as: UTF8.self), locale: Locale(identifier: "en_US_POSIX")) else {
+        let text = String(decoding: raw, as: UTF8.self)
+        if text == "NaN" { return .nan }   // Decimal.nan's description, which Decimal(string:) does not parse
+        guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
             throw decodingFailure("an invalid Decimal")
         }
         return d
