@@ -87,7 +87,10 @@ public struct IndexCursor {
             }
         } else {
             if let lower = range.lower {
-                try cursor.seek(atLeast: prefix + lower + (range.lowerInclusive ? [] : suffix), inclusive: range.lowerInclusive)
+                // A unique index's exclusive bound can be skipped in the tree. A non-unique one
+                // starts at the bound itself: entries equal to it (and keys that extend it with an
+                // escaped NUL, which sort below bound + 0xFF...) are then dropped by the range check.
+                try cursor.seek(atLeast: prefix + lower, inclusive: unique ? range.lowerInclusive : true)
             } else {
                 try cursor.seek(atLeast: prefix, inclusive: true)
             }

@@ -77,6 +77,9 @@ public final class WriteTransaction: ReadTransaction {
     public func createIndex(named name: String, on collection: CollectionID, unique: Bool) throws -> IndexID {
         try checkOpen()
         guard catalog.collectionPosition(collection.rawValue) != nil else { throw missingCollection(collection) }
+        guard !name.isEmpty, name.utf8.count <= 1024 else {
+            throw StoreError(.invalidArgument, "An index name must have 1 to 1024 bytes.", path: store.path)
+        }
         if let existing = catalog.indexes.first(where: { $0.collection == collection.rawValue && $0.name == name }) {
             guard existing.unique == unique else {
                 throw StoreError(.invalidArgument, "The index \"\(name)\" exists and is \(existing.unique ? "" : "not ")unique; drop it first to change that.", path: store.path)
@@ -293,6 +296,9 @@ public final class WriteTransaction: ReadTransaction {
     /// Sets (or with nil removes) a named metadata value, such as a schema.
     public func setMetadata(_ name: String, _ value: [UInt8]?) throws {
         try checkOpen()
+        guard !name.isEmpty, name.utf8.count <= 1024 else {
+            throw StoreError(.invalidArgument, "A metadata name must have 1 to 1024 bytes.", path: store.path)
+        }
         let key = TreeKey.metadata(name)
         if let old = try tree.withValue(key, { try self.location($0, at: "metadata \(name)") }) {
             catalog.liveOtherBytes -= UInt64(old.length)
