@@ -6,7 +6,8 @@
 //
 // - A write reaches the disk only when its file is synced. Until then a power cut may drop
 //   it, keep it, or keep any subset of its 512-byte sectors (writes may be reordered and a
-//   sector write may tear at its edges, never inside a sector).
+//   write may tear at sector edges, never inside a sector; each sector holds what some
+//   prefix of the writes to it left).
 // - A new, renamed or removed directory entry is durable only once its folder is synced.
 //   Until then a power cut keeps some prefix of the unsynced changes, in order (a rename is
 //   atomic: either the old name or the new one, never both, never neither).
@@ -40,8 +41,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         /// Everything written (except writes that a failed sync lost).
         case keepUnsynced
         /// A random choice, replayable from `seed`: per file, a prefix of its unsynced writes
-        /// with the next one torn at a sector edge, or any subset of their sectors (with or
-        /// without the file's new length); of the directory changes, a prefix in order.
+        /// with the next one torn at a sector edge, or any subset of their sectors, each as
+        /// some prefix of the writes to it left it (with or without the file's new length);
+        /// of the directory changes, a prefix in order.
         case tearUnsynced(seed: UInt64)
 
         public var description: String {
@@ -329,15 +331,26 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                 }
             }
         default:
-            // Any subset of the sectors; with case 2 the file's new length made it too, so
-            // the sectors that did not hold zeros (or their old bytes).
+            // Sectors reach the disk in any order, each as it was after some prefix of the
+            // writes to it (a sector is written whole: never a later write without an
+            // earlier one to the same sector). With case 2 the file's new length made it
+            // too, so the sectors that did not hold zeros (or their old bytes).
+            var writesTo: [Int: Int] = [:]
+            for case .write(let offset, let data) in pending {
+                for case .write(let at, _) in sectors(offset: offset, data) { writesTo[at / sectorSize, default: 0] += 1 }
+            }
+            var kept: [Int: Int] = [:]
+            for sector in writesTo.keys.sorted() { kept[sector] = Int.random(in: 0...writesTo[sector]!, using: &random) }
+            var seen: [Int: Int] = [:]
             for change in pending {
                 switch change {
                 case .truncate:
                     apply(change, to: &bytes)
                 case .write(let offset, let data):
-                    for piece in sectors(offset: offset, data) where Bool.random(using: &random) {
-                        apply(piece, to: &bytes)
+                    for piece in sectors(offset: offset, data) {
+                        guard case .write(let at, _) = piece else { continue }
+                        seen[at / sectorSize, default: 0] += 1
+                        if seen[at / sectorSize]! <= kept[at / sectorSize]! { apply(piece, to: &bytes) }
                     }
                 }
             }
