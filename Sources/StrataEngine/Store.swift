@@ -60,6 +60,12 @@ public final class Store: Sendable {
     static let singleSyncBodyLimit: UInt64 = 256 * 1024
     /// A header and no intact commit in a file this small is an interrupted creation.
     static let creationSizeLimit: UInt64 = 4096
+    /// The size of a new store (header and commit record 0).
+    static let newStoreSize: UInt64 = {
+        var catalog: [UInt8] = []
+        Catalog().encode(into: &catalog)
+        return UInt64(FileHeader.size + CommitRecord.fixedSize + catalog.count + CommitRecord.trailerSize)
+    }()
 
     /// Opens the store at `path`, creating it if it does not exist (unless
     /// `options.createIfMissing` is false or the store is opened read-only).
@@ -108,7 +114,10 @@ public final class Store: Sendable {
             }
             let counters = Counters()
             var size = try io.size()
-            if size == 0 || (!exists) {
+            // Zeros no longer than a new store are a creation cut short after the file grew but
+            // before its bytes reached the disk; they hold nothing, so the store is created again.
+            let zeros = try size > 0 && size <= newStoreSize && io.read(count: Int(size), at: 0).allSatisfy { $0 == 0 }
+            if size == 0 || (!exists) || zeros {
                 guard !options.readOnly else {
                     throw StoreError(.notAStore, "The file is empty, so it is not a Strata store (an interrupted creation?). Open it writable to create a new store.", path: path)
                 }

@@ -143,6 +143,11 @@ import StrataTestSupport
         var random = SeededGenerator(seed: 42)
         noCommit += (0..<8000).map { _ in UInt8.random(in: 0...255, using: &random) }
         crashExpectError(.corrupt) { try CrashWorkload.open(CrashFixture.fileSystem(holding: noCommit)) }
+        // Zeros in a file larger than a new store are not taken for an interrupted creation.
+        let zeros = CrashFixture.fileSystem(holding: [UInt8](repeating: 0, count: f.ends[0] + 1))
+        crashExpectError(.notAStore) { try CrashWorkload.open(zeros) }
+        #expect(zeros.bytes(of: f.path)! == [UInt8](repeating: 0, count: f.ends[0] + 1), "the file is left as it is")
+        #expect(Store.newStoreSize == UInt64(f.ends[0]))
     }
 
     /// A damaged, cut or missing blob file: reading the blob throws `.corrupt`, the rest of

@@ -397,6 +397,26 @@ func crashExpectOpens(_ fs: SimulatedFileSystem, holdingOneOf allowed: [CrashSta
 }
 
 extension CrashTests {
+    /// Cuts the power at every call while a new store is created: reopening gives the new,
+    /// empty store (or creates it again), never an error.
+    @Test(arguments: [SimulatedFileSystem.Operation.open, .truncate, .write, .sync, .syncDirectory])
+    func powerCutWhileCreatingAStore(at operation: SimulatedFileSystem.Operation) throws {
+        var points = 0
+        for mode in [SimulatedFileSystem.PowerLoss.dropUnsynced, .keepUnsynced] + (0..<12).map({ .tearUnsynced(seed: $0) }) {
+            var n = 1
+            while n < 20 {
+                let fs = SimulatedFileSystem()
+                fs.cutPower(at: operation, n: n, mode: mode)
+                do { _ = try CrashWorkload.open(fs) } catch {}
+                guard let image = fs.powerLossImage else { break }
+                points += 1
+                try crashExpectOpens(image, holdingOneOf: [CrashState()], "creating a store, \(mode), power cut at \(operation) \(n)")
+                n += 1
+            }
+        }
+        #expect(points > 0)
+    }
+
     /// With `.deferred` durability a power cut may lose the last commits, never more, and
     /// never leaves a damaged store: whatever subset of the unsynced writes reached the disk,
     /// the store reopens with some earlier commit, entirely (Durability.deferred's promise),
