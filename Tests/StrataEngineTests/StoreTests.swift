@@ -1,6 +1,7 @@
 // The store's behaviour through its public API: records, cursors, reopening, snapshots,
 // rollback, metadata, blobs, compaction, read-only opening and the errors for bad files.
 import Foundation
+import Synchronization
 import Testing
 @testable import StrataEngine
 
@@ -306,6 +307,87 @@ import Testing
         #expect(try EngineStoreDump(old) == oldDump)
         #expect(try EngineStoreDump(new) == newDump)
         #expect(try store.read { try $0.count(in: c) } == 0)
+        try expectClean(store)
+    }
+
+    /// Readers on other threads, while a writer commits and compacts, always see whole
+    /// commits: money moves between accounts, and every snapshot's total is the same.
+    @Test func concurrentReadersSeeWholeCommits() throws {
+        let dir = try EngineTestDirectory()
+        let store = try Store(path: dir.path(), options: StoreOptions(durability: .deferred, cacheSize: 256 << 10))
+        let accounts = 20
+        func amount(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        let (c, index) = try store.write { tx in
+            let c = try tx.createCollection(named: "accounts")
+            let index = try tx.createIndex(named: "balance", on: c, unique: false)
+            for row in 1...RowID(accounts) { try tx.put(amount(100), row: row, in: c, indexKeys: [IndexKey(index, KeyEncoding.encode(100))]) }
+            return (c, index)
+        }
+        final class Shared: Sendable {
+            let done = Flag()
+            let problems = Mutex<[String]>([])
+            let snapshots = Atomic<Int>(0)
+            func problem(_ text: String) { problems.withLock { if $0.count < 10 { $0.append(text) } } }
+        }
+        let shared = Shared()
+        let group = DispatchGroup()
+        for reader in 0..<2 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                var lastSequence: UInt64 = 0
+                repeat {
+                    do {
+                        try store.read { tx in
+                            if tx.sequence < lastSequence { shared.problem("reader \(reader): sequence went back from \(lastSequence) to \(tx.sequence)") }
+                            lastSequence = tx.sequence
+                            var total: UInt64 = 0
+                            var balances: [RowID: UInt64] = [:]
+                            var cursor = try tx.rows(in: c)
+                            while let (row, record) = try cursor.next() {
+                                let value = record.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                                total += value
+                                balances[row] = value
+                            }
+                            if total != UInt64(accounts) * 100 || balances.count != accounts {
+                                shared.problem("reader \(reader), commit \(tx.sequence): \(balances.count) accounts, total \(total)")
+                            }
+                            var entries = try tx.entries(in: index)
+                            var seen = 0
+                            while let (key, row) = try entries.next() {
+                                seen += 1
+                                if key != KeyEncoding.encode(Int(balances[row] ?? 0)) { shared.problem("commit \(tx.sequence): row \(row)'s index entry is stale") }
+                            }
+                            if seen != accounts { shared.problem("commit \(tx.sequence): \(seen) index entries") }
+                        }
+                        shared.snapshots.add(1, ordering: .relaxed)
+                    } catch {
+                        shared.problem("reader \(reader): \(error)")
+                    }
+                } while !shared.done.isSet
+            }.start()
+        }
+        var g = EngineSeededGenerator(seed: 99)
+        var balances = [UInt64](repeating: 100, count: accounts + 1)
+        for round in 1...150 {
+            try store.write { tx in
+                for _ in 0..<3 {
+                    let from = Int.random(in: 1...accounts, using: &g), to = Int.random(in: 1...accounts, using: &g)
+                    let moved = UInt64.random(in: 0...balances[from], using: &g)
+                    balances[from] -= moved
+                    balances[to] += moved
+                    for row in [from, to] {
+                        try tx.put(amount(balances[row]), row: RowID(row), in: c, indexKeys: [IndexKey(index, KeyEncoding.encode(Int(balances[row])))])
+                    }
+                }
+            }
+            if round % 40 == 0 { try store.compact() }
+        }
+        shared.done.setOnce()
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        #expect(shared.problems.withLock { $0 } == [])
+        print("concurrent readers checked \(shared.snapshots.load(ordering: .relaxed)) snapshots")
+        #expect(shared.snapshots.load(ordering: .relaxed) > 0)
         try expectClean(store)
     }
 
