@@ -444,8 +444,18 @@ extension CrashTests {
         let store = try CrashWorkload.open(fs, durability: .deferred)
         var states = [f.states[f.last]]
         states.append(try CrashWorkload.commit(store, after: states.last!))
-        // More than Store.singleSyncBodyLimit in one commit.
-        var large = states.last!
+        states.append(try Self.largeCommit(store, after: states.last!))
+        states.append(try CrashWorkload.commit(store, after: states.last!))
+        #expect(fs.bytes(of: CrashWorkload.path)!.count - f.ends[f.last] > Int(Store.singleSyncBodyLimit))
+        for seed in 0..<16 as Range<UInt64> {
+            let mode = SimulatedFileSystem.PowerLoss.tearUnsynced(seed: seed)
+            try crashExpectOpens(fs.powerLoss(mode), holdingOneOf: states, goOn: false, "deferred large commit, \(mode)")
+        }
+    }
+
+    /// A commit whose body is larger than Store.singleSyncBodyLimit (synced before its record).
+    static func largeCommit(_ store: Store, after state: CrashState) throws -> CrashState {
+        var large = state
         try store.write { tx in
             let items = tx.collection(named: "items")!
             for i in 0..<40 as Range<UInt64> {
@@ -457,13 +467,36 @@ extension CrashTests {
             }
             large.sequence += 1
         }
-        states.append(large)
-        states.append(try CrashWorkload.commit(store, after: states.last!))
-        #expect(fs.bytes(of: CrashWorkload.path)!.count - f.ends[f.last] > Int(Store.singleSyncBodyLimit))
-        for seed in 0..<16 as Range<UInt64> {
-            let mode = SimulatedFileSystem.PowerLoss.tearUnsynced(seed: seed)
-            try crashExpectOpens(fs.powerLoss(mode), holdingOneOf: states, goOn: false, "deferred large commit, \(mode)")
+        return large
+    }
+
+    /// Cuts the power during each write and sync of a large commit (its body synced before
+    /// its commit record): the store reopens with the commit entirely or not at all.
+    @Test(arguments: [SimulatedFileSystem.Operation.write, .sync])
+    func powerCutDuringALargeCommit(at operation: SimulatedFileSystem.Operation) throws {
+        let f = try CrashFixture.make(commits: 2)
+        let before = f.states[f.last]
+        let after = try Self.largeCommit(try CrashWorkload.open(f.fs.clone()), after: before)
+        var points = 0
+        for mode in [SimulatedFileSystem.PowerLoss.dropUnsynced, .keepUnsynced] + (0..<6).map({ .tearUnsynced(seed: $0) }) {
+            var n = 1
+            while n < 10 {
+                let fs = f.fs.clone()
+                let store = try CrashWorkload.open(fs)
+                fs.cutPower(at: operation, n: n, mode: mode)
+                do {
+                    let state = try Self.largeCommit(store, after: before)
+                    #expect(!fs.isPoweredOff && state == after)
+                } catch {
+                    #expect(fs.isPoweredOff, "\(error)")
+                }
+                guard let image = fs.powerLossImage else { break }
+                points += 1
+                try crashExpectOpens(image, holdingOneOf: [before, after], goOn: false, "large commit, \(mode), power cut at \(operation) \(n)")
+                n += 1
+            }
         }
+        #expect(points >= 16, "two \(operation)s per large commit")
     }
 }
 
