@@ -25,6 +25,9 @@ import StrataTestSupport
         do {
             store = try CrashWorkload.open(fs)
         } catch let error as StoreError {
+            // Only a damaged header stops opening: damage after it is either a torn tail
+            // (cut off) or in the middle (found when read).
+            #expect(damage.lowerBound < FileHeader.size, "\(what): opening failed: \(error)", sourceLocation: sourceLocation)
             #expect(error.code == .corrupt || (damage.lowerBound < 8 && error.code == .notAStore), "\(what): \(error)", sourceLocation: sourceLocation)
             return
         } catch {
