@@ -20,6 +20,8 @@ struct Options {
     var reuse = false
     /// Workload ids (or prefixes such as "E2") to run; empty: all.
     var only: [String] = []
+    /// StrataEngine's cache in MiB for the in-process read workloads (nil: the engine's default).
+    var engineCacheMiB: Int?
     /// Systems to run; empty: all (a filter for profiling one of them).
     var systems: [String] = []
 
@@ -29,7 +31,7 @@ struct Options {
     static let usage = """
     usage: StrataBenchmarks [--n N] [--quick] [--lookups N] [--commits N] [--reps N] [--seed N]
                             [--only E1,E2,...] [--out DIR] [--work DIR] [--keep] [--reuse]
-                            [--systems strata-engine,grdb,...]
+                            [--systems strata-engine,grdb,...] [--engine-cache MIB]
 
       --n N        records for E1 (and the store E2-E4 read); default 1000000
       --quick      a smoke run: --n 20000 --commits 100 --reps 2
@@ -41,6 +43,7 @@ struct Options {
       --work DIR   where the stores are made; default a new temporary folder, removed after
       --keep       keep the stores
       --systems L  run only these systems (for profiling one); the ratios need all of them
+      --engine-cache MIB  StrataEngine's cache for E2/E3 (default: the engine's default, 32 MiB)
       --reuse      with --work: read the stores a kept run left there instead of running E1
     """
 
@@ -75,6 +78,7 @@ struct Options {
             case "--work": o.workDirectory = try value()
             case "--keep": o.keepFiles = true
             case "--reuse": o.reuse = true
+            case "--engine-cache": o.engineCacheMiB = try number()
             case "--systems": o.systems = try value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             case "--help", "-h": print(usage); exit(0)
             default: throw BenchError("unknown option \(arguments[i])\n\(usage)")

@@ -95,6 +95,10 @@ final class Bench {
 
     /// Prints a measurement as one JSON line and keeps it for the summary.
     func report(_ m: Measurement, title: String) {
+        var m = m
+        if m.system == System.strataEngine.rawValue, m["blocks_read"] != nil, let engine = openedEngine {
+            m["cache_mib"] = .int(engine.store.options.cacheSize >> 20)  // what the read counts depend on
+        }
         titles[m.workload] = title
         measurements.append(m)
         FileHandle.standardOutput.write(Data((m.jsonLine + "\n").utf8))
@@ -107,7 +111,9 @@ final class Bench {
 
     func engine() throws -> EngineCourses {
         if let e = openedEngine { return e }
-        let e = try EngineCourses.open(path: path(.strataEngine))
+        var storeOptions = StoreOptions()
+        if let mib = options.engineCacheMiB { storeOptions.cacheSize = mib << 20 }
+        let e = try EngineCourses.open(path: path(.strataEngine), options: storeOptions)
         openedEngine = e
         return e
     }
