@@ -53,15 +53,18 @@ extension ModelContext {
                             }
                         }
                     }
+                    // Changes before inserts: an insert that upserts onto a changed object's row
+                    // must win (the context registers the inserted object for that row), and a
+                    // unique value a changed object gives up is free for an insert to take.
+                    for (object, backing, table) in chg {
+                        guard let collection = table.collection else { continue }
+                        try put(object, row: backing.rowID, table: table, collection: collection, tx: tx)
+                    }
                     for (object, backing, table) in ins {
                         guard let collection = table.collection else { continue }
                         let row = try upsertTarget(object, backing: backing, table: table, tx: tx)
                         try put(object, row: row, table: table, collection: collection, tx: tx)
                         decided.append((object, backing, row))
-                    }
-                    for (object, backing, table) in chg {
-                        guard let collection = table.collection else { continue }
-                        try put(object, row: backing.rowID, table: table, collection: collection, tx: tx)
                     }
                 }
                 takeovers += decided
