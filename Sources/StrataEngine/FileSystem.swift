@@ -17,6 +17,8 @@ package protocol FileHandleIO: AnyObject, Sendable {
     func truncate(to size: UInt64) throws
     /// Takes an advisory whole-file lock without waiting; false when another process holds it.
     func lock(exclusive: Bool) throws -> Bool
+    /// Releases the lock; the file stays open for reading.
+    func unlock()
     /// Closes the file (and so releases its lock).
     func close()
 }
@@ -79,20 +81,28 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
 
     deinit { close() }
 
+    /// A closed descriptor's number may already belong to another file: never use it.
+    private func checkOpen() throws {
+        if closed.isSet { throw SystemError(call: "read", path: path, errno: SystemError.badDescriptor) }
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        try checkOpen()
         if buffer.count == 0 { return 0 }
         return try Syscalls.pread(fd, path, into: buffer, at: offset)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        try checkOpen()
         if bytes.count == 0 { return }
         try Syscalls.pwrite(fd, path, bytes, at: offset)
     }
 
-    func sync() throws { try Syscalls.fdatasync(fd, path) }
-    func size() throws -> UInt64 { try Syscalls.fileSize(fd, path) }
-    func truncate(to size: UInt64) throws { try Syscalls.ftruncate(fd, path, size) }
+    func sync() throws { try checkOpen(); try Syscalls.fdatasync(fd, path) }
+    func size() throws -> UInt64 { try checkOpen(); return try Syscalls.fileSize(fd, path) }
+    func truncate(to size: UInt64) throws { try checkOpen(); try Syscalls.ftruncate(fd, path, size) }
     func lock(exclusive: Bool) throws -> Bool { try Syscalls.lock(fd, path, exclusive: exclusive) }
+    func unlock() { if !closed.isSet { Syscalls.unlock(fd) } }
 
     func close() {
         if closed.setOnce() { Syscalls.close(fd) }

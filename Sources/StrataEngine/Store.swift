@@ -97,11 +97,6 @@ public final class Store: Sendable {
         if !exists && (options.readOnly || !options.createIfMissing) {
             throw StoreError(.notFound, "There is no store at this path. Check the path, or open it writable to create it.", path: path)
         }
-        if !options.readOnly {
-            // A compaction that was cut short leaves its unfinished file; it is never needed.
-            let leftover = path + ".compact"
-            if fileSystem.fileExists(leftover) { try? fileSystem.removeFile(leftover) }
-        }
         let io: any FileHandleIO
         do { io = try fileSystem.openFile(path, readOnly: options.readOnly, create: !exists) }
         catch { throw StoreError.io(error, doing: "opening the store file", path: path) }
@@ -111,6 +106,13 @@ public final class Store: Sendable {
                     ? "Another process has this store open for writing. Close it there first, or wait until it is done."
                     : "Another process (or another Store in this process) has this store open. Close it there first; only one writer may have a store open.",
                     path: path)
+            }
+            if !options.readOnly {
+                // A compaction that was cut short leaves its unfinished file; it is never needed.
+                // Removed only once the lock is held, so a process that is about to be refused
+                // never removes the file of a compaction that is running.
+                let leftover = path + ".compact"
+                if fileSystem.fileExists(leftover) { try? fileSystem.removeFile(leftover) }
             }
             let counters = Counters()
             var size = try io.size()
@@ -340,11 +342,19 @@ public final class Store: Sendable {
     }
 
     /// Closes the store. Transactions already begun keep their snapshot readable.
+    ///
+    /// Closing releases the lock at once, so the store can be opened again right away, here or
+    /// in another process. Read transactions begun before keep reading their snapshot: the file
+    /// only grows at its end, and a compaction replaces it by rename, so their pages stay as
+    /// they were. The descriptor closes when the last of them is released.
     public func close() {
-        state.withLock { s in
+        let file = state.withLock { s -> StoreFile? in
+            if s.closed { return nil }
             s.closed = true
             s.writer = nil
+            return s.snapshot.file
         }
+        file?.io.unlock()
     }
 
     /// What the store has done since it was opened (pages read, bytes written, syncs, commits).

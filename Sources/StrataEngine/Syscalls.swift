@@ -34,6 +34,7 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     /// Errno values that tests and the simulated file system use by name.
     public static let noSpace: Int32 = ENOSPC
     public static let ioError: Int32 = EIO
+    public static let badDescriptor: Int32 = EBADF
 }
 
 enum Syscalls {
@@ -119,6 +120,10 @@ enum Syscalls {
             if code == EWOULDBLOCK { return false }
             throw SystemError(call: "flock", path: path, errno: code)
         }
+    }
+
+    static func unlock(_ fd: Int32) {
+        while flock(fd, LOCK_UN) != 0 && errno == EINTR {}
     }
 
     static func rename(_ from: String, _ to: String) throws(SystemError) {

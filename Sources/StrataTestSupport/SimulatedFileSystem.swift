@@ -736,6 +736,10 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
         return fileSystem.lock(inode, handle: id, exclusive: exclusive)
     }
 
+    func unlock() {
+        fileSystem.unlock(inode, handle: id)
+    }
+
     func close() {
         closeLock.lock()
         let wasOpen = !closed

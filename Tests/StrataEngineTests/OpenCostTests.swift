@@ -30,6 +30,7 @@ import Testing
         func size() throws -> UInt64 { try base.size() }
         func truncate(to size: UInt64) throws { try base.truncate(to: size) }
         func lock(exclusive: Bool) throws -> Bool { try base.lock(exclusive: exclusive) }
+        func unlock() { base.unlock() }
         func close() { base.close() }
     }
 

@@ -46,3 +46,24 @@ import Testing
         }
     }
 }
+
+extension RegressionTests {
+    /// `close()` kept the file lock until every reference to the store was gone, so reopening
+    /// right after closing (the same process, another Store) failed with `.locked`.
+    @Test func closeReleasesTheLockAtOnce() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-regression-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("c.store").path
+        let first = try Store(path: path)
+        let reader = try first.beginRead()
+        first.close()
+        let second = try Store(path: path)
+        #expect(try second.read { $0.sequence } == 0)
+        // A transaction begun before the close still reads its snapshot.
+        #expect(reader.sequence == 0)
+        #expect(try reader.blobIDs().isEmpty)
+        second.close()
+        withExtendedLifetime(first) {}
+    }
+}
