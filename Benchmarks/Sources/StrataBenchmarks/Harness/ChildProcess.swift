@@ -85,11 +85,16 @@ enum ChildProcess {
     /// Runs `self child <arguments>`; throws if it fails. With `countSyncs`, under perf when possible.
     static func run(_ arguments: [String], countSyncs: Bool = false) throws -> Result {
         let process = Process()
-        var perfFiles: (output: String, ctl: String, ack: String)?
+        var perfFiles: (output: String, ctl: String, ack: String, log: String)?
         if countSyncs && SyscallCounter.available, let perf = findExecutable("perf") {
             let base = NSTemporaryDirectory() + "strata-bench-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            let files = (output: base + ".csv", ctl: base + ".ctl", ack: base + ".ack")
-            guard mkfifo(files.ctl, 0o600) == 0, mkfifo(files.ack, 0o600) == 0 else { throw BenchError("mkfifo failed") }
+            let files = (output: base + ".csv", ctl: base + ".ctl", ack: base + ".ack", log: base + ".log")
+            guard mkfifo(files.ctl, 0o600) == 0, mkfifo(files.ack, 0o600) == 0,
+                  FileManager.default.createFile(atPath: files.log, contents: nil),
+                  let log = FileHandle(forWritingAtPath: files.log) else { throw BenchError("cannot make perf's control files") }
+            // perf says "Events enabled/disabled" on stderr at each switch: keep the child's
+            // stderr in a file and pass on everything else.
+            process.standardError = log
             perfFiles = files
             process.executableURL = URL(fileURLWithPath: perf)
             process.arguments = ["stat", "-x", ",", "-o", files.output, "-D", "-1",
@@ -103,7 +108,13 @@ enum ChildProcess {
             process.arguments = ["child"] + arguments
         }
         defer {
-            if let files = perfFiles { for f in [files.output, files.ctl, files.ack] { unlink(f) } }
+            if let files = perfFiles {
+                if let text = try? String(contentsOfFile: files.log, encoding: .utf8) {
+                    let rest = text.split(separator: "\n").filter { !$0.hasPrefix("Events enabled") && !$0.hasPrefix("Events disabled") }
+                    if !rest.isEmpty { FileHandle.standardError.write(Data((rest.joined(separator: "\n") + "\n").utf8)) }
+                }
+                for f in [files.output, files.ctl, files.ack, files.log] { unlink(f) }
+            }
         }
         let pipe = Pipe()
         process.standardOutput = pipe

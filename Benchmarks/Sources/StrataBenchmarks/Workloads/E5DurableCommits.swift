@@ -18,7 +18,7 @@ enum E5DurableCommits: Workload {
         // neighbour) falls on every system alike; the page cache is flushed before each child
         // so that earlier workloads' writeback does not land on one system's syncs.
         let systems = bench.selected([.bareFsync, .strataEngine, .grdb, .grdbTuned])
-        let rounds = bench.options.commits >= 1_000 ? 2 : 1
+        let rounds = bench.options.commits >= 1_000 ? 4 : 1
         var results: [System: Measurement] = [:]
         for round in 0..<rounds {
             let n = bench.options.commits / rounds + (round == 0 ? bench.options.commits % rounds : 0)
