@@ -80,7 +80,7 @@ enum DiffPools {
         "cafe", "CAFÉ", "café", "creme", "brulee", "москва", "МОСКВА", "ελληνικα", "ΑΘΗΝΑ", "resume",
         "uber", "zurich", "ascii", "", "xyz", "é", "e", "ecole", "タワー", "a", "θεσσαλονικη",
     ]
-    static let prefixes = ["C", "Ca", "ca", "Caf", "М", "Мо", "item", "item 1", "", "\u{212A}", "K", "é", "e", "😀", "Z", "Ñ", "a\u{0}", "Α"]
+    static let prefixes = ["C", "Ca", "ca", "Caf", "М", "Мо", "item", "item 1", "", "\u{212A}", "K", "é", "e\u{301}", "e", "😀", "Z", "Ñ", "a\u{0}", "Α"]
     static let tags = ["red", "green", "blue", "Ünïcode", "日本", "Red"]
     static let scores: [Double] = [-1.5, -0.0, 0.0, 0.5, 1, 2.25, 3, 1e300, -1e300, .infinity, -.infinity, 42, 7.125, -3]
     static let base = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
@@ -93,6 +93,29 @@ enum DiffPools {
     static func nearScore(_ r: inout SplitMix) -> Double {
         r.chance(0.8) ? r.pick(scores) : Double(r.int(-40...40)) / 8
     }
+}
+
+extension String {
+    /// The string in quotes for failure messages, with the scalars that look like others
+    /// escaped (combining marks, controls, compatibility characters such as the Kelvin sign).
+    var diffShown: String {
+        let body = unicodeScalars.map { scalar -> String in
+            let category = scalar.properties.generalCategory
+            let plain = scalar.value >= 0x20 && scalar != "\\" && scalar != "\""
+                && ![.nonspacingMark, .spacingMark, .enclosingMark, .control, .format].contains(category)
+                && String(scalar).precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual([scalar])
+            return plain ? String(scalar) : "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+        }.joined()
+        return "\"" + body + "\""
+    }
+}
+
+extension Array where Element == String {
+    var diffShown: String { "[" + map(\.diffShown).joined(separator: ", ") + "]" }
+}
+
+extension Array where Element == String? {
+    var diffShown: String { "[" + map { $0?.diffShown ?? "nil" }.joined(separator: ", ") + "]" }
 }
 
 struct DiffCase {
@@ -218,74 +241,74 @@ enum DiffTemplates {
         { _ in DiffCase(text: "nickname != nil", predicate: #Predicate<DiffItem> { $0.nickname != nil }) },
         { r in
             let v: String? = r.pick(DiffPools.names)
-            return DiffCase(text: "nickname == \(v!.debugDescription)", predicate: #Predicate<DiffItem> { $0.nickname == v })
+            return DiffCase(text: "nickname == \(v!.diffShown)", predicate: #Predicate<DiffItem> { $0.nickname == v })
         },
         { r in
             let list: [String?] = r.some(DiffPools.names.map { Optional($0) } + [nil], max: 4)
-            return DiffCase(text: "\(list).contains(nickname)", predicate: #Predicate<DiffItem> { list.contains($0.nickname) })
+            return DiffCase(text: "\(list.diffShown).contains(nickname)", predicate: #Predicate<DiffItem> { list.contains($0.nickname) })
         },
         { r in
             let p = r.pick(DiffPools.prefixes)
-            return DiffCase(text: "nickname.flatMap { $0.starts(with: \(p.debugDescription)) } == true",
+            return DiffCase(text: "nickname.flatMap { $0.starts(with: \(p.diffShown)) } == true",
                             predicate: #Predicate<DiffItem> { $0.nickname.flatMap { $0.starts(with: p) } == true })
         },
         { r in
             let s = r.pick(DiffPools.searches)
-            return DiffCase(text: "(nickname ?? \"\").localizedStandardContains(\(s.debugDescription))",
+            return DiffCase(text: "(nickname ?? \"\").localizedStandardContains(\(s.diffShown))",
                             predicate: #Predicate<DiffItem> { ($0.nickname ?? "").localizedStandardContains(s) })
         },
         { r in
             let s = r.pick(DiffPools.names)
-            return DiffCase(text: "(nickname ?? name) == \(s.debugDescription)", predicate: #Predicate<DiffItem> { ($0.nickname ?? $0.name) == s })
+            return DiffCase(text: "(nickname ?? name) == \(s.diffShown)", predicate: #Predicate<DiffItem> { ($0.nickname ?? $0.name) == s })
         },
     ]
 
     static let stringTemplates: [Template] = [
-        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name == \(s.debugDescription)", predicate: #Predicate<DiffItem> { $0.name == s }) },
-        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name != \(s.debugDescription)", predicate: #Predicate<DiffItem> { $0.name != s }) },
-        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name < \(s.debugDescription)", predicate: #Predicate<DiffItem> { $0.name < s }) },
-        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name >= \(s.debugDescription)", predicate: #Predicate<DiffItem> { $0.name >= s }) },
+        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name == \(s.diffShown)", predicate: #Predicate<DiffItem> { $0.name == s }) },
+        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name != \(s.diffShown)", predicate: #Predicate<DiffItem> { $0.name != s }) },
+        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name < \(s.diffShown)", predicate: #Predicate<DiffItem> { $0.name < s }) },
+        { r in let s = r.pick(DiffPools.names); return DiffCase(text: "name >= \(s.diffShown)", predicate: #Predicate<DiffItem> { $0.name >= s }) },
         { r in
             let a = r.pick(DiffPools.names), b = r.pick(DiffPools.names)
-            return DiffCase(text: "name > \(a.debugDescription) && name <= \(b.debugDescription)", predicate: #Predicate<DiffItem> { $0.name > a && $0.name <= b })
+            return DiffCase(text: "name > \(a.diffShown) && name <= \(b.diffShown)", predicate: #Predicate<DiffItem> { $0.name > a && $0.name <= b })
         },
         { r in
             let p = r.pick(DiffPools.prefixes)
-            return DiffCase(text: "name.starts(with: \(p.debugDescription))", predicate: #Predicate<DiffItem> { $0.name.starts(with: p) })
+            return DiffCase(text: "name.starts(with: \(p.diffShown))", predicate: #Predicate<DiffItem> { $0.name.starts(with: p) })
         },
         { r in
             let s = r.pick(DiffPools.searches + DiffPools.prefixes)
-            return DiffCase(text: "name.contains(\(s.debugDescription))", predicate: #Predicate<DiffItem> { $0.name.contains(s) })
+            return DiffCase(text: "name.contains(\(s.diffShown))", predicate: #Predicate<DiffItem> { $0.name.contains(s) })
         },
         { r in
             let s = r.pick(DiffPools.searches)
-            return DiffCase(text: "name.localizedStandardContains(\(s.debugDescription))", predicate: #Predicate<DiffItem> { $0.name.localizedStandardContains(s) })
+            return DiffCase(text: "name.localizedStandardContains(\(s.diffShown))", predicate: #Predicate<DiffItem> { $0.name.localizedStandardContains(s) })
         },
         { r in
             let list = r.some(DiffPools.names, max: 5)
-            return DiffCase(text: "\(list).contains(name)", predicate: #Predicate<DiffItem> { list.contains($0.name) })
+            return DiffCase(text: "\(list.diffShown).contains(name)", predicate: #Predicate<DiffItem> { list.contains($0.name) })
         },
         { r in
             let n = r.int(0...8)
             return DiffCase(text: "name.count > \(n)", predicate: #Predicate<DiffItem> { $0.name.count > n })
         },
         { _ in DiffCase(text: "name.isEmpty", predicate: #Predicate<DiffItem> { $0.name.isEmpty }) },
-        { r in let s = r.pick(DiffPools.titles); return DiffCase(text: "title == \(s.debugDescription)", predicate: #Predicate<DiffItem> { $0.title == s }) },
+        { r in let s = r.pick(DiffPools.titles); return DiffCase(text: "title == \(s.diffShown)", predicate: #Predicate<DiffItem> { $0.title == s }) },
         { r in
             let s = r.pick(DiffPools.searches)
-            return DiffCase(text: "title.localizedStandardContains(\(s.debugDescription))", predicate: #Predicate<DiffItem> { $0.title.localizedStandardContains(s) })
+            return DiffCase(text: "title.localizedStandardContains(\(s.diffShown))", predicate: #Predicate<DiffItem> { $0.title.localizedStandardContains(s) })
         },
         { r in
             let s = r.pick(DiffPools.searches)
-            return DiffCase(text: "title.contains(\(s.debugDescription))", predicate: #Predicate<DiffItem> { $0.title.contains(s) })
+            return DiffCase(text: "title.contains(\(s.diffShown))", predicate: #Predicate<DiffItem> { $0.title.contains(s) })
         },
         { r in
             let p = r.pick(DiffPools.prefixes)
-            return DiffCase(text: "title.starts(with: \(p.debugDescription))", predicate: #Predicate<DiffItem> { $0.title.starts(with: p) })
+            return DiffCase(text: "title.starts(with: \(p.diffShown))", predicate: #Predicate<DiffItem> { $0.title.starts(with: p) })
         },
         { r in
             let s = r.pick(DiffPools.titles)
-            return DiffCase(text: "title < \(s.debugDescription)", predicate: #Predicate<DiffItem> { $0.title < s })
+            return DiffCase(text: "title < \(s.diffShown)", predicate: #Predicate<DiffItem> { $0.title < s })
         },
     ]
 
@@ -346,15 +369,15 @@ enum DiffTemplates {
     static let mixedTemplates: [Template] = [
         { r in
             let a = r.int(-6...21), s = r.pick(DiffPools.names)
-            return DiffCase(text: "rank == \(a) || name == \(s.debugDescription)", predicate: #Predicate<DiffItem> { $0.rank == a || $0.name == s })
+            return DiffCase(text: "rank == \(a) || name == \(s.diffShown)", predicate: #Predicate<DiffItem> { $0.rank == a || $0.name == s })
         },
         { r in
             let a = r.int(-6...21), p = r.pick(DiffPools.prefixes)
-            return DiffCase(text: "rank >= \(a) && name.starts(with: \(p.debugDescription))", predicate: #Predicate<DiffItem> { $0.rank >= a && $0.name.starts(with: p) })
+            return DiffCase(text: "rank >= \(a) && name.starts(with: \(p.diffShown))", predicate: #Predicate<DiffItem> { $0.rank >= a && $0.name.starts(with: p) })
         },
         { r in
             let list = r.some(DiffPools.names, max: 4), d = DiffPools.nearDate(&r)
-            return DiffCase(text: "\(list).contains(name) && created <= \(d.timeIntervalSinceReferenceDate)",
+            return DiffCase(text: "\(list.diffShown).contains(name) && created <= \(d.timeIntervalSinceReferenceDate)",
                             predicate: #Predicate<DiffItem> { list.contains($0.name) && $0.created <= d })
         },
         { r in
@@ -371,7 +394,7 @@ enum DiffTemplates {
         },
         { r in
             let s = r.pick(DiffPools.searches), d = DiffPools.nearDate(&r)
-            return DiffCase(text: "title.localizedStandardContains(\(s.debugDescription)) || created > \(d.timeIntervalSinceReferenceDate)",
+            return DiffCase(text: "title.localizedStandardContains(\(s.diffShown)) || created > \(d.timeIntervalSinceReferenceDate)",
                             predicate: #Predicate<DiffItem> { $0.title.localizedStandardContains(s) || $0.created > d })
         },
         { r in
@@ -380,7 +403,7 @@ enum DiffTemplates {
         },
         { r in
             let s = r.pick(DiffPools.names), v = DiffPools.nearScore(&r)
-            return DiffCase(text: "name == \(s.debugDescription) && score >= \(v)", predicate: #Predicate<DiffItem> { $0.name == s && $0.score >= v })
+            return DiffCase(text: "name == \(s.diffShown) && score >= \(v)", predicate: #Predicate<DiffItem> { $0.name == s && $0.score >= v })
         },
         { r in
             let list = r.some(Array(-6...21), max: 6), f = r.pick(DiffFlavor.allCases)
@@ -463,26 +486,26 @@ enum DiffAtoms {
             return ("(bonus ?? \(d)) >= \(x)", { v in
                 E.build_Comparison(lhs: E.build_NilCoalesce(lhs: E.build_KeyPath(root: v, keyPath: \.bonus), rhs: E.build_Arg(d)), rhs: E.build_Arg(x), op: .greaterThanOrEqual)
             })
-        case 8, 9: let s = r.pick(DiffPools.names); return compare("name", \.name, s, &r, shown: s.debugDescription)
-        case 10: let l = r.some(DiffPools.names, max: 4); return oneOf("name", \.name, l, shown: "\(l)")
+        case 8, 9: let s = r.pick(DiffPools.names); return compare("name", \.name, s, &r, shown: s.diffShown)
+        case 10: let l = r.some(DiffPools.names, max: 4); return oneOf("name", \.name, l, shown: l.diffShown)
         case 11:
             let p = r.pick(DiffPools.prefixes)
-            return ("name.starts(with: \(p.debugDescription))", { v in E.build_starts(E.build_KeyPath(root: v, keyPath: \.name), with: E.build_Arg(p)) })
+            return ("name.starts(with: \(p.diffShown))", { v in E.build_starts(E.build_KeyPath(root: v, keyPath: \.name), with: E.build_Arg(p)) })
         case 12:
             let s = r.pick(DiffPools.searches)
             let field = r.chance(0.5)
-            return ("\(field ? "name" : "title").localizedStandardContains(\(s.debugDescription))", { v in
+            return ("\(field ? "name" : "title").localizedStandardContains(\(s.diffShown))", { v in
                 E.build_localizedStandardContains(E.build_KeyPath(root: v, keyPath: field ? \DiffItem.name : \DiffItem.title), E.build_Arg(s))
             })
         case 13:
             let s = r.pick(DiffPools.searches)
-            return ("title.contains(\(s.debugDescription))", { v in E.build_contains(E.build_KeyPath(root: v, keyPath: \.title), E.build_Arg(s)) })
+            return ("title.contains(\(s.diffShown))", { v in E.build_contains(E.build_KeyPath(root: v, keyPath: \.title), E.build_Arg(s)) })
         case 14:
             let s: String? = r.chance(0.25) ? nil : r.pick(DiffPools.names)
-            return equal("nickname", \.nickname, s, shown: s?.debugDescription ?? "nil")
+            return equal("nickname", \.nickname, s, shown: s?.diffShown ?? "nil")
         case 15:
             let l: [String?] = r.some(DiffPools.names.map { Optional($0) } + [nil], max: 4)
-            return oneOf("nickname", \.nickname, l, shown: "\(l)")
+            return oneOf("nickname", \.nickname, l, shown: l.diffShown)
         case 16: return ("flag", { v in E.build_KeyPath(root: v, keyPath: \.flag) })
         case 17, 18: let d = DiffPools.nearDate(&r); return compare("created", \.created, d, &r, shown: "\(d.timeIntervalSinceReferenceDate)")
         case 19:
