@@ -46,7 +46,7 @@ extension ModelContext {
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         do {
             let query = try makeQuery(descriptor)
-            let pending = pendingState(query)
+            let pending = try pendingState(query)
             return try query.handle.store.read { tx in
                 var total = 0
                 if let collection = query.table.collection {
@@ -218,7 +218,9 @@ extension ModelContext {
     }
 
     /// Unsaved objects the query selects, and the stored rows they (or deletions) replace.
-    func pendingState<T: PersistentModel>(_ query: Query<T>) -> (objects: [AnyObject], excluded: Set<RowID>) {
+    /// A predicate that throws for an unsaved object (a forced unwrap of nil) fails the fetch,
+    /// as it does for a stored row and as Foundation's `filter { try predicate.evaluate($0) }` does.
+    func pendingState<T: PersistentModel>(_ query: Query<T>) throws -> (objects: [AnyObject], excluded: Set<RowID>) {
         var excluded = batchDeletes[ObjectIdentifier(query.entity)] ?? []
         guard query.descriptor.includePendingChanges else { return ([], excluded) }
         var objects: [AnyObject] = []
@@ -229,7 +231,7 @@ extension ModelContext {
             guard let b = backingOf(object), b.entity === query.entity, let model = object as? T else { continue }
             excluded.insert(b.rowID)
             if let predicate = query.descriptor.predicate {
-                guard (try? predicate.evaluate(model)) == true else { continue }
+                guard try predicate.evaluate(model) else { continue }
             }
             objects.append(object)
         }
@@ -268,7 +270,7 @@ extension ModelContext {
     /// The query's results in order, with offset and limit applied.
     func items<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction) throws -> [FetchItem] {
         let descriptor = query.descriptor
-        let pending = pendingState(query)
+        let pending = try pendingState(query)
         let offset = max(0, descriptor.fetchOffset ?? 0)
         let limit = descriptor.fetchLimit.map { max(0, $0) }
         func page<E>(_ all: [E]) -> [E] {
