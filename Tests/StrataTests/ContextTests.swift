@@ -561,6 +561,84 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
         #expect(try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map { $0 as AnyObject } .elementsEqual([first, newcomer]) { $0 === $1 })
     }
 
+    // MARK: Predicates that throw
+
+    /// Foundation's `filter { try predicate.evaluate($0) }` throws when the predicate does
+    /// (a forced unwrap of nil); so does a fetch, whether the object is stored or unsaved.
+    @Test func aThrowingPredicateFailsTheFetchForStoredAndPendingObjects() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: memory())
+        let context = ModelContext(container)
+        context.insert(Trip(name: "has a budget", startDate: day(0), budget: 10))
+        try context.save()
+        let predicate = #Predicate<Trip> { $0.budget! > 5 }
+        #expect(try context.fetch(FetchDescriptor(predicate: predicate)).count == 1)
+
+        let pending = Trip(name: "no budget, unsaved", startDate: day(1))
+        context.insert(pending)
+        #expect(throws: (any Error).self, "Foundation's answer") { try predicate.evaluate(pending) }
+        #expect(throws: (any Error).self) { try context.fetch(FetchDescriptor(predicate: predicate)) }
+        #expect(throws: (any Error).self) { try context.fetchCount(FetchDescriptor(predicate: predicate)) }
+        #expect(throws: (any Error).self) { try context.fetchIdentifiers(FetchDescriptor(predicate: predicate)) }
+
+        try context.save()
+        #expect(throws: (any Error).self) { try ModelContext(container).fetch(FetchDescriptor(predicate: predicate)) }
+        // Guarded, as Foundation needs it to be, the predicate works.
+        let guarded = #Predicate<Trip> { $0.budget != nil && $0.budget! > 5 }
+        #expect(try context.fetch(FetchDescriptor(predicate: guarded)).map(\.name) == ["has a budget"])
+    }
+
+    // MARK: Re-inserting, transactions, autosave
+
+    @Test func insertingADeletedObjectUndoesTheDeletion() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: memory())
+        let context = ModelContext(container)
+        let trips = try seedTrips(context, 2)
+        let id = trips[0].persistentModelID
+        context.delete(trips[0])
+        #expect(trips[0].isDeleted)
+        context.insert(trips[0])
+        #expect(!trips[0].isDeleted)
+        #expect(context.deletedModelsArray.isEmpty)
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 2)
+        #expect(try ModelContext(container).existingModel(for: id) != nil)
+
+        context.delete(trips[0])
+        try context.save()
+        #expect(try ModelContext(container).existingModel(for: id) == nil, "Strata extra: nil for a row that is gone")
+    }
+
+    @Test func transactionSavesAndAThrowingBlockSavesNothing() throws {
+        struct Stop: Error {}
+        let container = try ModelContainer(for: Trip.self, configurations: memory())
+        let context = ModelContext(container)
+        try context.transaction {
+            context.insert(Trip(name: "in a transaction", startDate: day(0)))
+        }
+        #expect(!context.hasChanges)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+        #expect(throws: Stop.self) {
+            try context.transaction {
+                context.insert(Trip(name: "never saved", startDate: day(1)))
+                throw Stop()
+            }
+        }
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+        #expect(context.hasChanges, "the changes stay pending, as in SwiftData")
+    }
+
+    @Test func autosaveOnProcessPendingChanges() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: memory())
+        let context = ModelContext(container)
+        context.insert(Trip(name: "a", startDate: day(0)))
+        context.processPendingChanges()
+        #expect(context.hasChanges, "autosave is off by default")
+        context.autosaveEnabled = true
+        context.processPendingChanges()
+        #expect(!context.hasChanges)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+    }
+
     // MARK: Notifications
 
     @Test func willSaveAndDidSaveNotifications() throws {
@@ -735,4 +813,5 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
         }
     }
 }
+
 
