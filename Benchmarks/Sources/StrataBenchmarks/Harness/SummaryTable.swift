@@ -76,6 +76,9 @@ struct SummaryTable {
                     notes.append("open \(Format.time(open)) + fetch \(Format.time(fetch))")
                 }
                 if let per = m["micros_per_op"]?.doubleValue { notes.append(String(format: "%.0f µs/commit", per)) }
+                if let p50 = m["p50_us"]?.doubleValue, let p99 = m["p99_us"]?.doubleValue {
+                    notes.append(String(format: "p50 %.0f µs, p99 %.0f µs", p50, p99))
+                }
                 if let b = m["bytes_per_record"]?.doubleValue { notes.append("\(Int(b)) B/record") }
                 if let r = m["record_bytes"]?.doubleValue, let t = m["tree_bytes"]?.doubleValue {
                     notes.append("records \(Format.bytes(Int(r))) + tree \(Format.bytes(Int(t)))")

@@ -18,8 +18,9 @@ enum E5DurableCommits: Workload {
         // neighbour) falls on every system alike; the page cache is flushed before each child
         // so that earlier workloads' writeback does not land on one system's syncs.
         let systems = bench.selected([.bareFsync, .strataEngine, .grdb, .grdbTuned])
-        let rounds = bench.options.commits >= 1_000 ? 4 : 1
+        let rounds = bench.options.commits >= 1_000 ? 8 : 1
         var results: [System: Measurement] = [:]
+        var roundP50s: [System: [Double]] = [:]
         for round in 0..<rounds {
             let n = bench.options.commits / rounds + (round == 0 ? bench.options.commits % rounds : 0)
             for system in systems {
@@ -33,6 +34,7 @@ enum E5DurableCommits: Workload {
                 guard var m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
                 if let syncs = child.syncs { m["fsyncs"] = .int(syncs) }
                 if let calls = child.writeCalls { m["write_calls"] = .int(calls) }
+                if let p50 = m["p50_us"]?.doubleValue { roundP50s[system, default: []].append(p50) }
                 if let sum = results[system] { m = E5DurableCommits.add(sum, m) }
                 results[system] = m
             }
@@ -43,11 +45,12 @@ enum E5DurableCommits: Workload {
             if let syncs = m["fsyncs"]?.doubleValue { m["fsyncs_per_op"] = .double(syncs / Double(max(m.n, 1))) }
             if let b = m["engine_bytes_written"]?.doubleValue { m["bytes_per_commit"] = .int(Int(b) / max(m.n, 1)) }
             m["rounds"] = .int(rounds)
+            if let p50s = roundP50s[system] { m["p50_us"] = .double(median(p50s)) }  // the median round's p50
             bench.report(m, title: title)
         }
     }
 
-    /// Two rounds' measurements as one: times, counts and bytes added, the larger peak.
+    /// Two rounds' measurements as one: times, counts and bytes added, the larger peak and p99.
     static func add(_ a: Measurement, _ b: Measurement) -> Measurement {
         var m = a
         m.n += b.n
@@ -57,6 +60,8 @@ enum E5DurableCommits: Workload {
         for key in ["bytes_written", "engine_syncs", "engine_bytes_written", "fsyncs", "write_calls"] {
             if let x = a[key]?.doubleValue, let y = b[key]?.doubleValue { m[key] = .int(Int(x + y)) }
         }
+        if let x = a["p99_us"]?.doubleValue, let y = b["p99_us"]?.doubleValue { m["p99_us"] = .double(max(x, y)) }
+
         return m
     }
 
@@ -67,57 +72,63 @@ enum E5DurableCommits: Workload {
         let data = Dataset(seed: UInt64(try arguments.int("seed")))
         // Records far from the ones E1 stores, so each commit is a new row.
         let first = 10_000_000
-        var extras: [(String, JSONValue)] = []
-        let result: Section.Result
+        // One durable commit of record i, per system.
+        let commit: (Int) throws -> Void
+        var engine: EngineCourses?
+        var cleanup: () -> Void = {}
         switch system {
         case .bareFsync:
             let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw BenchError("open \(path): errno \(errno)") }
-            defer { Glibc.close(fd) }
+            cleanup = { Glibc.close(fd) }
             let page = [UInt8](repeating: 0xA5, count: 4096)
-            var offset = 0
-            func append() throws {
-                let written = page.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            commit = { i in
+                let written = page.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(i * page.count)) }
                 guard written == page.count, fdatasync(fd) == 0 else { throw BenchError("pwrite/fdatasync failed: errno \(errno)") }
-                offset += page.count
             }
-            for _ in 0..<warmups { try append() }
-            let section = Section.begin()
-            for _ in 0..<n { try append() }
-            result = section.end()
-            extras = [("append_bytes", .int(4096))]
         case .strataEngine:
-            let engine = try EngineCourses.open(path: path, options: StoreOptions(durability: .full))
+            let e = try EngineCourses.open(path: path, options: StoreOptions(durability: .full))
+            engine = e
             var buffer: [UInt8] = []
-            for i in 0..<warmups { try engine.store.write { try engine.insert(data.course(first + i), in: $0, buffer: &buffer) } }
-            let before = engine.store.statistics
-            let section = Section.begin()
-            for i in warmups..<(warmups + n) {
-                try engine.store.write { try engine.insert(data.course(first + i), in: $0, buffer: &buffer) }
-            }
-            result = section.end()
-            let after = engine.store.statistics
-            extras = [("engine_syncs", .int(after.syncs - before.syncs)),
-                      ("engine_bytes_written", .int(after.bytesWritten - before.bytesWritten)),
-                      ("bytes_per_commit", .int((after.bytesWritten - before.bytesWritten) / max(n, 1)))]
+            commit = { i in try e.store.write { try e.insert(data.course(first + i), in: $0, buffer: &buffer) } }
         case .grdb, .grdbTuned:
             let style: GRDBStyle = system == .grdb ? .idiomatic : .tuned
             let queue = try GRDBCourses.open(path: path, synchronous: "FULL", style: style, create: true)
-            func insert(_ i: Int) throws {
+            commit = { i in
                 try queue.write { db in
                     if style == .idiomatic { try data.course(first + i).insert(db) } else { try GRDBCourses.insertTuned(data.course(first + i), db) }
                 }
             }
-            for i in 0..<warmups { try insert(i) }
-            let section = Section.begin()
-            for i in warmups..<(warmups + n) { try insert(i) }
-            result = section.end()
-            extras = [("synchronous", .string("FULL"))]
         }
-        var m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB,
-                            bytes: ProcessStats.fileSize(path) + ProcessStats.fileSize(path + "-wal"))
-        m.extras = [("bytes_written", .int(result.bytesWritten)),
-                    ("micros_per_op", .double(result.seconds / Double(max(n, 1)) * 1e6))] + extras
+        defer { cleanup() }
+        for i in 0..<warmups { try commit(i) }
+        let before = engine?.store.statistics
+        var latencies: [Double] = []
+        latencies.reserveCapacity(n)
+        let section = Section.begin()
+        for i in warmups..<(warmups + n) {
+            let t = ContinuousClock.now
+            try commit(i)
+            latencies.append(t.duration(to: .now).seconds)
+        }
+        let result = section.end()
+        latencies.sort()
+        var extras: [(String, JSONValue)] = [
+            ("bytes_written", .int(result.bytesWritten)),
+            ("p50_us", .double((latencies[latencies.count / 2] * 1e6).rounded())),
+            ("p99_us", .double((latencies[min(latencies.count - 1, latencies.count * 99 / 100)] * 1e6).rounded())),
+        ]
+        switch system {
+        case .bareFsync: extras.append(("append_bytes", .int(4096)))
+        case .strataEngine:
+            if let before, let after = engine?.store.statistics {
+                extras += [("engine_syncs", .int(after.syncs - before.syncs)),
+                           ("engine_bytes_written", .int(after.bytesWritten - before.bytesWritten))]
+            }
+        case .grdb, .grdbTuned: extras.append(("synchronous", .string("FULL")))
+        }
+        let m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB,
+                            bytes: ProcessStats.fileSize(path) + ProcessStats.fileSize(path + "-wal"), extras: extras)
         print(m.jsonLine)
     }
 }
