@@ -97,7 +97,7 @@ extension Store {
             throw StoreError(.readOnly, "The store was opened read-only; it cannot be compacted.", path: path)
         }
         writerGate.wait()
-        defer { writerGate.signal() }
+        defer { endWriting() }
         try checkNotFailed()
         let tx = try beginReadUnlocked()
         let old = tx.base

@@ -253,7 +253,7 @@ public final class Store: Sendable {
             }
             return WriteTransaction(store: self, snapshot: snapshot, writer: writer)
         } catch {
-            writerGate.signal()
+            endWriting()
             throw error
         }
     }
@@ -329,7 +329,7 @@ public final class Store: Sendable {
     /// Makes every commit so far durable (useful with `Durability.deferred`).
     public func sync() throws {
         writerGate.wait()
-        defer { writerGate.signal() }
+        defer { endWriting() }
         guard let writer = state.withLock({ $0.writer }) else { return }
         // After a failed sync the kernel may have dropped the unwritten pages: a second sync
         // could succeed without them, so it must not be tried.
@@ -354,7 +354,19 @@ public final class Store: Sendable {
             s.writer = nil
             return s.snapshot.file
         }
+        // A write transaction or compaction under way keeps the lock until it ends (see
+        // `endWriting`): releasing it now would let another writer append beside it.
+        guard let file, writerGate.wait(timeout: .now()) == .success else { return }
+        file.io.unlock()
+        writerGate.signal()
+    }
+
+    /// Ends the write transaction, compaction or sync that holds `writerGate`. On a store
+    /// closed meanwhile, this is when the lock is released.
+    func endWriting() {
+        let file = state.withLock { s in s.closed ? s.snapshot.file : nil }
         file?.io.unlock()
+        writerGate.signal()
     }
 
     /// What the store has done since it was opened (pages read, bytes written, syncs, commits).

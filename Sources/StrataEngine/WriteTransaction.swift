@@ -321,7 +321,7 @@ public final class WriteTransaction: ReadTransaction {
     public func commit() throws {
         try checkOpen()
         finished = true
-        defer { store.writerGate.signal() }
+        defer { store.endWriting() }
         let durable = store.options.durability == .full
         let newSnapshot: Snapshot
         do {
@@ -367,7 +367,7 @@ public final class WriteTransaction: ReadTransaction {
     public func rollback() {
         guard !finished else { return }
         finished = true
-        defer { store.writerGate.signal() }
+        defer { store.endWriting() }
         do { try writer.discard() } catch {
             store.fail(StoreError.io(error, doing: "rolling back", path: store.path))
         }
