@@ -350,6 +350,28 @@ import Testing
         }
     }
 
+    /// A non-unique entry is stored as key + row id, so when one key is a byte prefix of
+    /// another (raw keys, or keys of different arity such as encode("a") and encode("a", nil)),
+    /// the row id's bytes are compared with the longer key's and scans leave key order.
+    /// KeyEncoding keys of one shape never are prefixes of each other, so models are not affected.
+    @Test func nonUniqueKeysThatArePrefixesOfOthers() throws {
+        let dir = try EngineTestDirectory()
+        let store = try Store(path: dir.path())
+        let index = try store.write { tx in
+            let c = try tx.createCollection(named: "c")
+            let index = try tx.createIndex(named: "n", on: c, unique: false)
+            try tx.put([], row: 5, in: c, indexKeys: [IndexKey(index, KeyEncoding.encode("a"))])
+            try tx.put([], row: 1, in: c, indexKeys: [IndexKey(index, KeyEncoding.encode("a", Int?.none))])
+            return index
+        }
+        try store.read { tx throws in
+            withKnownIssue("non-unique index keys that are prefixes of other keys sort by row id bytes") { () throws in
+                #expect(try Self.scan(tx, index).map(\.row) == [5, 1])
+                #expect(try Self.scan(tx, index, KeyRange(upper: KeyEncoding.encode("a", Int?.none))).map(\.row) == [5])
+            }
+        }
+    }
+
     // MARK: Dropping
 
     @Test func dropIndex() throws {
