@@ -7,7 +7,7 @@ import Strata
 // right, in the container and in the reopened store.
 
 /// Collects what the worker threads find wrong.
-final class Problems: @unchecked Sendable {
+final class ConcurrencyProblems: @unchecked Sendable {
     private let lock = NSLock()
     private var list: [String] = []
     func add(_ text: String) { lock.withLock { list.append(text) } }
@@ -22,7 +22,7 @@ final class Problems: @unchecked Sendable {
         // Ids every worker upserts, and each worker's own ids, fixed up front.
         let shared = (0..<sharedCount).map { _ in UUID() }
         let own = (0..<workers).map { _ in (0..<rounds * ownPerRound).map { _ in UUID() } }
-        let problems = Problems()
+        let problems = ConcurrencyProblems()
         do {
             let container = try ModelContainer(for: Trip.self, Person.self, configurations: config)
             DispatchQueue.concurrentPerform(iterations: workers + 1) { worker in
@@ -96,7 +96,7 @@ final class Problems: @unchecked Sendable {
     @Test func concurrentUpsertsOfOneValueLeaveOneRow() throws {
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let id = UUID()
-        let problems = Problems()
+        let problems = ConcurrencyProblems()
         DispatchQueue.concurrentPerform(iterations: 6) { worker in
             let context = ModelContext(container)
             for round in 0..<10 {

@@ -746,6 +746,23 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
         #expect(names(try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.rating)]))) == ["t0", "t1", "t2"])
     }
 
+    @Test func aStoreOpenForWritingIsNotOpenedTwice() throws {
+        let dir = TemporaryDirectory()
+        let config = ModelConfiguration(url: dir.store())
+        let first = try ModelContainer(for: Trip.self, configurations: config)
+        try seedTrips(ModelContext(first), 2)
+        #expect {
+            _ = try ModelContainer(for: Trip.self, configurations: config)
+        } throws: { error in
+            (error as? StrataError)?.code == .storeFailure
+        }
+        // The first container is unharmed.
+        let context = ModelContext(first)
+        context.insert(Trip(name: "after", startDate: day(3)))
+        try context.save()
+        #expect(try ModelContext(first).fetchCount(FetchDescriptor<Trip>()) == 3)
+    }
+
     @Test func defaultLocationAndExplicitURL() throws {
         let env = ProcessInfo.processInfo.environment
         let directory = ModelConfiguration.defaultDirectory

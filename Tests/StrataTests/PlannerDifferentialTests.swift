@@ -44,7 +44,7 @@ final class DiffItem: PersistentModel {
 }
 
 /// A small, fast, seedable generator (SplitMix64).
-struct SplitMix: RandomNumberGenerator {
+struct DiffRNG: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
@@ -83,14 +83,21 @@ enum DiffPools {
     static let prefixes = ["C", "Ca", "ca", "Caf", "М", "Мо", "item", "item 1", "", "\u{212A}", "K", "é", "e\u{301}", "e", "😀", "Z", "Ñ", "a\u{0}", "Α"]
     static let tags = ["red", "green", "blue", "Ünïcode", "日本", "Red"]
     static let scores: [Double] = [-1.5, -0.0, 0.0, 0.5, 1, 2.25, 3, 1e300, -1e300, .infinity, -.infinity, 42, 7.125, -3]
+    /// Serials of the objects a test makes are below this (some ids in predicates match none).
+    static let maxSerial = 150
+    /// The unique id of the object with a serial: random-looking, the same in every run.
+    static func uid(_ serial: Int) -> UUID {
+        var r = DiffRNG(seed: UInt64(serial) &* 0x2545_F491_4F6C_DD1D &+ 17)
+        return r.uuid()
+    }
     static let base = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
     static let dates: [Date] = [0, 0.001, 0.5, 1.25, 3600, 86_400, -86_400, 1_000_000.75, -0.125, 59.999]
         .map { base.addingTimeInterval($0) }
-    static func nearDate(_ r: inout SplitMix) -> Date {
+    static func nearDate(_ r: inout DiffRNG) -> Date {
         let d = r.pick(dates)
         return r.chance(0.7) ? d : d.addingTimeInterval(r.pick([-0.0001, 0.0001, -1, 1]))
     }
-    static func nearScore(_ r: inout SplitMix) -> Double {
+    static func nearScore(_ r: inout DiffRNG) -> Double {
         r.chance(0.8) ? r.pick(scores) : Double(r.int(-40...40)) / 8
     }
 }
@@ -125,7 +132,7 @@ struct DiffCase {
 
 /// Predicate templates: each draws random captured values and returns a `#Predicate`.
 enum DiffTemplates {
-    typealias Template = @Sendable (inout SplitMix) -> DiffCase
+    typealias Template = @Sendable (inout DiffRNG) -> DiffCase
 
     static let all: [Template] = intTemplates + doubleTemplates + optionalTemplates + stringTemplates
         + boolDateUUIDTemplates + collectionTemplates + mixedTemplates
@@ -414,6 +421,27 @@ enum DiffTemplates {
             return DiffCase(text: "score > \(v) && created < \(d.timeIntervalSinceReferenceDate)", predicate: #Predicate<DiffItem> { $0.score > v && $0.created < d })
         },
         { r in
+            let serial = r.int(0...DiffPools.maxSerial)
+            let u = DiffPools.uid(serial)
+            return DiffCase(text: "uid == uid(\(serial))", predicate: #Predicate<DiffItem> { $0.uid == u })
+        },
+        { r in
+            let serial = r.int(0...DiffPools.maxSerial)
+            let u = DiffPools.uid(serial)
+            return DiffCase(text: "uid != uid(\(serial))", predicate: #Predicate<DiffItem> { $0.uid != u })
+        },
+        { r in
+            let serials = (0..<r.int(0...6)).map { _ in r.int(0...DiffPools.maxSerial) }
+            let list = serials.map(DiffPools.uid)
+            return DiffCase(text: "\(serials.map { "uid(\($0))" }).contains(uid)", predicate: #Predicate<DiffItem> { list.contains($0.uid) })
+        },
+        { r in
+            let serials = (0..<r.int(1...4)).map { _ in r.int(0...DiffPools.maxSerial) }
+            let list = serials.map(DiffPools.uid)
+            let v = r.int(-6...21)
+            return DiffCase(text: "\(serials.map { "uid(\($0))" }).contains(uid) && rank > \(v)", predicate: #Predicate<DiffItem> { list.contains($0.uid) && $0.rank > v })
+        },
+        { r in
             let u = r.uuid()
             return DiffCase(text: "uid == <random \(u)>", predicate: #Predicate<DiffItem> { $0.uid == u })
         },
@@ -433,7 +461,7 @@ enum DiffAtoms {
     static let symbols = ["==", "!=", "<", "<=", ">", ">="]
 
     /// `path op x`, or `x op path` when `flip`.
-    static func compare<T: Comparable & Codable & Sendable>(_ name: String, _ path: KeyPath<DiffItem, T> & Sendable, _ x: T, _ r: inout SplitMix, shown: String) -> (String, Build) {
+    static func compare<T: Comparable & Codable & Sendable>(_ name: String, _ path: KeyPath<DiffItem, T> & Sendable, _ x: T, _ r: inout DiffRNG, shown: String) -> (String, Build) {
         let op = r.int(0...5)
         let flip = r.chance(0.2)
         let text = flip ? "\(shown) \(symbols[op]) \(name)" : "\(name) \(symbols[op]) \(shown)"
@@ -466,8 +494,15 @@ enum DiffAtoms {
         ("\(name) == \(shown)", { v in E.build_Equal(lhs: E.build_KeyPath(root: v, keyPath: path), rhs: E.build_Arg(x)) })
     }
 
-    static func atom(_ r: inout SplitMix) -> (String, Build) {
-        switch r.int(0...21) {
+    static func atom(_ r: inout DiffRNG) -> (String, Build) {
+        switch r.int(0...22) {
+        case 22:
+            if r.chance(0.5) {
+                let serial = r.int(0...DiffPools.maxSerial)
+                return equal("uid", \.uid, DiffPools.uid(serial), shown: "uid(\(serial))")
+            }
+            let serials = (0..<r.int(0...4)).map { _ in r.int(0...DiffPools.maxSerial) }
+            return oneOf("uid", \.uid, serials.map(DiffPools.uid), shown: "\(serials.map { "uid(\($0))" })")
         case 0, 1: let x = r.int(-6...21); return compare("rank", \.rank, x, &r, shown: "\(x)")
         case 2: let l = r.some(Array(-6...21), max: 5); return oneOf("rank", \.rank, l, shown: "\(l)")
         case 3: let x = r.int(0...9); return compare("level", \.level, x, &r, shown: "\(x)")
@@ -521,7 +556,7 @@ enum DiffAtoms {
         }
     }
 
-    static func tree(_ r: inout SplitMix, depth: Int) -> (String, Build) {
+    static func tree(_ r: inout DiffRNG, depth: Int) -> (String, Build) {
         let roll = r.int(0...9)
         if depth >= 3 || (depth > 0 && roll < 4) { return atom(&r) }
         if roll < 6 || depth == 0 && roll < 7 {
@@ -560,7 +595,7 @@ enum DiffAtoms {
 
 /// The differential harness: one store, many cases.
 final class DifferentialHarness {
-    var rng: SplitMix
+    var rng: DiffRNG
     let seed: UInt64
     var failures: [String] = []
     var cases = 0
@@ -571,12 +606,12 @@ final class DifferentialHarness {
         } else {
             seed = UInt64.random(in: 0...UInt64(UInt32.max))
         }
-        rng = SplitMix(seed: seed)
+        rng = DiffRNG(seed: seed)
     }
 
     func makeItem(serial: Int) -> DiffItem {
         let o = DiffItem()
-        o.uid = rng.uuid()
+        o.uid = DiffPools.uid(serial)
         o.serial = serial
         randomize(o)
         return o
@@ -742,7 +777,7 @@ final class DifferentialHarness {
     @Test func localizedStandardContainsIsCaseAndDiacriticInsensitive() throws {
         let container = try ModelContainer(for: DiffItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let context = ModelContext(container)
-        var rng = SplitMix(seed: 1)
+        var rng = DiffRNG(seed: 1)
         for (i, title) in ["Le Café de Flore", "Cafe\u{301} au lait", "Москва — столица", "Ελληνικά", "plain", "ZÜRICH"].enumerated() {
             let o = DiffItem()
             o.uid = rng.uuid()
