@@ -13,7 +13,8 @@ public struct FetchDescriptor<T: PersistentModel> {
     public var predicate: Predicate<T>?
     /// The order; empty for the order the objects were stored in.
     public var sortBy: [SortDescriptor<T>]
-    /// At most this many objects.
+    /// At most this many objects; nil or 0 for no limit (0 means "no limit" in Core Data,
+    /// which SwiftData is built on).
     public var fetchLimit: Int?
     /// Skip this many objects first.
     public var fetchOffset: Int?
@@ -27,5 +28,10 @@ public struct FetchDescriptor<T: PersistentModel> {
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
         self.predicate = predicate
         self.sortBy = sortBy
+    }
+
+    var effectiveLimit: Int? {
+        guard let fetchLimit, fetchLimit > 0 else { return nil }
+        return fetchLimit
     }
 }

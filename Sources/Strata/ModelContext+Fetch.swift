@@ -62,7 +62,7 @@ extension ModelContext {
                 total += pending.objects.count
                 let offset = max(0, descriptor.fetchOffset ?? 0)
                 total = max(0, total - offset)
-                if let limit = descriptor.fetchLimit { total = min(total, max(0, limit)) }
+                if let limit = descriptor.effectiveLimit { total = min(total, limit) }
                 return total
             }
         } catch { throw StrataError.store(error, while: "count \(T.self)") }
@@ -272,7 +272,7 @@ extension ModelContext {
         let descriptor = query.descriptor
         let pending = try pendingState(query)
         let offset = max(0, descriptor.fetchOffset ?? 0)
-        let limit = descriptor.fetchLimit.map { max(0, $0) }
+        let limit = descriptor.effectiveLimit
         func page<E>(_ all: [E]) -> [E] {
             let start = min(offset, all.count)
             let end = limit.map { min(all.count, start + $0) } ?? all.count

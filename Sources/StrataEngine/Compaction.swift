@@ -120,7 +120,7 @@ extension Store {
             let header = FileHeader(salt: salt, createdMilliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
             try io.write(header.encode(), at: 0)
             let file = StoreFile(io: io, path: path, salt: salt, cacheSize: options.cacheSize, counters: old.file.counters)
-            let writer = AppendWriter(file: file, committedEnd: UInt64(FileHeader.size))
+            let writer = AppendWriter(file: file, committedEnd: UInt64(FileHeader.size), syncedEnd: UInt64(FileHeader.size))
             let loader = BulkLoader(writer: writer)
             var cursor = TreeCursor(root: tx.root, reader: tx.reader)
             try cursor.seek(atLeast: nil)

@@ -167,10 +167,17 @@ public final class Store: Sendable {
                 // A torn or damaged tail after the last intact commit: cut it off.
                 try io.truncate(to: snapshot.end)
             }
-            // Make what the last session left durable (it may have used deferred durability),
-            // so that this session's commits need not check earlier ones on the next open.
-            try io.sync()
-            return (snapshot, AppendWriter(file: file, committedEnd: snapshot.end))
+            // What the last session left may not be durable yet (deferred durability, or a crash
+            // between a commit's write and its sync). With full durability the first commit of
+            // this session syncs it before writing (so opening stays a few reads, no sync);
+            // with deferred durability it is synced now, so that this session's commits need
+            // not make the next open check earlier ones.
+            var syncedEnd: UInt64 = 0
+            if options.durability == .deferred {
+                try io.sync()
+                syncedEnd = snapshot.end
+            }
+            return (snapshot, AppendWriter(file: file, committedEnd: snapshot.end, syncedEnd: syncedEnd))
         } catch let error as StoreError {
             io.close()
             throw error

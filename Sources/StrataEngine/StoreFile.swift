@@ -117,17 +117,17 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     /// The end of the last commit record: everything before it is committed.
     private(set) var committedEnd: UInt64
     private(set) var flushedEnd: UInt64
-    /// Everything before this offset has been synced (the file is synced when opened).
+    /// Everything before this offset is known to be synced.
     private(set) var syncedEnd: UInt64
     private var buffer: [UInt8] = []
     private(set) var bodyChecksum: UInt32 = 0
     static let flushThreshold = 1 << 20
 
-    init(file: StoreFile, committedEnd: UInt64) {
+    init(file: StoreFile, committedEnd: UInt64, syncedEnd: UInt64) {
         self.file = file
         self.committedEnd = committedEnd
         self.flushedEnd = committedEnd
-        self.syncedEnd = committedEnd
+        self.syncedEnd = syncedEnd
         buffer.reserveCapacity(AppendWriter.flushThreshold)
     }
 

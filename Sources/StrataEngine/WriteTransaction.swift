@@ -325,6 +325,11 @@ public final class WriteTransaction: ReadTransaction {
         let durable = store.options.durability == .full
         let newSnapshot: Snapshot
         do {
+            if durable && writer.syncedEnd < writer.committedEnd {
+                // The first commit of a session makes what the last one left durable before it
+                // builds on it (see Store.openFile).
+                try writer.sync()
+            }
             let rootRef = try tree.write(into: writer)
             catalog.liveTreeBytes = catalog.liveTreeBytes + tree.writtenBytes - Swift.min(catalog.liveTreeBytes + tree.writtenBytes, tree.supersededBytes)
             var flags: UInt32 = 0

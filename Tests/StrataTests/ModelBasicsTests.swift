@@ -63,3 +63,17 @@ import Strata
         }
     }
 }
+
+extension ModelBasicsTests {
+    /// `fetchLimit = 0` means no limit, as in Core Data (SwiftData's backing on Apple platforms).
+    @Test func fetchLimitZeroMeansNoLimit() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        for i in 0..<3 { context.insert(Trip(name: "t\(i)", startDate: .now)) }
+        try context.save()
+        var descriptor = FetchDescriptor<Trip>()
+        descriptor.fetchLimit = 0
+        #expect(try context.fetch(descriptor).count == 3)
+        #expect(try context.fetchCount(descriptor) == 3)
+    }
+}
