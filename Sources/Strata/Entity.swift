@@ -8,6 +8,8 @@ final class Entity: @unchecked Sendable {
     let name: String
     let type: any PersistentModel.Type
     let properties: [AnyProperty]
+    /// The relationship properties (also in `properties`).
+    let relationships: [RelationshipProperty]
     let propertyIndex: [String: Int]
     /// Unique constraints (single `.unique` attributes and `uniqueConstraints`), as property indexes.
     let uniqueGroups: [[Int]]
@@ -25,6 +27,12 @@ final class Entity: @unchecked Sendable {
         var properties: [AnyProperty] = []
         for field in FieldReflection.fields(of: T.self) {
             if field.type is TransientStorage.Type { continue }
+            if let relationship = field.type as? RelationshipStorage.Type {
+                let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
+                let declaration = Entity.relationshipDeclaration(of: relationship, in: sample, offset: field.offset)
+                properties.append(relationship.makeRelationship(name: propertyName, offset: field.offset, index: properties.count, declaration: declaration))
+                continue
+            }
             guard let storage = field.type as? AttributeStorage.Type else {
                 let shown = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
                 throw StrataError.schema("\(name).\(shown) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
@@ -38,9 +46,10 @@ final class Entity: @unchecked Sendable {
             }
         }
         guard !properties.isEmpty else {
-            throw StrataError.schema("\(name) has no @Attribute property; a model needs at least one persisted property.")
+            throw StrataError.schema("\(name) has no @Attribute or @Relationship property; a model needs at least one persisted property.")
         }
         self.properties = properties
+        self.relationships = properties.compactMap { $0 as? RelationshipProperty }
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
         let prober = KeyPathProber(T.self, properties: properties)
         self.probe = prober
@@ -66,6 +75,14 @@ final class Entity: @unchecked Sendable {
         }
         self.uniqueGroups = unique
         self.indexGroups = indexGroups
+    }
+
+    private static func relationshipDeclaration(of storage: RelationshipStorage.Type, in object: AnyObject, offset: Int) -> RelationshipDeclaration {
+        func read<S: RelationshipStorage>(_: S.Type) -> RelationshipDeclaration {
+            UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+                .advanced(by: offset).assumingMemoryBound(to: S.self).pointee.relationshipDeclaration
+        }
+        return read(storage)
     }
 
     private static func declaration(of storage: AttributeStorage.Type, in object: AnyObject, offset: Int) -> AttributeDeclaration {
@@ -130,6 +147,12 @@ final class KeyPathProber: @unchecked Sendable {
             var found: Int? = nil
             if session.hits.count == 1, let hit = session.hits.first {
                 let property = properties[hit]
+                if let relationship = property as? RelationshipProperty {
+                    // Relationships have no marker values: the key path's type must be the property's.
+                    let confirmed = type(of: keyPath).valueType == relationship.declaredValueType
+                    cache[keyPath] = .some(confirmed ? hit : nil)
+                    return confirmed ? hit : nil
+                }
                 var confirmed = type(of: keyPath).valueType == property.valueType
                 for variant in 0..<2 where confirmed {
                     guard property.setMarker(variant, on: probe), let read = apply(keyPath) else { confirmed = false; break }

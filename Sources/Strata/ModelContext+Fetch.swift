@@ -13,7 +13,7 @@ struct Query<T: PersistentModel> {
     let handle: StoreHandle
     let table: Table
     let descriptor: FetchDescriptor<T>
-    let filter: ((RecordView) throws -> Bool)?
+    let filter: ((RowID, RecordView) throws -> Bool)?
     let hints: [IndexHint]
 
     var entity: Entity { table.entity }
@@ -185,7 +185,9 @@ extension ModelContext {
                 if try predicate.map({ try $0.evaluate(t) }) ?? true { delete(t) }
             }
             for row in rows {
-                if let object = registeredObject(query.entity, row) as? T {
+                // A model with relationships is deleted object by object, so its delete rules apply.
+                let object = registeredObject(query.entity, row) ?? (query.entity.relationships.isEmpty ? nil : relatedObject(query.entity, row))
+                if let object = object as? T {
                     delete(object)
                 } else {
                     batchDeletes[ObjectIdentifier(query.entity), default: []].insert(row)
@@ -204,15 +206,25 @@ extension ModelContext {
         let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key)
         let hints = (predicate.expression as? any IndexHinting)?.indexHints(compiler) ?? []
         if let compiled = compiler.compile(predicate.expression) {
-            return Query(handle: handle, table: table, descriptor: descriptor, filter: compiled, hints: hints)
+            return Query(handle: handle, table: table, descriptor: descriptor, filter: { _, view in try compiled(view) }, hints: hints)
         }
-        // The slow path: an object decoded from the record, and Foundation's own evaluation.
+        // The slow path: an object made from the record, and Foundation's own evaluation. A model
+        // with relationships is evaluated on its registered object, so that key paths through
+        // relationships can load the related objects.
         let entity = table.entity
-        let filter: (RecordView) throws -> Bool = { view in
-            let object = entity.newInstance()
-            for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
-            guard let model = object as? T else { return false }
-            return try predicate.evaluate(model)
+        let filter: (RowID, RecordView) throws -> Bool
+        if entity.relationships.isEmpty {
+            filter = { _, view in
+                let object = entity.newInstance()
+                for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
+                guard let model = object as? T else { return false }
+                return try predicate.evaluate(model)
+            }
+        } else {
+            filter = { [unowned self] row, view in
+                guard let model = try self.materialize(row, view: view, entity: entity, handle: handle) as? T else { return false }
+                return try predicate.evaluate(model)
+            }
         }
         return Query(handle: handle, table: table, descriptor: descriptor, filter: filter, hints: hints)
     }
@@ -245,7 +257,7 @@ extension ModelContext {
         let source = try QueryPlanner.source(hints: query.hints, table: query.table, tx: tx)
         func check(_ row: RowID, _ raw: UnsafeRawBufferPointer) throws -> Bool {
             let view = try RecordView(raw)
-            if let filter, try !filter(view) { return true }
+            if let filter, try !filter(row, view) { return true }
             return try body(row, view)
         }
         switch source {
@@ -339,6 +351,12 @@ extension ModelContext {
                 offer((row, registered, registered))
                 return true
             }
+            if registered == nil && !entity.relationships.isEmpty {
+                // Sort keys may go through relationships: use the registered object.
+                guard let object = try materialize(row, view: view, entity: entity, handle: query.handle) as? T else { return true }
+                offer((row, object, object))
+                return true
+            }
             let detached = entity.newInstance()
             for p in entity.properties { try p.decodeValue(try view.field(p.index), into: detached) }
             guard let key = detached as? T else { return true }
@@ -367,7 +385,7 @@ extension ModelContext {
             if let limit, rows.count >= limit { break }
             if excluded.contains(entry.row) { continue }
             if let filter = query.filter {
-                let passes = try tx.withRecord(entry.row, in: collection) { try filter(try RecordView($0)) } ?? false
+                let passes = try tx.withRecord(entry.row, in: collection) { try filter(entry.row, try RecordView($0)) } ?? false
                 if !passes { continue }
             }
             if skipped < offset { skipped += 1; continue }

@@ -15,6 +15,10 @@ extension ModelContext {
     public func save() throws {
         guard hasChanges else { return }
         NotificationCenter.default.post(name: ModelContext.willSave, object: self)
+        try applyDeleteRules()
+        try checkRelationshipCounts()
+        rowRemap = [:]
+        defer { rowRemap = [:] }
         var insertedIDs: [PersistentIdentifier] = []
         var updatedIDs: [PersistentIdentifier] = []
         var deletedIDs: [PersistentIdentifier] = []
@@ -63,8 +67,22 @@ extension ModelContext {
                     for (object, backing, table) in ins {
                         guard let collection = table.collection else { continue }
                         let row = try upsertTarget(object, backing: backing, table: table, tx: tx)
+                        if row != backing.rowID { rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row }
                         try put(object, row: row, table: table, collection: collection, tx: tx)
                         decided.append((object, backing, row))
+                    }
+                    // An upsert moved an insert to another row: records that refer to it are
+                    // written again with the row it has now.
+                    if !rowRemap.isEmpty {
+                        for (object, backing, table) in chg where !table.entity.relationships.isEmpty {
+                            guard let collection = table.collection else { continue }
+                            try put(object, row: backing.rowID, table: table, collection: collection, tx: tx)
+                        }
+                        for (object, _, row) in decided {
+                            guard let (_, table) = container.location(ofEntityNamed: backingOf(object)?.entity?.name ?? ""),
+                                  !table.entity.relationships.isEmpty, let collection = table.collection else { continue }
+                            try put(object, row: row, table: table, collection: collection, tx: tx)
+                        }
                     }
                 }
                 takeovers += decided
@@ -100,6 +118,15 @@ extension ModelContext {
             backing.isChanged = false
             if let entity = backing.entity {
                 insertedIDs.append(PersistentIdentifier(entityName: entity.name, storeIdentifier: backing.storeIdentifier, rowID: Int64(row)))
+            }
+        }
+        if !rowRemap.isEmpty {
+            for object in insertedObjects + changedObjects {
+                guard let entity = backingOf(object)?.entity else { continue }
+                for relationship in entity.relationships {
+                    guard let remap = rowRemap[ObjectIdentifier(relationship.targetEntity)], let references = relationship.references(of: object) else { continue }
+                    relationship.setReferences(references.map { if case .row(let r) = $0, let moved = remap[r] { .row(moved) } else { $0 } }, of: object)
+                }
             }
         }
         for object in changedObjects {
@@ -157,5 +184,67 @@ extension ModelContext {
     /// autosaves when `autosaveEnabled` is true). Same as SwiftData's `processPendingChanges()`.
     public func processPendingChanges() {
         if autosaveEnabled && hasChanges { try? save() }
+    }
+}
+
+extension ModelContext {
+    /// Applies the delete rules of every deleted object's relationships: `.cascade` deletes the
+    /// related objects (and so on), `.nullify` removes the object from their inverse side,
+    /// `.deny` refuses the save while related objects remain, `.noAction` leaves them.
+    func applyDeleteRules() throws {
+        var queue = deleted.objects
+        var position = 0
+        while position < queue.count {
+            let object = queue[position]
+            position += 1
+            guard let backing = backingOf(object), let entity = backing.entity, !entity.relationships.isEmpty else { continue }
+            for relationship in entity.relationships {
+                let rows = relationship.rows(of: object)
+                if rows.isEmpty { continue }
+                switch relationship.relationship.deleteRule {
+                case .deny:
+                    let alive = rows.filter { row in
+                        guard let target = relatedObject(relationship.targetEntity, row) else { return false }
+                        return backingOf(target)?.status != .deleted
+                    }
+                    if !alive.isEmpty {
+                        throw StrataError(.deleteDenied, "\(entity.name).\(relationship.name) has the .deny delete rule and still refers to \(alive.count) \(relationship.targetEntity.name) object(s); nothing was saved. Delete or detach them first.")
+                    }
+                case .cascade:
+                    for row in rows {
+                        guard let target = relatedObject(relationship.targetEntity, row),
+                              let model = target as? any PersistentModel,
+                              let b = backingOf(target), b.status != .deleted, b.status != .detached else { continue }
+                        delete(model)
+                        queue.append(target)
+                    }
+                case .nullify:
+                    guard let inverse = relationship.inverse(in: entity) else { continue }
+                    for row in rows {
+                        guard let target = relatedObject(relationship.targetEntity, row), backingOf(target)?.status != .deleted else { continue }
+                        inverse.unlink(.row(backing.rowID), from: target)
+                    }
+                case .noAction:
+                    continue
+                }
+            }
+        }
+    }
+
+    /// Checks `minimumModelCount` / `maximumModelCount` of the to-many relationships of every
+    /// object about to be saved.
+    func checkRelationshipCounts() throws {
+        for object in inserted.objects + changed.objects {
+            guard let entity = backingOf(object)?.entity else { continue }
+            for relationship in entity.relationships where relationship.isToMany {
+                let count = relationship.rows(of: object).count
+                if let minimum = relationship.relationship.minimumModelCount, minimum > 0, count < minimum {
+                    throw StrataError(.relationshipCount, "\(entity.name).\(relationship.name) holds \(count) object(s); its minimumModelCount is \(minimum). Nothing was saved.")
+                }
+                if let maximum = relationship.relationship.maximumModelCount, maximum > 0, count > maximum {
+                    throw StrataError(.relationshipCount, "\(entity.name).\(relationship.name) holds \(count) object(s); its maximumModelCount is \(maximum). Nothing was saved.")
+                }
+            }
+        }
     }
 }

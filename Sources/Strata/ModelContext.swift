@@ -40,6 +40,8 @@ public final class ModelContext {
     var inserted = OrderedObjects()
     var changed = OrderedObjects()
     var deleted = OrderedObjects()
+    /// During a save: the row each upserted insert moved to, by entity (for relationship fields).
+    var rowRemap: [ObjectIdentifier: [RowID: RowID]] = [:]
     /// Rows selected by `delete(model:where:)` that were not registered as objects.
     var batchDeletes: [ObjectIdentifier: Set<RowID>] = [:]
 
@@ -93,6 +95,53 @@ public final class ModelContext {
         for p in entity.properties { p.setBacking(backing, of: object) }
     }
 
+    // MARK: Relationships
+
+    /// The object of a related row: the registered one, or one loaded from the store.
+    func relatedObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
+        if let registered = registeredObject(entity, row) { return registered }
+        guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return nil }
+        return try? handle.store.read { tx in
+            try tx.withRecord(row, in: collection) { raw in
+                try self.materialize(row, view: try RecordView(raw), entity: entity, handle: handle)
+            }
+        }
+    }
+
+    /// Makes sure a related object is in this context (inserting it if it is new) and returns its backing.
+    @discardableResult
+    func insertRelated(_ object: AnyObject, entity: Entity) -> ModelBacking? {
+        if let b = entity.backing(of: object), b.context === self, b.status != .detached { return b }
+        guard let model = object as? any PersistentModel else { return nil }
+        insert(model)
+        return entity.backing(of: object)
+    }
+
+    /// After an object is registered: inserts the new objects its relationships hold, names
+    /// them by row, and makes the inverse sides name this object by row too.
+    func linkRelationships(of object: AnyObject, backing: ModelBacking, entity: Entity) {
+        for relationship in entity.relationships {
+            guard let references = relationship.references(of: object) else { continue }
+            var rows: [RelatedReference] = []
+            let inverse = relationship.inverse(in: entity)
+            for reference in references {
+                switch reference {
+                case .row(let r):
+                    rows.append(.row(r))
+                case .object(let o):
+                    guard let b = insertRelated(o, entity: relationship.targetEntity) else { continue }
+                    rows.append(.row(b.rowID))
+                    if let inverse {
+                        // The other side may name this object by identity (set before insert).
+                        inverse.unlink(.object(ObjectIdentifier(object)), from: o)
+                        inverse.link(object, ownerKey: .row(backing.rowID), into: o, back: relationship, context: self)
+                    }
+                }
+            }
+            relationship.setReferences(rows, of: object)
+        }
+    }
+
     // MARK: Inserting and deleting
 
     /// Inserts a new object; it is saved by the next `save()`. Inserting an object that is
@@ -118,6 +167,7 @@ public final class ModelContext {
             attach(model, entity: table.entity, backing: backing)
             register(model, backing)
             inserted.append(model)
+            if !table.entity.relationships.isEmpty { linkRelationships(of: model, backing: backing, entity: table.entity) }
             if autosaveEnabled { autosaveIfNeeded() }
         } catch {
             preconditionFailure("\(error)")

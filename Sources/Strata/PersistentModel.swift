@@ -124,8 +124,22 @@ final class EntityRegistry: Sendable {
         }
     }
 
+    /// The entity of a related model (discovered with the container, so found here); a model
+    /// that cannot be discovered at all stands for an empty placeholder.
+    func discoverOrPlaceholder(_ type: any PersistentModel.Type) -> Entity {
+        if let entity = try? discover(type) { return entity }
+        if let placeholder = try? discoverModel(UndiscoverableModel.self) { return placeholder }
+        preconditionFailure("\(type) cannot be discovered as a model.")
+    }
+
     func discover(_ type: any PersistentModel.Type) throws -> Entity {
         func open<T: PersistentModel>(_ t: T.Type) throws -> Entity { try discoverModel(t) }
         return try open(type)
     }
+}
+
+/// Stands for a related model that failed discovery (its container already reported why).
+final class UndiscoverableModel: PersistentModel {
+    @Attribute var unused: Int = 0
+    init() {}
 }

@@ -40,8 +40,20 @@ public final class Schema: Hashable, @unchecked Sendable {
     public var entityNames: [String] { types.map { String(describing: $0) } }
 
     /// The discovered entities; throws a schema error naming the class and property at fault.
+    /// The discovered entities, including models reachable through relationships (added as
+    /// SwiftData adds them); throws a schema error naming the class and property at fault.
     func entities() throws -> [Entity] {
-        try types.map { try EntityRegistry.shared.discover($0) }
+        var result: [Entity] = []
+        var seen = Set<ObjectIdentifier>()
+        var queue = types
+        while !queue.isEmpty {
+            let type = queue.removeFirst()
+            guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
+            let entity = try EntityRegistry.shared.discover(type)
+            result.append(entity)
+            queue += entity.relationships.map(\.targetType)
+        }
+        return result
     }
 
     public static func == (a: Schema, b: Schema) -> Bool {

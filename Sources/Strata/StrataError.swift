@@ -22,6 +22,10 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         public static let corruptRecord = Code("corruptRecord")
         /// The model is not part of the container's schema.
         public static let unknownModel = Code("unknownModel")
+        /// A save would delete an object whose `.deny` relationship still refers to objects.
+        public static let deleteDenied = Code("deleteDenied")
+        /// A to-many relationship holds fewer or more objects than its declared counts allow.
+        public static let relationshipCount = Code("relationshipCount")
         /// The storage engine failed (see `underlying`): I/O, a full disk, a locked store...
         public static let storeFailure = Code("storeFailure")
         public var description: String { name }
