@@ -21,6 +21,7 @@ let package = Package(
             name: "StrataBenchmarks",
             dependencies: [
                 .product(name: "StrataEngine", package: rootIdentity),
+                .product(name: "Strata", package: rootIdentity),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -22,6 +22,8 @@ struct Options {
     var only: [String] = []
     /// StrataEngine's cache in MiB for the in-process read workloads (nil: the engine's default).
     var engineCacheMiB: Int?
+    /// Objects stored by W1 and read by W3-W8 (default min(n, 100k)).
+    var objects: Int?
     /// Systems to run; empty: all (a filter for profiling one of them).
     var systems: [String] = []
 
@@ -36,6 +38,7 @@ struct Options {
       --n N        records for E1 (and the store E2-E4 read); default 1000000
       --quick      a smoke run: --n 20000 --commits 100 --reps 2
       --lookups N  random lookups in E2; default n/10
+      --objects N  objects for the object workloads W1-W8 (W3 does as many lookups); default min(n, 100000)
       --commits N  durable single-record commits in E5; default 2000
       --reps N     repetitions of the in-process workloads (median reported); default 5
       --only LIST  run only these workloads (ids or prefixes, comma-separated); E2-E4 imply E1
@@ -70,6 +73,7 @@ struct Options {
             case "--n": explicitN = try number()
             case "--quick": quick = true
             case "--lookups": o.lookups = try number()
+            case "--objects": o.objects = try number()
             case "--commits": explicitCommits = try number()
             case "--reps": explicitReps = try number()
             case "--seed": o.seed = UInt64(try number())
@@ -98,4 +102,6 @@ struct Options {
     }
 
     var lookupCount: Int { lookups ?? max(1, n / 10) }
+    /// Objects in the W workloads' stores.
+    var objectCount: Int { objects ?? min(n, 100_000) }
 }

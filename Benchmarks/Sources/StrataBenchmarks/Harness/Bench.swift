@@ -6,6 +6,8 @@ import StrataEngine
 /// The systems compared, in the order of every table.
 enum System: String, CaseIterable {
     case strataEngine = "strata-engine"
+    /// Strata objects through ModelContext (the W workloads).
+    case strata = "strata"
     case grdb = "grdb"
     case grdbTuned = "grdb-tuned"
     case bareFsync = "bare-fsync"
@@ -87,6 +89,7 @@ final class Bench {
     func path(_ system: System) -> String {
         switch system {
         case .strataEngine: return options.workDirectory + "/courses.strata"
+        case .strata: return ObjectStores.path(self, .strata)
         case .grdb: return options.workDirectory + "/courses-grdb.sqlite"
         case .grdbTuned: return options.workDirectory + "/courses-grdb-tuned.sqlite"
         case .bareFsync: return options.workDirectory + "/bare-fsync.bin"

@@ -19,7 +19,7 @@ struct SummaryTable {
 
     /// How many times faster Strata is than `peer` on a workload (above 1: Strata is faster).
     func speedup(_ workload: String, over peer: System) -> Double? {
-        guard let s = measurement(workload, .strataEngine), let p = measurement(workload, peer), s.seconds > 0, p.seconds > 0 else { return nil }
+        guard let s = measurement(workload, .strataEngine) ?? measurement(workload, .strata), let p = measurement(workload, peer), s.seconds > 0, p.seconds > 0 else { return nil }
         return s.opsPerSecond / p.opsPerSecond
     }
 

@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import Strata
+
+/// W8: a fresh process opens the store of n objects and fetches one by id. Strata:
+/// `ModelContainer` + `ModelContext` + `fetch` with `#Predicate { $0.id == x }`. The child
+/// times open + first fetch; the parent also reports the whole process's wall time.
+enum W8ObjectReopen: Workload {
+    static let id = "W8-object-reopen-fetch"
+    static let title = "fresh process: open store + fetch one by id · target ≤ GRDB's time, flat in n"
+
+    static func run(_ bench: Bench) throws {
+        try ObjectStores.ensure(bench)
+        ObjectStores.closeAll()
+        let n = bench.options.objectCount
+        let key = bench.data.id(n / 2)
+        for system in bench.selected(ObjectStores.systems) {
+            let path = ObjectStores.path(bench, system)
+            let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": path, "key": key.uuidString])
+            _ = try ChildProcess.run(arguments)  // warm-up: page cache, dynamic loader
+            var runs: [(Measurement, Double)] = []
+            for _ in 0..<max(3, bench.options.repetitions) {
+                let child = try ChildProcess.run(arguments)
+                guard let m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
+                runs.append((m, child.processSeconds))
+            }
+            runs.sort { $0.0.seconds < $1.0.seconds }
+            var m = runs[runs.count / 2].0
+            m.seconds = median(runs.map(\.0.seconds))
+            m["process_seconds"] = .double(median(runs.map(\.1)))
+            m["repetitions"] = .int(runs.count)
+            m["of_records"] = .int(n)
+            bench.report(m, title: title)
+        }
+    }
+
+    static func child(_ arguments: ChildArguments) throws {
+        let system = try arguments.system()
+        let path = try arguments.string("path")
+        guard let key = UUID(uuidString: try arguments.string("key")) else { throw BenchError("bad key") }
+        let section = Section.begin()
+        let start = ContinuousClock.now
+        let opened: ContinuousClock.Instant
+        let foundID: UUID?
+        switch system {
+        case .strata:
+            let container = try ObjectStores.openContainer(path: path)
+            let context = ModelContext(container)
+            opened = .now
+            foundID = try context.fetch(FetchDescriptor<StrataModel.Course>(predicate: #Predicate { $0.id == key })).first?.id
+        case .grdb:
+            let queue = try GRDBCourses.open(path: path, synchronous: "NORMAL", style: .idiomatic, create: false)
+            opened = .now
+            foundID = try queue.read { try Course.fetchOne($0, id: key) }?.id
+        case .grdbTuned:
+            let queue = try GRDBCourses.open(path: path, synchronous: "NORMAL", style: .tuned, create: false)
+            opened = .now
+            foundID = try queue.read { db in
+                try Row.fetchOne(db.cachedStatement(sql: GRDBCourses.byIDSQL), arguments: [key]).map(GRDBCourses.course)
+            }?.id
+        default:
+            throw BenchError("\(id): no \(system.rawValue) variant")
+        }
+        let end = ContinuousClock.now
+        let result = section.end()
+        guard foundID == key else { throw BenchError("\(id): \(key) not found") }
+        let m = Measurement(workload: id, system: system.rawValue, n: 1, seconds: start.duration(to: end).seconds,
+                            peakRSSKB: result.peakKB, bytes: ObjectStores.size(system, path: path),
+                            extras: [("open_seconds", .double(start.duration(to: opened).seconds)),
+                                     ("fetch_seconds", .double(opened.duration(to: end).seconds))])
+        print(m.jsonLine)
+    }
+}
