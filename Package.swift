@@ -15,12 +15,15 @@ let package = Package(
         .target(name: "StrataEngine"),
         .target(name: "Strata", dependencies: ["StrataEngine"]),
         .executableTarget(name: "StrataTool", dependencies: ["Strata", "StrataEngine"]),
-        // A simulated file system (fault seam) shared by the test suites and the reliability tools.
-        .target(name: "StrataTestSupport", dependencies: ["StrataEngine"]),
+        // A simulated file system (fault seam) and the torture workload, shared by the test
+        // suites and the reliability tools.
+        .target(name: "StrataTestSupport", dependencies: ["StrataEngine", "Strata"]),
         // A child process for the tests: holds a store open, or saves in a loop until killed.
-        .executableTarget(name: "StrataTestHelper", dependencies: ["Strata", "StrataEngine"]),
+        .executableTarget(name: "StrataTestHelper", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
         .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
+        // Kill -9, power loss and I/O faults at the object level, fuzz regressions, two processes.
+        .testTarget(name: "StrataReliabilityTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
     ],
     swiftLanguageModes: [.v6]
 )
