@@ -56,6 +56,8 @@ public struct Attribute<Value: Codable> {
     @usableFromInline var value: Value?
     @usableFromInline var backing: ModelBacking?
     @usableFromInline let declaration: AttributeDeclaration
+    /// For `.externalStorage`: the stored value's blob (0: none), loaded when first read.
+    @usableFromInline var external: UInt64 = 0
 
     /// A persisted property without options, whose value is assigned in an initializer.
     @inlinable public init() {
@@ -95,6 +97,9 @@ public struct Attribute<Value: Codable> {
     /// programmer error (a property read before it was ever set).
     @usableFromInline @inline(never)
     func unsetValue() -> Value {
+        if external != 0, let backing, let loaded: Value = backing.loadExternal(external) {
+            return loaded
+        }
         if let backing {
             if backing.probeIndex >= 0 {
                 backing.recordProbe()

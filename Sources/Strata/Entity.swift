@@ -10,6 +10,11 @@ final class Entity: @unchecked Sendable {
     let properties: [AnyProperty]
     /// The relationship properties (also in `properties`).
     let relationships: [RelationshipProperty]
+    /// The `.externalStorage` attributes.
+    let externals: [AnyProperty]
+    /// Predicates and sorts that fall back to objects use registered ones (relationships and
+    /// external values load through the context).
+    let needsRegisteredObjects: Bool
     let propertyIndex: [String: Int]
     /// Unique constraints (single `.unique` attributes and `uniqueConstraints`), as property indexes.
     let uniqueGroups: [[Int]]
@@ -50,6 +55,8 @@ final class Entity: @unchecked Sendable {
         }
         self.properties = properties
         self.relationships = properties.compactMap { $0 as? RelationshipProperty }
+        self.externals = properties.filter(\.isExternal)
+        self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
         let prober = KeyPathProber(T.self, properties: properties)
         self.probe = prober

@@ -48,6 +48,23 @@ final class ModelBacking {
     /// The object whose storages point here (set when it is registered).
     unowned(unsafe) var object: AnyObject?
 
+    /// External-storage values loaded so far, by blob id.
+    var externalCache: [UInt64: Any] = [:]
+    /// For an object loaded with external values not read yet: its store, so that they can be
+    /// read even after the context is gone (the store stays open while such objects live).
+    var externalStore: StoreHandle?
+
+    /// Loads (once) the value of an `.externalStorage` attribute from its blob.
+    @usableFromInline
+    func loadExternal<Value>(_ blob: UInt64) -> Value? {
+        // (Look the entry up first: `nil as? Optional<T>` succeeds, with nil.)
+        if let entry = externalCache[blob], let cached = entry as? Value { return cached }
+        guard let entity, let handle = externalStore ?? context?.container.location(ofEntityNamed: entity.name)?.0,
+              let value: Value = ModelContext.loadExternal(blob, from: handle) else { return nil }
+        externalCache[blob] = value
+        return value
+    }
+
     func recordProbe() {
         session?.hits.append(probeIndex)
     }

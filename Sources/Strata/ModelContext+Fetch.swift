@@ -186,7 +186,7 @@ extension ModelContext {
             }
             for row in rows {
                 // A model with relationships is deleted object by object, so its delete rules apply.
-                let object = registeredObject(query.entity, row) ?? (query.entity.relationships.isEmpty ? nil : relatedObject(query.entity, row))
+                let object = registeredObject(query.entity, row) ?? (query.entity.needsRegisteredObjects ? relatedObject(query.entity, row) : nil)
                 if let object = object as? T {
                     delete(object)
                 } else {
@@ -213,7 +213,7 @@ extension ModelContext {
         // relationships can load the related objects.
         let entity = table.entity
         let filter: (RowID, RecordView) throws -> Bool
-        if entity.relationships.isEmpty {
+        if !entity.needsRegisteredObjects {
             filter = { _, view in
                 let object = entity.newInstance()
                 for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
@@ -351,7 +351,7 @@ extension ModelContext {
                 offer((row, registered, registered))
                 return true
             }
-            if registered == nil && !entity.relationships.isEmpty {
+            if registered == nil && entity.needsRegisteredObjects {
                 // Sort keys may go through relationships: use the registered object.
                 guard let object = try materialize(row, view: view, entity: entity, handle: query.handle) as? T else { return true }
                 offer((row, object, object))
@@ -402,6 +402,7 @@ extension ModelContext {
         let object = entity.newInstance()
         for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
         let backing = ModelBacking(entity: entity, rowID: row, context: self, status: .persisted, storeIdentifier: handle.identifier)
+        if !entity.externals.isEmpty { backing.externalStore = handle }
         attach(object, entity: entity, backing: backing)
         register(object, backing)
         return object

@@ -18,7 +18,8 @@ extension ModelContext {
         try applyDeleteRules()
         try checkRelationshipCounts()
         rowRemap = [:]
-        defer { rowRemap = [:] }
+        externalWrites = []
+        defer { rowRemap = [:]; externalWrites = [] }
         var insertedIDs: [PersistentIdentifier] = []
         var updatedIDs: [PersistentIdentifier] = []
         var deletedIDs: [PersistentIdentifier] = []
@@ -45,9 +46,12 @@ extension ModelContext {
             do {
                 var decided: [(AnyObject, ModelBacking, RowID)] = []
                 try handle.store.write { tx in
-                    for (_, backing, table) in del {
+                    for (object, backing, table) in del {
                         guard let collection = table.collection else { continue }
                         try tx.delete(backing.rowID, in: collection)
+                        for property in table.entity.externals {
+                            if let blob = property.external(of: object)?.blob, blob != 0 { try? tx.deleteBlob(BlobID(rawValue: blob)) }
+                        }
                     }
                     for (table, rows) in batch {
                         guard let collection = table.collection else { continue }
@@ -91,6 +95,7 @@ extension ModelContext {
             }
         }
         // Committed: bring the objects' state up to date.
+        for (object, property, blob) in externalWrites { property.setExternal(blob, of: object) }
         for object in deletedObjects {
             guard let backing = backingOf(object) else { continue }
             if !backing.wasInserted, let entity = backing.entity {
@@ -162,6 +167,20 @@ extension ModelContext {
     }
 
     private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {
+        // External values set since the last save go to new blobs (written and synced before
+        // this transaction commits); the blobs they replace are deleted with it.
+        for property in table.entity.externals {
+            guard let (old, pending) = property.external(of: object), let bytes = pending,
+                  savingExternal(object, property) == nil else { continue }
+            if old != 0 { try? tx.deleteBlob(BlobID(rawValue: old)) }
+            if bytes.count <= 16 {
+                // nil and tiny values stay in the record.
+                if old != 0 { externalWrites.append((object, property, 0)) }
+                continue
+            }
+            let blob = try tx.putBlob(bytes)
+            externalWrites.append((object, property, blob.rawValue))
+        }
         let record = try RecordLayout.encode(object, entity: table.entity)
         do {
             try tx.put(record, row: row, in: collection, indexKeys: table.indexKeys(for: object))
@@ -246,5 +265,12 @@ extension ModelContext {
                 }
             }
         }
+    }
+}
+
+extension ModelContext {
+    /// The blob this save wrote for an external value of `object`, if any.
+    func savingExternal(_ object: AnyObject, _ property: AnyProperty) -> UInt64? {
+        externalWrites.last { $0.object === object && $0.property === property }?.blob
     }
 }

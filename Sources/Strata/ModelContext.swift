@@ -40,6 +40,8 @@ public final class ModelContext {
     var inserted = OrderedObjects()
     var changed = OrderedObjects()
     var deleted = OrderedObjects()
+    /// During a save: the blobs written for external values, applied to the objects once it commits.
+    var externalWrites: [(object: AnyObject, property: AnyProperty, blob: UInt64)] = []
     /// During a save: the row each upserted insert moved to, by entity (for relationship fields).
     var rowRemap: [ObjectIdentifier: [RowID: RowID]] = [:]
     /// Rows selected by `delete(model:where:)` that were not registered as objects.
@@ -93,6 +95,19 @@ public final class ModelContext {
     func attach(_ object: AnyObject, entity: Entity, backing: ModelBacking?) {
         backing?.object = object
         for p in entity.properties { p.setBacking(backing, of: object) }
+    }
+
+    // MARK: External storage
+
+    /// Reads and decodes the blob of an `.externalStorage` value.
+    static func loadExternal<Value>(_ blob: UInt64, from handle: StoreHandle) -> Value? {
+        do {
+            let bytes = try handle.store.read { try $0.blob(BlobID(rawValue: blob)) }
+            let codec = try Codecs.make(Value.self)
+            return try bytes.withUnsafeBytes { try codec.decode($0) }
+        } catch {
+            return nil
+        }
     }
 
     // MARK: Relationships

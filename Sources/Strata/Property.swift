@@ -39,6 +39,9 @@ class AnyProperty: @unchecked Sendable {
     func anyRowReader() -> Any { preconditionFailure("abstract") }
     func copyValue(from source: AnyObject, to target: AnyObject) { preconditionFailure("abstract") }
     func valuesEqual(_ a: AnyObject, _ b: AnyObject) -> Bool { preconditionFailure("abstract") }
+    var isExternal: Bool { false }
+    func external(of object: AnyObject) -> (blob: UInt64, pending: [UInt8]?)? { nil }
+    func setExternal(_ blob: UInt64, of object: AnyObject) {}
     /// Puts marker value `variant` (0 or 1) in the property; false if the type has none.
     func setMarker(_ variant: Int, on object: AnyObject) -> Bool { preconditionFailure("abstract") }
     /// True if `value` is marker `variant`.
@@ -77,6 +80,26 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
 
     override func hasValue(_ object: AnyObject) -> Bool { storage(object).pointee.value != nil }
 
+    override var isExternal: Bool { declaration.has(.externalStorage) }
+
+    /// The blob of an external-storage value, and the value when it was set since it was saved.
+    override func external(of object: AnyObject) -> (blob: UInt64, pending: [UInt8]?)? {
+        guard isExternal else { return nil }
+        let storage = storage(object)
+        guard let v = storage.pointee.value else { return (storage.pointee.external, nil) }
+        var bytes: [UInt8] = []
+        try? codec.encode(v, into: &bytes)
+        return (storage.pointee.external, bytes)
+    }
+
+    /// After a save wrote an external value's blob: remember the blob, keep the value cached.
+    override func setExternal(_ blob: UInt64, of object: AnyObject) {
+        let storage = storage(object)
+        if let v = storage.pointee.value, let backing = storage.pointee.backing { backing.externalCache[blob] = v }
+        storage.pointee.external = blob
+        if blob != 0 { storage.pointee.value = nil }
+    }
+
     @_specialize(where V == String)
     @_specialize(where V == Int)
     @_specialize(where V == Double)
@@ -84,6 +107,18 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
     @_specialize(where V == Date)
     @_specialize(where V == UUID)
     override func encodeValue(of object: AnyObject, into bytes: inout [UInt8]) throws {
+        if isExternal {
+            // `[0x00]` for no blob (a nil or empty value is kept inline after it), `[0x01][u64 blob]`.
+            let storage = storage(object)
+            let saving = storage.pointee.backing?.context?.savingExternal(object, self)
+            let stored = storage.pointee.value == nil && storage.pointee.external != 0 ? storage.pointee.external : nil
+            if let blob = saving ?? stored, blob != 0 {
+                bytes.append(1)
+                withUnsafeBytes(of: blob.littleEndian) { bytes.append(contentsOf: $0) }
+                return
+            }
+            bytes.append(0)
+        }
         guard let v = storage(object).pointee.value else {
             throw StrataError.unsetProperty(entity: String(describing: type(of: object)), property: name)
         }
@@ -102,6 +137,17 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
     @_specialize(where V == Date)
     @_specialize(where V == UUID)
     override func decodeValue(_ raw: UnsafeRawBufferPointer, into object: AnyObject) throws {
+        if isExternal {
+            guard let tag = raw.first else { throw decodingFailure("an empty external-storage field") }
+            if tag == 1 {
+                guard raw.count == 9 else { throw decodingFailure("a malformed blob reference") }
+                storage(object).pointee.external = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+                storage(object).pointee.value = nil
+                return
+            }
+            storage(object).pointee.value = try codec.decode(UnsafeRawBufferPointer(rebasing: raw[1...]))
+            return
+        }
         storage(object).pointee.value = try codec.decode(raw)
     }
 
@@ -133,6 +179,7 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
     override func anyValue(fromField raw: UnsafeRawBufferPointer) throws -> Any { try codec.decode(raw) }
 
     override func anyRowReader() -> Any {
+        if isExternal { return 0 }   // not a (RecordView) -> V closure: predicates take the slow path
         let i = index
         let codec = self.codec
         let reader: (RecordView) throws -> V = { view in try codec.decode(try view.field(i)) }
