@@ -44,7 +44,7 @@ public final class ModelContainer: @unchecked Sendable {
             // A configuration with a schema keeps those models; the last one without keeps the rest.
             let mine: [Entity]
             if let subset = configuration.schema {
-                mine = try subset.entities().filter { e in entities.contains { $0 === e } }
+                mine = try subset.entities(includingRelated: false).filter { e in entities.contains { $0 === e } }
             } else {
                 let laterClaims = configurations[(position + 1)...].compactMap(\.schema).flatMap(\.types).map(ObjectIdentifier.init)
                 mine = entities.filter { !assigned.contains(ObjectIdentifier($0.type)) && !laterClaims.contains(ObjectIdentifier($0.type)) }

@@ -42,7 +42,8 @@ public final class Schema: Hashable, @unchecked Sendable {
     /// The discovered entities; throws a schema error naming the class and property at fault.
     /// The discovered entities, including models reachable through relationships (added as
     /// SwiftData adds them); throws a schema error naming the class and property at fault.
-    func entities() throws -> [Entity] {
+    func entities(includingRelated: Bool = true) throws -> [Entity] {
+        if !includingRelated { return try types.map { try EntityRegistry.shared.discover($0) } }
         var result: [Entity] = []
         var seen = Set<ObjectIdentifier>()
         var queue = types
