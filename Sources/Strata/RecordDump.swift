@@ -171,8 +171,10 @@ extension StoredModelSchema.Entity {
     /// nil; dates as ISO 8601 strings (UTC, to the millisecond), UUIDs and URLs as strings,
     /// `Data` as base64, `Decimal` as a number, arrays and sets as arrays, dictionaries as
     /// objects, `Codable` structs and enums as their JSON. A relationship is the related
-    /// row id (to-one) or a list of them (to-many).
-    package func decode(_ record: UnsafeRawBufferPointer) throws -> [(String, JSONValue)] {
+    /// row id (to-one) or a list of them (to-many). An `.externalStorage` value kept in a blob
+    /// is `{"_blob": id}`, or its value when `loadBlob` is given (it reads a blob's bytes).
+    package func decode(_ record: UnsafeRawBufferPointer,
+                        loadBlob: ((UInt64) throws -> [UInt8])? = nil) throws -> [(String, JSONValue)] {
         let view: RecordView
         do { view = try RecordView(record) } catch let failure as ValueDecodingFailure {
             throw RecordDecodingError(description: "\(name): \(failure.message)")
@@ -184,7 +186,25 @@ extension StoredModelSchema.Entity {
         values.reserveCapacity(attributes.count)
         for (i, attribute) in attributes.enumerated() {
             do {
-                values.append((attribute.name, try StoredType.parse(attribute.typeName).decode(try view.field(i))))
+                let type = StoredType.parse(attribute.typeName)
+                var field = try view.field(i)
+                if attribute.options.contains(AttributeOption.externalStorage.name) {
+                    // `[0x00]` then the value inline, or `[0x01][u64 blob id]`.
+                    guard let tag = field.first else { throw decodingFailure("an empty external-storage field") }
+                    if tag == 1 {
+                        guard field.count == 9 else { throw decodingFailure("a malformed blob reference") }
+                        let blob = UInt64(littleEndian: field.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+                        if let loadBlob {
+                            let bytes = try loadBlob(blob)
+                            values.append((attribute.name, try bytes.withUnsafeBytes { try type.decode($0) }))
+                        } else {
+                            values.append((attribute.name, .object([("_blob", .unsigned(blob))])))
+                        }
+                        continue
+                    }
+                    field = UnsafeRawBufferPointer(rebasing: field[1...])
+                }
+                values.append((attribute.name, try type.decode(field)))
             } catch let failure as ValueDecodingFailure {
                 throw RecordDecodingError(description: "\(name).\(attribute.name) (\(attribute.displayType)): \(failure.message)")
             }

@@ -1,53 +1,33 @@
 import Foundation
 import Strata
 
-/// A course in the demo catalogue (the record BENCH.md measures).
-final class Course: PersistentModel {
-    @Attribute(.unique) var id: UUID
-    @Attribute var title: String
-    @Attribute var summary: String
-    @Attribute var duration: Double
-    @Attribute var createdAt: Date
-    @Attribute var isPublished: Bool
-    @Attribute var tags: [String]
-    @Attribute var authorID: Int?
+/// `strata demo`: the main job, on an on-disk store.
+struct DemoCommand: Command {
+    static let name = "demo"
+    static let summary = "insert, upsert, query, page, count, enumerate and reopen a store, timing each step"
+    static var help: String {
+        """
+        usage: strata demo [--path PATH] [--count N]
 
-    init() {}
-    init(id: UUID, title: String, summary: String, duration: Double, createdAt: Date, isPublished: Bool, tags: [String], authorID: Int?) {
-        self.id = id
-        self.title = title
-        self.summary = summary
-        self.duration = duration
-        self.createdAt = createdAt
-        self.isPublished = isPublished
-        self.tags = tags
-        self.authorID = authorID
+        Runs the main job on an on-disk store and prints each step and its time: inserts N
+        sample courses in one save, upserts some by their unique id, fetches one by id,
+        counts with a predicate, reads a sorted page, searches titles, enumerates in batches,
+        and reopens the store. Running it again adds N more courses to the same store.
+
+        options:
+          --path PATH   the store (default: \(defaultPath))
+          --count N     courses to insert (default: 5000)
+        """
     }
 
-    static var indexes: [[PartialKeyPath<Course>]] { [[\.createdAt]] }
-}
-
-/// `strata demo`: the main job, on an on-disk store.
-struct DemoCommand {
     static var defaultPath: String { ModelConfiguration.defaultDirectory.appendingPathComponent("demo.store").path }
 
     var path = DemoCommand.defaultPath
     var count = 5000
 
-    init(arguments: [String]) throws {
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            switch argument {
-            case "--path":
-                guard let value = rest.popFirst() else { fail("--path needs a value") }
-                path = value
-            case "--count":
-                guard let value = rest.popFirst(), let n = Int(value), n > 0 else { fail("--count needs a positive number") }
-                count = n
-            default:
-                fail("demo: unknown option '\(argument)'")
-            }
-        }
+    init(arguments: inout Arguments) throws {
+        if let value = try arguments.value("--path") { path = value }
+        if let n = try arguments.integer("--count", in: 1...100_000_000) { count = n }
     }
 
     func step<R>(_ what: String, _ body: () throws -> R) rethrows -> R {
@@ -58,7 +38,7 @@ struct DemoCommand {
         return result
     }
 
-    func run() throws {
+    func run() throws -> ExitStatus {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         print("Strata demo on \(path)")
@@ -133,5 +113,7 @@ struct DemoCommand {
             let info = try store.info()
             print("Store: \(info.fileSize) bytes, commit \(info.sequence), ~\(info.reclaimableBytes) bytes reclaimable by compaction")
         }
+        print("Look inside with `strata info \(path)`, `strata verify \(path)` or `strata dump \(path) --limit 3`.")
+        return .success
     }
 }

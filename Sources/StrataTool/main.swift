@@ -1,28 +1,51 @@
-// The `strata` command-line tool: runs the demo (and, later, inspects and maintains stores).
+// The `strata` command-line tool: the demo, and looking inside, checking, dumping and
+// compacting stores. Each command is a file of its own (`InfoCommand.swift`, ...).
 import Foundation
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let usage = """
+let commands: [any Command.Type] = [DemoCommand.self, InfoCommand.self, VerifyCommand.self, DumpCommand.self,
+                                    CompactCommand.self, BenchCommand.self]
+
+let overview = """
     usage: strata <command> [options]
 
     commands:
-      demo [--path PATH] [--count N]   insert sample courses (with upserts), query, page,
-                                        count, enumerate and reopen a store, printing each
-                                        step and its time. Default store: \(DemoCommand.defaultPath)
-      help                              this text
+    \(commands.map { "  " + $0.name.padding(toLength: 9, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+
+    `strata <command> --help` describes a command. Exit status: 0 success, 1 failure (or a
+    damaged store), 2 a wrong command line. Errors go to standard error; --json prints
+    machine-readable output.
     """
 
-func fail(_ message: String, code: Int32 = 2) -> Never {
-    FileHandle.standardError.write(Data("strata: \(message)\n".utf8))
-    exit(code)
+@MainActor
+func runTool(_ arguments: [String]) -> ExitStatus {
+    guard let name = arguments.first, !["help", "--help", "-h"].contains(name) else {
+        print(overview)
+        return .success
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+        printError("strata: unknown command '\(name)'\n\n\(overview)")
+        return .usage
+    }
+    let rest = Array(arguments.dropFirst())
+    if rest.contains("--help") || rest.contains("-h") {
+        print(command.help)
+        return .success
+    }
+    do {
+        var parsed = Arguments(rest)
+        let instance = try command.init(arguments: &parsed)
+        try parsed.finish()
+        let status = try instance.run()
+        Output.standard.flush()
+        return status
+    } catch let error as UsageError {
+        printError("strata \(name): \(error.message)\nSee 'strata \(name) --help'.")
+        return .usage
+    } catch {
+        Output.standard.flush()
+        printError("strata \(name): \(describe(error))")
+        return .failure
+    }
 }
 
-switch arguments.first {
-case "demo":
-    do { try DemoCommand(arguments: Array(arguments.dropFirst())).run() }
-    catch { fail("\(error)", code: 1) }
-case "help", "--help", "-h", nil:
-    print(usage)
-default:
-    fail("unknown command '\(arguments[0])'\n\(usage)")
-}
+exit(runTool(Array(CommandLine.arguments.dropFirst())).rawValue)
