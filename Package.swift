@@ -22,6 +22,8 @@ let package = Package(
         .executableTarget(name: "StrataTestHelper", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
         .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
+        // Runs the built `strata` tool as a process on real stores (clean, damaged, locked).
+        .testTarget(name: "StrataToolTests", dependencies: ["StrataEngine", "Strata", "StrataTool"]),
         // Kill -9, power loss and I/O faults at the object level, fuzz regressions, two processes.
         .testTarget(name: "StrataReliabilityTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
     ],
