@@ -73,6 +73,22 @@ public final class ModelContainer: @unchecked Sendable {
         return found
     }
 
+    /// The locations of the models a fetch of `type` returns: the model itself and, with
+    /// `includeSubclasses`, every model of the schema that is a subclass of it (inheritance).
+    func locations(of type: any PersistentModel.Type, includeSubclasses: Bool = true) throws -> [(StoreHandle, Table)] {
+        let own = try location(of: type)
+        guard includeSubclasses else { return [own] }
+        let subclasses = handleByEntity.values.filter { _, table in
+            var cls: AnyClass? = _getSuperclass(table.entity.type)
+            while let c = cls {
+                if ObjectIdentifier(c) == ObjectIdentifier(type) { return true }
+                cls = _getSuperclass(c)
+            }
+            return false
+        }.sorted { $0.1.entity.name < $1.1.entity.name }
+        return [own] + subclasses
+    }
+
     func location(ofEntityNamed name: String) -> (StoreHandle, Table)? {
         handleByEntity.values.first { $0.1.entity.name == name }
     }

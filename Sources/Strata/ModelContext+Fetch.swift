@@ -29,7 +29,9 @@ extension ModelContext {
     /// answered from the index; the rest is evaluated on the encoded records.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         do {
-            let query = try makeQuery(descriptor)
+            let queries = try makeQueries(descriptor)
+            if queries.count > 1 { return try fetchAcrossModels(descriptor, queries) }
+            let query = queries[0]
             return try query.handle.store.read { tx in
                 let items = try self.items(query, tx: tx)
                 return try items.compactMap { item -> T? in
@@ -45,7 +47,9 @@ extension ModelContext {
     /// How many objects the descriptor selects, without making them. Same as SwiftData's `fetchCount(_:)`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         do {
-            let query = try makeQuery(descriptor)
+            let queries = try makeQueries(descriptor)
+            if queries.count > 1 { return try fetchAcrossModels(descriptor, queries).count }
+            let query = queries[0]
             let pending = try pendingState(query)
             return try query.handle.store.read { tx in
                 var total = 0
@@ -72,7 +76,9 @@ extension ModelContext {
     /// Same as SwiftData's `fetchIdentifiers(_:)`.
     public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
         do {
-            let query = try makeQuery(descriptor)
+            let queries = try makeQueries(descriptor)
+            if queries.count > 1 { return try fetchAcrossModels(descriptor, queries).map(\.persistentModelID) }
+            let query = queries[0]
             return try query.handle.store.read { tx in
                 try self.items(query, tx: tx).compactMap { item in
                     switch item {
@@ -95,7 +101,12 @@ extension ModelContext {
         let query: Query<T>
         let items: [FetchItem]
         do {
-            query = try makeQuery(descriptor)
+            let queries = try makeQueries(descriptor)
+            if queries.count > 1 {
+                for object in try fetchAcrossModels(descriptor, queries) { try block(object) }
+                return
+            }
+            query = queries[0]
             items = try query.handle.store.read { try self.items(query, tx: $0) }
         } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         let size = max(1, batchSize)
@@ -122,7 +133,12 @@ extension ModelContext {
     /// they are first read. Same as SwiftData's `fetch(_:batchSize:)`.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> FetchResultsCollection<T> {
         do {
-            let query = try makeQuery(descriptor)
+            let queries = try makeQueries(descriptor)
+            if queries.count > 1 {
+                let objects = try fetchAcrossModels(descriptor, queries).map { FetchItem.object($0) }
+                return FetchResultsCollection(context: self, query: queries[0], items: objects, batchSize: max(1, batchSize))
+            }
+            let query = queries[0]
             let items = try query.handle.store.read { try self.items(query, tx: $0) }
             return FetchResultsCollection(context: self, query: query, items: items, batchSize: max(1, batchSize))
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
@@ -172,34 +188,49 @@ extension ModelContext {
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
         do {
-            let query = try makeQuery(descriptor)
-            var rows: [RowID] = []
-            if query.table.collection != nil {
-                try query.handle.store.read { tx in
-                    try visit(query, tx: tx) { row, _ in rows.append(row); return true }
-                }
-            }
-            // Unsaved objects the predicate selects go too.
-            for object in inserted.objects {
-                guard let t = object as? T, backingOf(object)?.entity === query.entity else { continue }
-                if try predicate.map({ try $0.evaluate(t) }) ?? true { delete(t) }
-            }
-            for row in rows {
-                // A model with relationships is deleted object by object, so its delete rules apply.
-                let object = registeredObject(query.entity, row) ?? (query.entity.needsRegisteredObjects ? relatedObject(query.entity, row) : nil)
-                if let object = object as? T {
-                    delete(object)
-                } else {
-                    batchDeletes[ObjectIdentifier(query.entity), default: []].insert(row)
-                }
+            for query in try makeQueries(descriptor, includeSubclasses: includeSubclasses) {
+                try delete(query, predicate: predicate)
             }
         } catch { throw StrataError.store(error, while: "delete \(T.self) objects") }
+    }
+
+    private func delete<T: PersistentModel>(_ query: Query<T>, predicate: Predicate<T>?) throws {
+        var rows: [RowID] = []
+        if query.table.collection != nil {
+            try query.handle.store.read { tx in
+                try visit(query, tx: tx) { row, _ in rows.append(row); return true }
+            }
+        }
+        // Unsaved objects the predicate selects go too.
+        for object in inserted.objects {
+            guard let t = object as? T, backingOf(object)?.entity === query.entity else { continue }
+            if try predicate.map({ try $0.evaluate(t) }) ?? true { delete(t) }
+        }
+        for row in rows {
+            // A model with relationships is deleted object by object, so its delete rules apply.
+            let object = registeredObject(query.entity, row) ?? (query.entity.needsRegisteredObjects ? relatedObject(query.entity, row) : nil)
+            if let object = object as? T {
+                delete(object)
+            } else {
+                batchDeletes[ObjectIdentifier(query.entity), default: []].insert(row)
+            }
+        }
     }
 
     // MARK: The pipeline
 
     func makeQuery<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Query<T> {
         let (handle, table) = try container.location(of: T.self)
+        return try makeQuery(descriptor, handle: handle, table: table)
+    }
+
+    /// The queries a fetch of `T` runs: one per model (its own and, for a base class, those of
+    /// its subclasses in the schema).
+    func makeQueries<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool = true) throws -> [Query<T>] {
+        try container.locations(of: T.self, includeSubclasses: includeSubclasses).map { try makeQuery(descriptor, handle: $0.0, table: $0.1) }
+    }
+
+    func makeQuery<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, handle: StoreHandle, table: Table) throws -> Query<T> {
         guard let predicate = descriptor.predicate else {
             return Query(handle: handle, table: table, descriptor: descriptor, filter: nil, hints: [])
         }
@@ -472,4 +503,43 @@ public struct FetchResultsCollection<T: PersistentModel>: RandomAccessCollection
 final class BatchCache {
     var batch = -1
     var objects: [AnyObject] = []
+}
+
+extension ModelContext {
+    /// A fetch of a base class with subclasses in the schema: each model's matches, merged,
+    /// sorted with the descriptors (ties: model order, then row order), then paged.
+    /// Differs from SwiftData only in that subclass rows are not interleaved by insertion time.
+    func fetchAcrossModels<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ queries: [Query<T>]) throws -> [T] {
+        var all: [T] = []
+        for query in queries {
+            var unpaged = query.descriptor
+            unpaged.fetchOffset = nil
+            unpaged.fetchLimit = nil
+            let q = Query(handle: query.handle, table: query.table, descriptor: unpaged, filter: query.filter, hints: query.hints)
+            all += try q.handle.store.read { tx in
+                try self.items(q, tx: tx).compactMap { item -> T? in
+                    switch item {
+                    case .object(let o): return o as? T
+                    case .stored(let row): return try self.materialize(row, query: q, tx: tx) as? T
+                    }
+                }
+            }
+        }
+        if !descriptor.sortBy.isEmpty {
+            let sortBy = descriptor.sortBy
+            all = all.enumerated().sorted { a, b in
+                for d in sortBy {
+                    switch d.compare(a.element, b.element) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: continue
+                    }
+                }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        let start = min(max(0, descriptor.fetchOffset ?? 0), all.count)
+        let end = descriptor.effectiveLimit.map { min(all.count, start + $0) } ?? all.count
+        return Array(all[start..<end])
+    }
 }

@@ -176,7 +176,8 @@ public final class ModelContext {
                          "\(T.self) is registered in another ModelContext; insert it in one context only.")
         }
         do {
-            let (handle, table) = try container.location(of: T.self)
+            // The object's own class decides its model (a subclass instance typed as its base).
+            let (handle, table) = try container.location(of: type(of: model))
             let backing = ModelBacking(entity: table.entity, rowID: handle.allocateRow(table.entity), context: self,
                                        status: .inserted, storeIdentifier: handle.identifier)
             attach(model, entity: table.entity, backing: backing)

@@ -22,17 +22,21 @@ import StrataEngine
 /// Every persisted stored property carries `@Attribute` (or `@Relationship`); `@Transient`
 /// marks one that is never persisted. Any other stored property is a schema error.
 public protocol PersistentModel: AnyObject, Identifiable, Hashable {
+    /// The class whose key paths `uniqueConstraints` and `indexes` use: the model itself
+    /// (inferred). An associated type rather than `Self`, so that a non-final model class can
+    /// be subclassed by other models.
+    associatedtype ConstraintRoot = Self
     /// Makes an empty instance; Strata calls it once per object it loads.
     init()
-    /// Compound unique constraints (SwiftData's `#Unique`). Default: none.
-    static var uniqueConstraints: [[PartialKeyPath<Self>]] { get }
-    /// Secondary indexes (SwiftData's `#Index`). Default: none.
-    static var indexes: [[PartialKeyPath<Self>]] { get }
+    /// Compound unique constraints (SwiftData's `#Unique`), as `[[PartialKeyPath<Model>]]`. Default: none.
+    static var uniqueConstraints: [[PartialKeyPath<ConstraintRoot>]] { get }
+    /// Secondary indexes (SwiftData's `#Index`), as `[[PartialKeyPath<Model>]]`. Default: none.
+    static var indexes: [[PartialKeyPath<ConstraintRoot>]] { get }
 }
 
 extension PersistentModel {
-    public static var uniqueConstraints: [[PartialKeyPath<Self>]] { [] }
-    public static var indexes: [[PartialKeyPath<Self>]] { [] }
+    public static var uniqueConstraints: [[PartialKeyPath<ConstraintRoot>]] { [] }
+    public static var indexes: [[PartialKeyPath<ConstraintRoot>]] { [] }
 
     /// Identity: two references are equal when they are the same object. Same as SwiftData.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs === rhs }
