@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import Strata
+
+final class SyncItem: PersistentModel {
+    @Attribute(.unique) var key: Int = 0
+    @Attribute var value: String = ""
+    init() {}
+    init(key: Int, value: String) { self.key = key; self.value = value }
+}
+
+/// The few lines an actor writes in place of SwiftData's `@ModelActor` macro.
+actor Importer: ModelActor {
+    nonisolated let modelContainer: ModelContainer
+    nonisolated let modelExecutor: any ModelExecutor
+    init(modelContainer: ModelContainer) {
+        self.modelContainer = modelContainer
+        self.modelExecutor = DefaultSerialModelExecutor(modelContext: ModelContext(modelContainer))
+    }
+
+    /// A background import with a save every `batch` objects.
+    func importItems(_ range: Range<Int>, batch: Int) throws -> Int {
+        var saves = 0
+        for key in range {
+            modelContext.insert(SyncItem(key: key, value: "v\(key)"))
+            if key % batch == batch - 1 { try modelContext.save(); saves += 1 }
+        }
+        try modelContext.save()
+        return saves + 1
+    }
+
+    /// An upsert-style sync: every key inserted again with a new value.
+    func sync(_ keys: [Int], value: String) throws {
+        for key in keys { modelContext.insert(SyncItem(key: key, value: value)) }
+        try modelContext.save()
+    }
+
+    func count() throws -> Int { try modelContext.fetchCount(FetchDescriptor<SyncItem>()) }
+}
+
+@Suite struct ModelActorTests {
+    @Test func backgroundImportAndSyncWhileAnotherContextReads() async throws {
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(url: dir.store()))
+        let importer = Importer(modelContainer: container)
+        let reader = Task.detached {
+            // A reader on its own context sees counts only grow, by whole saves.
+            let context = ModelContext(container)
+            var seen: [Int] = []
+            for _ in 0..<50 {
+                seen.append(try context.fetchCount(FetchDescriptor<SyncItem>()))
+                try await Task.sleep(nanoseconds: 1_000_000)
+            }
+            return seen
+        }
+        let saves = try await importer.importItems(0..<2_000, batch: 250)
+        #expect(saves == 9)
+        try await importer.sync(Array(0..<500), value: "synced")
+        let seen = try await reader.value
+        #expect(seen == seen.sorted())
+        #expect(seen.allSatisfy { $0 % 250 == 0 })
+        #expect(try await importer.count() == 2_000)
+        let context = ModelContext(container)
+        #expect(try context.fetchCount(FetchDescriptor<SyncItem>(predicate: #Predicate { $0.value == "synced" })) == 500)
+    }
+
+    @MainActor @Test func mainContextReadsWhatTheActorSaved() async throws {
+        let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let importer = Importer(modelContainer: container)
+        _ = try await importer.importItems(0..<100, batch: 50)
+        #expect(try container.mainContext.fetchCount(FetchDescriptor<SyncItem>()) == 100)
+    }
+}
