@@ -135,6 +135,8 @@ struct Table: @unchecked Sendable {
     let indexes: [IndexID]
     /// For each property with a one-property index: the index and whether it is unique.
     let singleIndex: [Int: (id: IndexID, unique: Bool)]
+    /// How to read records written with older layouts of the model (lightweight migration).
+    var layouts: EntityLayouts = .identity
 
     func indexKeys(for object: AnyObject) -> [IndexKey] {
         var keys: [IndexKey] = []
@@ -208,34 +210,38 @@ final class StoreHandle: @unchecked Sendable {
 
     func table(for entity: Entity) -> Table? { tables.first { $0.entity === entity } }
 
-    /// Checks the stored schema against the models, and creates collections and indexes.
+    /// Checks the stored schema against the models, applies lightweight changes (layouts,
+    /// new and removed indexes) and creates collections and indexes, in one transaction.
     private static func prepare(store: Store, entities: [Entity], writable: Bool, path: String) throws -> [Table] {
-        let current = entities.map(StoredEntity.init)
         let stored: StoredSchema? = try store.read { tx in
             guard let bytes = try tx.metadata(schemaKey) else { return nil }
             do { return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
                 throw StrataError(.corruptRecord, "The store's schema record at \(path) cannot be read: \(error)")
             }
         }
-        var problems: [String] = []
-        for entity in current {
-            if let old = stored?.entities.first(where: { $0.name == entity.name }) {
-                problems += entity.differences(from: old)
-            }
-        }
-        if !problems.isEmpty {
-            throw StrataError(.schemaMismatch, "The store at \(path) was written with a different schema: \(problems.joined(separator: "; ")). Open it with the models it was written with, or migrate it with a SchemaMigrationPlan.")
+        var plans: [ObjectIdentifier: LightweightMigration.Plan] = [:]
+        var migrating = false
+        for entity in entities {
+            let old = stored?.entities.first { $0.name == entity.name }
+            let plan = try LightweightMigration.plan(for: entity, current: StoredEntity(entity), old: old, storePath: path)
+            if old != nil && plan.changed { migrating = true }
+            plans[ObjectIdentifier(entity)] = plan
         }
         var merged = stored ?? StoredSchema(entities: [])
-        for entity in current where !merged.entities.contains(where: { $0.name == entity.name }) { merged.entities.append(entity) }
+        for entity in entities {
+            guard let plan = plans[ObjectIdentifier(entity)] else { continue }
+            if let i = merged.entities.firstIndex(where: { $0.name == entity.name }) { merged.entities[i] = plan.stored } else { merged.entities.append(plan.stored) }
+        }
         let needsWrite = merged != stored
         func build(_ tx: ReadTransaction, create: WriteTransaction?) throws -> [Table] {
             try entities.map { entity in
+                let plan = plans[ObjectIdentifier(entity)]
                 var collection = tx.collection(named: entity.name)
                 if collection == nil, let create { collection = try create.createCollection(named: entity.name) }
                 var unique: [IndexID] = []
                 var plain: [IndexID] = []
                 var single: [Int: (IndexID, Bool)] = [:]
+                var toFill: [(IndexID, [Int], Bool)] = []
                 if let collection {
                     for group in entity.uniqueGroups {
                         let name = entity.uniqueIndexName(group)
@@ -243,6 +249,9 @@ final class StoreHandle: @unchecked Sendable {
                         guard let id else { continue }
                         unique.append(id)
                         if group.count == 1 { single[group[0]] = (id, true) }
+                        if plan?.newUnique.contains(group.map { entity.properties[$0].name }) == true && stored?.entities.contains(where: { $0.name == entity.name }) == true {
+                            toFill.append((id, group, true))
+                        }
                     }
                     for group in entity.indexGroups {
                         let name = entity.indexName(group)
@@ -250,12 +259,28 @@ final class StoreHandle: @unchecked Sendable {
                         guard let id else { continue }
                         plain.append(id)
                         if group.count == 1 && single[group[0]] == nil { single[group[0]] = (id, false) }
+                        if plan?.newIndexes.contains(group.map { entity.properties[$0].name }) == true && stored?.entities.contains(where: { $0.name == entity.name }) == true {
+                            toFill.append((id, group, false))
+                        }
                     }
                 }
-                return Table(entity: entity, collection: collection, uniqueIndexes: unique, indexes: plain, singleIndex: single)
+                var table = Table(entity: entity, collection: collection, uniqueIndexes: unique, indexes: plain, singleIndex: single)
+                table.layouts = plan?.layouts ?? .identity
+                if let create, let collection {
+                    // Indexes the models no longer declare go (with their entries).
+                    let wanted = Set(entity.uniqueGroups.map(entity.uniqueIndexName) + entity.indexGroups.map(entity.indexName))
+                    for index in create.indexes(of: collection) where !wanted.contains(index.name) { try create.dropIndex(index.id) }
+                    for (id, group, isUnique) in toFill {
+                        try LightweightMigration.fill(index: id, group: group, unique: isUnique, table: table, layouts: table.layouts, tx: create)
+                    }
+                }
+                return table
             }
         }
         let missing = entities.contains { e in store.currentCollectionMissing(e.name) }
+        if migrating && !writable {
+            throw StrataError(.readOnly, "The store at \(path) needs a schema change to be opened with these models, and it was opened read-only (allowsSave: false). Open it writable once to apply the change.")
+        }
         if writable && (needsWrite || missing) {
             return try store.write { tx in
                 let tables = try build(tx, create: tx)

@@ -169,7 +169,7 @@ extension ModelContext {
         do {
             return try handle.store.read { tx in
                 try tx.withRecord(row, in: collection) { raw in
-                    try self.materialize(row, view: try RecordView(raw), entity: table.entity, handle: handle)
+                    try self.materialize(row, view: try RecordView(raw, layouts: table.layouts), entity: table.entity, handle: handle)
                 } as? any PersistentModel
             }
         } catch { throw StrataError.store(error, while: "load \(persistentModelID)") }
@@ -287,7 +287,7 @@ extension ModelContext {
         let filter = query.filter
         let source = try QueryPlanner.source(hints: query.hints, table: query.table, tx: tx)
         func check(_ row: RowID, _ raw: UnsafeRawBufferPointer) throws -> Bool {
-            let view = try RecordView(raw)
+            let view = try RecordView(raw, layouts: query.table.layouts)
             if let filter, try !filter(row, view) { return true }
             return try body(row, view)
         }
@@ -416,7 +416,7 @@ extension ModelContext {
             if let limit, rows.count >= limit { break }
             if excluded.contains(entry.row) { continue }
             if let filter = query.filter {
-                let passes = try tx.withRecord(entry.row, in: collection) { try filter(entry.row, try RecordView($0)) } ?? false
+                let passes = try tx.withRecord(entry.row, in: collection) { try filter(entry.row, try RecordView($0, layouts: query.table.layouts)) } ?? false
                 if !passes { continue }
             }
             if skipped < offset { skipped += 1; continue }
@@ -443,7 +443,7 @@ extension ModelContext {
         if let existing = registeredObject(query.entity, row) { return existing }
         guard let collection = query.table.collection else { return nil }
         return try tx.withRecord(row, in: collection) { raw in
-            try materialize(row, view: try RecordView(raw), entity: query.entity, handle: query.handle)
+            try materialize(row, view: try RecordView(raw, layouts: query.table.layouts), entity: query.entity, handle: query.handle)
         }
     }
 }

@@ -181,7 +181,7 @@ extension ModelContext {
             let blob = try tx.putBlob(bytes)
             externalWrites.append((object, property, blob.rawValue))
         }
-        let record = try RecordLayout.encode(object, entity: table.entity)
+        let record = try RecordLayout.encode(object, entity: table.entity, layoutVersion: table.layouts.currentVersion)
         do {
             try tx.put(record, row: row, in: collection, indexKeys: table.indexKeys(for: object))
         } catch let error as StoreError where error.code == .uniqueConstraintViolation {

@@ -118,7 +118,7 @@ public final class ModelContext {
         guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return nil }
         return try? handle.store.read { tx in
             try tx.withRecord(row, in: collection) { raw in
-                try self.materialize(row, view: try RecordView(raw), entity: entity, handle: handle)
+                try self.materialize(row, view: try RecordView(raw, layouts: table.layouts), entity: entity, handle: handle)
             }
         }
     }
@@ -262,7 +262,7 @@ public final class ModelContext {
         guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return }
         try handle.store.read { tx in
             _ = try tx.withRecord(row, in: collection) { raw in
-                let view = try RecordView(raw)
+                let view = try RecordView(raw, layouts: table.layouts)
                 for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
             }
         }

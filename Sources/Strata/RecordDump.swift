@@ -120,8 +120,20 @@ package struct StoredModelSchema: Sendable {
         package let typeName: String
         /// The attribute options set (`unique`, `externalStorage`, ...).
         package let options: [String]
+        /// The type, parsed once.
+        let type: StoredType
+        let isExternal: Bool
+
+        init(name: String, typeName: String, options: [String]) {
+            self.name = name
+            self.typeName = typeName
+            self.options = options
+            type = StoredType.parse(typeName)
+            isExternal = options.contains(AttributeOption.externalStorage.name)
+        }
+
         /// The type as a person writes it: `Int?`, `[String]`, `Date`.
-        package var displayType: String { StoredType.parse(typeName).display }
+        package var displayType: String { type.display }
     }
 
     package struct Entity: Sendable {
@@ -129,6 +141,9 @@ package struct StoredModelSchema: Sendable {
         package let attributes: [Attribute]
         package let uniqueConstraints: [[String]]
         package let indexes: [[String]]
+        /// The property names of each record layout, oldest first; a record's layout version
+        /// is its index here, and the last one is the attributes'.
+        package let layouts: [[String]]
     }
 
     /// The metadata entry that holds the schema.
@@ -139,14 +154,26 @@ package struct StoredModelSchema: Sendable {
     /// Reads the schema from the JSON of the `strata.schema` metadata entry.
     package init(json bytes: [UInt8]) throws {
         let stored = try JSONDecoder().decode(StoredSchema.self, from: Data(bytes))
+        // Stores whose schema changed in lightweight steps list their record layouts.
+        let layouts = (try? JSONDecoder().decode(StoredLayouts.self, from: Data(bytes)))?.entities ?? []
         let options: [AttributeOption] = [.unique, .externalStorage, .ephemeral, .spotlight, .allowsCloudEncryption, .preserveValueOnDeletion]
         entities = stored.entities.map { e in
-            Entity(name: e.name,
-                   attributes: e.properties.map { p in
-                       Attribute(name: p.name, typeName: p.type, options: options.filter { p.options & $0.bit != 0 }.map(\.name))
-                   },
-                   uniqueConstraints: e.unique, indexes: e.indexes)
+            let names = e.properties.map(\.name)
+            return Entity(name: e.name,
+                          attributes: e.properties.map { p in
+                              Attribute(name: p.name, typeName: p.type, options: options.filter { p.options & $0.bit != 0 }.map(\.name))
+                          },
+                          uniqueConstraints: e.unique, indexes: e.indexes,
+                          layouts: layouts.first { $0.name == e.name }?.layouts ?? [names])
         }
+    }
+
+    private struct StoredLayouts: Decodable {
+        struct Entity: Decodable {
+            var name: String
+            var layouts: [[String]]?
+        }
+        var entities: [Entity]
     }
 
     /// The schema stored in the store `tx` reads, or nil for a store without one (a store
@@ -173,22 +200,32 @@ extension StoredModelSchema.Entity {
     /// objects, `Codable` structs and enums as their JSON. A relationship is the related
     /// row id (to-one) or a list of them (to-many). An `.externalStorage` value kept in a blob
     /// is `{"_blob": id}`, or its value when `loadBlob` is given (it reads a blob's bytes).
+    /// A record written before a property was added has no value for it: it is left out.
     package func decode(_ record: UnsafeRawBufferPointer,
                         loadBlob: ((UInt64) throws -> [UInt8])? = nil) throws -> [(String, JSONValue)] {
         let view: RecordView
         do { view = try RecordView(record) } catch let failure as ValueDecodingFailure {
             throw RecordDecodingError(description: "\(name): \(failure.message)")
         }
-        guard view.count == attributes.count else {
-            throw RecordDecodingError(description: "\(name): a record with \(view.count) fields where the schema has \(attributes.count) properties")
+        // A record of an older layout (written before a lightweight schema change) has the
+        // fields of that layout: properties are found by name, and those it lacks are left out.
+        let version = Int(view.layoutVersion)
+        let current = layouts.count <= 1 || version == layouts.count - 1
+        let fieldNames = current ? attributes.map(\.name) : version < layouts.count ? layouts[version] : []
+        guard current || version < layouts.count else {
+            throw RecordDecodingError(description: "\(name): a record of layout \(version), which the stored schema does not list")
+        }
+        guard view.count == fieldNames.count else {
+            throw RecordDecodingError(description: "\(name): a record with \(view.count) fields where its layout has \(fieldNames.count)")
         }
         var values: [(String, JSONValue)] = []
         values.reserveCapacity(attributes.count)
         for (i, attribute) in attributes.enumerated() {
+            guard let position = current ? i : fieldNames.firstIndex(of: attribute.name) else { continue }
             do {
-                let type = StoredType.parse(attribute.typeName)
-                var field = try view.field(i)
-                if attribute.options.contains(AttributeOption.externalStorage.name) {
+                let type = attribute.type
+                var field = try view.field(position)
+                if attribute.isExternal {
                     // `[0x00]` then the value inline, or `[0x01][u64 blob id]`.
                     guard let tag = field.first else { throw decodingFailure("an empty external-storage field") }
                     if tag == 1 {
@@ -214,7 +251,7 @@ extension StoredModelSchema.Entity {
 }
 
 /// A stored Swift type name, parsed: `Swift.Dictionary<Swift.String, Swift.Int>`.
-indirect enum StoredType {
+indirect enum StoredType: Sendable {
     case primitive(String)
     case optional(StoredType)
     case array(StoredType)

@@ -62,7 +62,11 @@ struct RecordView {
     private let wide: Bool
     private let fieldsStart: Int
 
-    init(_ raw: UnsafeRawBufferPointer) throws {
+    /// How to read older layouts as the current properties (nil: the record is current).
+    private let layouts: EntityLayouts?
+
+    init(_ raw: UnsafeRawBufferPointer, layouts: EntityLayouts? = nil) throws {
+        self.layouts = layouts.flatMap { $0.isIdentity ? nil : $0 }
         guard raw.count >= 5 else { throw decodingFailure("a record shorter than its header") }
         let format = raw[0]
         guard format == RecordLayout.narrow || format == RecordLayout.wide else {
@@ -83,9 +87,20 @@ struct RecordView {
         return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 2, as: UInt16.self).littleEndian)
     }
 
-    /// The bytes of field `i`.
+    /// The bytes of property `i`: its field, or for a record of an older layout the field the
+    /// property had then, or its default value.
     @inline(__always)
     func field(_ i: Int) throws -> UnsafeRawBufferPointer {
+        if let layouts, layoutVersion != layouts.currentVersion {
+            let (field, fallback) = try layouts.locate(i, version: layoutVersion)
+            if let fallback { return fallback }
+            return try rawField(field)
+        }
+        return try rawField(i)
+    }
+
+    @inline(__always)
+    private func rawField(_ i: Int) throws -> UnsafeRawBufferPointer {
         guard i < count else { throw decodingFailure("a record with \(count) fields where field \(i) was expected") }
         let start = offset(i)
         let end = offset(i + 1)

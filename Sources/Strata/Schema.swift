@@ -77,6 +77,8 @@ struct StoredEntity: Codable, Equatable {
     var properties: [StoredProperty]
     var unique: [[String]]
     var indexes: [[String]]
+    /// Every record layout, oldest first (nil in stores written before layouts were kept).
+    var layouts: [[String]]? = nil
 
     init(_ entity: Entity) {
         name = entity.name
