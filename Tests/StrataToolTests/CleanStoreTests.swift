@@ -151,6 +151,24 @@ import Testing
         #expect(text.stdout.contains("80 records copied"), "\(text)")
     }
 
+    @Test func relationshipsAreRelatedRowIDs() throws {
+        let folder = try TestFolder()
+        let path = folder.path()
+        try Fixture.shelves(at: path)
+
+        let shelves = try Tool.run("dump", path, "--entity", "Shelf").objects()
+        #expect(shelves.map { $0["label"] as? String } == ["first", "empty"])
+        #expect(shelves.map { $0["volumes"] as? [Int] } == [[1, 2, 3], []])
+        let volumes = try Tool.run("dump", path, "--entity", "Volume").objects()
+        #expect(volumes.map { $0["title"] as? String } == ["A", "B", "C"])
+        #expect(volumes.map { $0["shelf"] as? Int } == [1, 1, 1])
+        let info = try Tool.run("info", path)
+        let lines = info.lines.map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(lines.contains("volumes [Volume] (relationship)"), "\(info)")
+        #expect(lines.contains("shelf Shelf? (relationship)"), "\(info)")
+        #expect(try Tool.run("verify", path).status == 0)
+    }
+
     @Test func storesWithoutASchemaShowTheirRecords() throws {
         let folder = try TestFolder()
         let path = folder.path()

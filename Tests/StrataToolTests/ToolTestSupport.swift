@@ -131,6 +131,20 @@ final class Lesson: PersistentModel {
     static var indexes: [[PartialKeyPath<Lesson>]] { [[\.startsAt]] }
 }
 
+final class Shelf: PersistentModel {
+    @Attribute var label: String
+    @Relationship(deleteRule: .cascade, inverse: \Volume.shelf) var volumes: [Volume] = []
+    init() {}
+    init(label: String) { self.label = label }
+}
+
+final class Volume: PersistentModel {
+    @Attribute var title: String
+    @Relationship var shelf: Shelf? = nil
+    init() {}
+    init(title: String) { self.title = title }
+}
+
 enum Fixture {
     /// A store of `count` lessons saved at once; with `rewrites`, every lesson's title is
     /// then changed that many times (one save each), which leaves space for compaction.
@@ -145,6 +159,17 @@ enum Fixture {
             try context.save()
         }
         return count
+    }
+
+    /// Two shelves, the first holding three volumes.
+    static func shelves(at path: String) throws {
+        let container = try ModelContainer(for: Shelf.self, Volume.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
+        let context = ModelContext(container)
+        let first = Shelf(label: "first")
+        first.volumes = [Volume(title: "A"), Volume(title: "B"), Volume(title: "C")]
+        context.insert(first)
+        context.insert(Shelf(label: "empty"))
+        try context.save()
     }
 
     /// A store written with StrataEngine alone: no schema, records of plain bytes.
