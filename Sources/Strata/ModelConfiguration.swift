@@ -24,6 +24,8 @@ public struct ModelConfiguration: Hashable, Sendable {
     public var durability: Durability = .full
     /// Strata extra: bytes of pages and records cached in memory per store.
     public var cacheSize: Int = 32 << 20
+    /// Strata extra: called as a migration plan's stages run (see `MigrationProgress`).
+    public var migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
 
     /// A configuration at the default location (see `defaultDirectory`), or in memory.
     public init(_ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true) {

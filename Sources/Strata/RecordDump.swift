@@ -154,26 +154,14 @@ package struct StoredModelSchema: Sendable {
     /// Reads the schema from the JSON of the `strata.schema` metadata entry.
     package init(json bytes: [UInt8]) throws {
         let stored = try JSONDecoder().decode(StoredSchema.self, from: Data(bytes))
-        // Stores whose schema changed in lightweight steps list their record layouts.
-        let layouts = (try? JSONDecoder().decode(StoredLayouts.self, from: Data(bytes)))?.entities ?? []
         let options: [AttributeOption] = [.unique, .externalStorage, .ephemeral, .spotlight, .allowsCloudEncryption, .preserveValueOnDeletion]
         entities = stored.entities.map { e in
-            let names = e.properties.map(\.name)
-            return Entity(name: e.name,
-                          attributes: e.properties.map { p in
-                              Attribute(name: p.name, typeName: p.type, options: options.filter { p.options & $0.bit != 0 }.map(\.name))
-                          },
-                          uniqueConstraints: e.unique, indexes: e.indexes,
-                          layouts: layouts.first { $0.name == e.name }?.layouts ?? [names])
+            Entity(name: e.name,
+                   attributes: e.properties.map { p in
+                       Attribute(name: p.name, typeName: p.type, options: options.filter { p.options & $0.bit != 0 }.map(\.name))
+                   },
+                   uniqueConstraints: e.unique, indexes: e.indexes, layouts: e.allLayouts)
         }
-    }
-
-    private struct StoredLayouts: Decodable {
-        struct Entity: Decodable {
-            var name: String
-            var layouts: [[String]]?
-        }
-        var entities: [Entity]
     }
 
     /// The schema stored in the store `tx` reads, or nil for a store without one (a store
@@ -200,7 +188,8 @@ extension StoredModelSchema.Entity {
     /// objects, `Codable` structs and enums as their JSON. A relationship is the related
     /// row id (to-one) or a list of them (to-many). An `.externalStorage` value kept in a blob
     /// is `{"_blob": id}`, or its value when `loadBlob` is given (it reads a blob's bytes).
-    /// A record written before a property was added has no value for it: it is left out.
+    /// A record of an older layout (written before a lightweight schema change) starts with
+    /// `"_layout": version`, and has no value for the properties added or renamed since.
     package func decode(_ record: UnsafeRawBufferPointer,
                         loadBlob: ((UInt64) throws -> [UInt8])? = nil) throws -> [(String, JSONValue)] {
         let view: RecordView
@@ -218,8 +207,8 @@ extension StoredModelSchema.Entity {
         guard view.count == fieldNames.count else {
             throw RecordDecodingError(description: "\(name): a record with \(view.count) fields where its layout has \(fieldNames.count)")
         }
-        var values: [(String, JSONValue)] = []
-        values.reserveCapacity(attributes.count)
+        var values: [(String, JSONValue)] = current ? [] : [("_layout", .integer(Int64(version)))]
+        values.reserveCapacity(attributes.count + 1)
         for (i, attribute) in attributes.enumerated() {
             guard let position = current ? i : fieldNames.firstIndex(of: attribute.name) else { continue }
             do {
