@@ -169,6 +169,22 @@ import Testing
         #expect(try Tool.run("verify", path).status == 0)
     }
 
+    /// Records written before a lightweight migration keep their layout: dump says which, and
+    /// shows the properties they have.
+    @Test func recordsOfOlderLayouts() throws {
+        let folder = try TestFolder()
+        let path = folder.path()
+        try Fixture.migratedMemos(at: path)
+
+        let lines = try Tool.run("dump", path).lines
+        #expect(lines == [#"{"_entity":"Memo","_row":1,"_layout":0,"title":"old 1"}"#,
+                          #"{"_entity":"Memo","_row":2,"_layout":0,"title":"old 2"}"#,
+                          #"{"_entity":"Memo","_row":3,"title":"new","text":"c","priority":1}"#])
+        let verify = try Tool.run("verify", path)
+        #expect(verify.status == 0, "\(verify)")
+        #expect(verify.stdout.contains("3 objects decoded"), "\(verify)")
+    }
+
     @Test func storesWithoutASchemaShowTheirRecords() throws {
         let folder = try TestFolder()
         let path = folder.path()

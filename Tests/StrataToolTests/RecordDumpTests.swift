@@ -50,8 +50,8 @@ import Testing
         let note = try #require(try Self.schema(layouts: #""layouts":[["when","title"],["title","stars","when","mood","marks"]],"#).entity(named: "Note"))
         let old = Self.record(layout: 0, [Self.fields[2], Self.fields[0]])
         let values = try old.withUnsafeBytes { try note.decode($0) }
-        #expect(values.map(\.0) == ["title", "when"])
-        #expect(JSONValue.object(values).serialized == #"{"title":"Tab\t\"quoted\"\u0001","when":"2001-01-01T00:00:00.500Z"}"#)
+        #expect(values.map(\.0) == ["_layout", "title", "when"])
+        #expect(JSONValue.object(values).serialized == #"{"_layout":0,"title":"Tab\t\"quoted\"\u0001","when":"2001-01-01T00:00:00.500Z"}"#)
         let current = try Self.record(layout: 1, Self.fields).withUnsafeBytes { try note.decode($0) }
         #expect(current.count == 5)
         #expect(throws: RecordDecodingError.self) { try Self.record(layout: 7, Self.fields).withUnsafeBytes { try note.decode($0) } }

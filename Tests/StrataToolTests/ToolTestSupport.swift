@@ -145,6 +145,26 @@ final class Volume: PersistentModel {
     init(title: String) { self.title = title }
 }
 
+enum MemoV1 {
+    final class Memo: PersistentModel {
+        @Attribute var title: String = ""
+        @Attribute var body: String = ""
+        init() {}
+        init(title: String, body: String) { self.title = title; self.body = body }
+    }
+}
+
+enum MemoV2 {
+    /// `body` renamed to `text`, `priority` added.
+    final class Memo: PersistentModel {
+        @Attribute var title: String = ""
+        @Attribute(originalName: "body") var text: String = ""
+        @Attribute var priority: Int = 3
+        init() {}
+        init(title: String, text: String, priority: Int) { self.title = title; self.text = text; self.priority = priority }
+    }
+}
+
 enum Fixture {
     /// A store of `count` lessons saved at once; with `rewrites`, every lesson's title is
     /// then changed that many times (one save each), which leaves space for compaction.
@@ -169,6 +189,20 @@ enum Fixture {
         first.volumes = [Volume(title: "A"), Volume(title: "B"), Volume(title: "C")]
         context.insert(first)
         context.insert(Shelf(label: "empty"))
+        try context.save()
+    }
+
+    /// Two memos saved with MemoV1, then one more after a lightweight migration to MemoV2.
+    static func migratedMemos(at path: String) throws {
+        let configuration = ModelConfiguration(url: URL(fileURLWithPath: path))
+        do {
+            let context = ModelContext(try ModelContainer(for: MemoV1.Memo.self, configurations: configuration))
+            context.insert(MemoV1.Memo(title: "old 1", body: "a"))
+            context.insert(MemoV1.Memo(title: "old 2", body: "b"))
+            try context.save()
+        }
+        let context = ModelContext(try ModelContainer(for: MemoV2.Memo.self, configurations: configuration))
+        context.insert(MemoV2.Memo(title: "new", text: "c", priority: 1))
         try context.save()
     }
 
