@@ -24,6 +24,10 @@ struct Options {
     var engineCacheMiB: Int?
     /// Objects stored by W1 and read by W3-W8 (default min(n, 100k)).
     var objects: Int?
+    /// W10: objects with a 1 MiB external-storage value (default 200).
+    var blobs = 200
+    /// W10: MiB dd writes (default 512).
+    var ddMiB = 512
     /// Systems to run; empty: all (a filter for profiling one of them).
     var systems: [String] = []
 
@@ -31,15 +35,18 @@ struct Options {
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("results").path
 
     static let usage = """
-    usage: StrataBenchmarks [--n N] [--quick] [--lookups N] [--commits N] [--reps N] [--seed N]
+    usage: StrataBenchmarks [--n N] [--quick] [--lookups N] [--objects N] [--commits N] [--reps N] [--seed N]
+                            [--blobs N] [--dd-mib N]
                             [--only E1,E2,...] [--out DIR] [--work DIR] [--keep] [--reuse]
                             [--systems strata-engine,grdb,...] [--engine-cache MIB]
 
       --n N        records for E1 (and the store E2-E4 read); default 1000000
-      --quick      a smoke run: --n 20000 --commits 100 --reps 2
+      --quick      a smoke run: --n 20000 --commits 100 --reps 2 --blobs 20 --dd-mib 64
       --lookups N  random lookups in E2; default n/10
-      --objects N  objects for the object workloads W1-W8 (W3 does as many lookups); default min(n, 100000)
-      --commits N  durable single-record commits in E5; default 2000
+      --objects N  objects for the object workloads W1-W9, W11 and C1 (W3 does as many lookups); default min(n, 100000)
+      --commits N  durable single-record commits in E5, single-object saves in W2; default 2000
+      --blobs N    W10: objects with a 1 MiB external value; default 200
+      --dd-mib N   W10: MiB written by dd bs=1M conv=fdatasync; default 512
       --reps N     repetitions of the in-process workloads (median reported); default 5
       --only LIST  run only these workloads (ids or prefixes, comma-separated); E2-E4 imply E1
       --out DIR    where summary.md, ratios.svg and results.jsonl go; default Benchmarks/results
@@ -53,7 +60,7 @@ struct Options {
     static func parse(_ arguments: [String]) throws -> Options {
         var o = Options()
         var quick = false
-        var explicitN: Int?, explicitCommits: Int?, explicitReps: Int?
+        var explicitN: Int?, explicitCommits: Int?, explicitReps: Int?, explicitBlobs: Int?, explicitDD: Int?
         var i = 0
         func value() throws -> String {
             i += 1
@@ -75,6 +82,8 @@ struct Options {
             case "--lookups": o.lookups = try number()
             case "--objects": o.objects = try number()
             case "--commits": explicitCommits = try number()
+            case "--blobs": explicitBlobs = try number()
+            case "--dd-mib": explicitDD = try number()
             case "--reps": explicitReps = try number()
             case "--seed": o.seed = UInt64(try number())
             case "--only": o.only = try value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -93,7 +102,11 @@ struct Options {
             o.n = 20_000
             o.commits = 100
             o.repetitions = 2
+            o.blobs = 20
+            o.ddMiB = 64
         }
+        if let b = explicitBlobs { o.blobs = b }
+        if let d = explicitDD { o.ddMiB = d }
         if let n = explicitN { o.n = n }
         if let c = explicitCommits { o.commits = c }
         if let r = explicitReps { o.repetitions = r }

@@ -11,6 +11,8 @@ enum System: String, CaseIterable {
     case grdb = "grdb"
     case grdbTuned = "grdb-tuned"
     case bareFsync = "bare-fsync"
+    /// `dd if=/dev/zero bs=1M conv=fdatasync` (W10 only): the disk's sequential write rate.
+    case dd = "dd"
 }
 
 /// One workload: a parent part that runs (or spawns) every system and reports measurements,
@@ -93,6 +95,7 @@ final class Bench {
         case .grdb: return options.workDirectory + "/courses-grdb.sqlite"
         case .grdbTuned: return options.workDirectory + "/courses-grdb-tuned.sqlite"
         case .bareFsync: return options.workDirectory + "/bare-fsync.bin"
+        case .dd: return options.workDirectory + "/dd.bin"
         }
     }
 

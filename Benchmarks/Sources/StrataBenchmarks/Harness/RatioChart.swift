@@ -8,7 +8,7 @@ struct RatioChart {
     static let peers: [(System, String, String)] = [
         (.grdb, "vs GRDB (idiomatic)", "#4C78A8"),
         (.grdbTuned, "vs GRDB (tuned)", "#F58518"),
-        (.bareFsync, "vs bare append+fdatasync", "#54A24B"),
+        (.bareFsync, "vs bare fdatasync loop / dd", "#54A24B"),
     ]
 
     func svg() -> String {
@@ -33,8 +33,8 @@ struct RatioChart {
         var s = """
         <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
         <rect width="100%" height="100%" fill="white"/>
-        <text x="\(left)" y="22" font-size="16" font-weight="bold">StrataEngine throughput ÷ peer (log scale; right of 1× = Strata faster)</text>
-        <text x="\(left)" y="40" fill="#555">n = \(Format.count(bench.options.n)) · \(RatioChart.escape(Machine.description))</text>
+        <text x="\(left)" y="22" font-size="16" font-weight="bold">Strata ÷ peer: throughput, or smallness for sizes (log scale; right of 1× = Strata better)</text>
+        <text x="\(left)" y="40" fill="#555">n = \(Format.count(bench.options.n)), objects = \(Format.count(bench.options.objectCount)) · \(RatioChart.escape(Machine.description))</text>
 
         """
         // Legend.

@@ -18,15 +18,20 @@ struct SummaryTable {
     }
 
     /// How many times faster Strata is than `peer` on a workload (above 1: Strata is faster).
+    /// A measurement with a `score` (higher is better, such as 1 / bytes per object) is compared by it.
+    /// The "bare" column takes the bare fsync loop or, for W10, dd.
     func speedup(_ workload: String, over peer: System) -> Double? {
-        guard let s = measurement(workload, .strataEngine) ?? measurement(workload, .strata), let p = measurement(workload, peer), s.seconds > 0, p.seconds > 0 else { return nil }
+        guard let s = measurement(workload, .strataEngine) ?? measurement(workload, .strata),
+              let p = measurement(workload, peer) ?? (peer == .bareFsync ? measurement(workload, .dd) : nil) else { return nil }
+        if let a = s["score"]?.doubleValue, let b = p["score"]?.doubleValue { return a > 0 && b > 0 ? a / b : nil }
+        guard s.seconds > 0, p.seconds > 0 else { return nil }
         return s.opsPerSecond / p.opsPerSecond
     }
 
     func markdown() -> String {
         let o = bench.options
         var lines: [String] = []
-        lines.append("# StrataEngine vs GRDB: engine-level benchmarks")
+        lines.append("# Strata vs GRDB (SQLite): engine- and object-level benchmarks")
         lines.append("")
         lines.append("\(Date().formatted(.iso8601)) · \(Machine.description) · release build · "
                      + "n = \(Format.count(o.n)), lookups = \(Format.count(o.lookupCount)), commits = \(Format.count(o.commits)), "
@@ -39,7 +44,7 @@ struct SummaryTable {
         lines.append("")
         let systems = System.allCases.filter { s in bench.measurements.contains { $0.system == s.rawValue } }
         var header = "| workload | n | " + systems.map(\.rawValue).joined(separator: " | ")
-        header += " | Strata ÷ GRDB | Strata ÷ GRDB tuned | Strata ÷ bare fsync |"
+        header += " | Strata ÷ GRDB | Strata ÷ GRDB tuned | Strata ÷ bare fsync / dd |"
         lines.append(header)
         lines.append("|" + String(repeating: " --- |", count: 2) + String(repeating: " ---: |", count: systems.count + 3))
         for w in workloadIDs {
@@ -48,6 +53,7 @@ struct SummaryTable {
             cells.append(Format.count(n))
             for s in systems {
                 guard let m = measurement(w, s) else { cells.append("–"); continue }
+                if case .string(let shown)? = m["shown"] { cells.append(shown); continue }
                 cells.append(m.n == 1 ? Format.time(m.seconds) : "\(Format.rate(m.opsPerSecond)) (\(Format.time(m.seconds)))")
             }
             for peer in [System.grdb, .grdbTuned, .bareFsync] {
@@ -92,6 +98,9 @@ struct SummaryTable {
                 }
                 if let b = m["bytes_per_commit"]?.doubleValue { notes.append("\(Format.bytes(Int(b)))/commit") }
                 if let f = m["fsyncs_per_op"]?.doubleValue { notes.append(String(format: "%.2f fsyncs/op", f)) }
+                if let mbs = m["mb_per_sec"]?.doubleValue { notes.append(String(format: "%.0f MB/s", mbs)) }
+                if let d = m["deleted"]?.doubleValue, let of = m["of_records"]?.doubleValue { notes.append("deleted \(Format.count(Int(d))) of \(Format.count(Int(of)))") }
+                if let note = m["note"], case .string(let text) = note { notes.append(text) }
                 let cells = [
                     w, m.system, Format.time(m.seconds),
                     m.peakRSSKB.map(Format.kilobytes) ?? "–",

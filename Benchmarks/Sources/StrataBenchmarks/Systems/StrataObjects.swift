@@ -64,7 +64,7 @@ enum ObjectStores {
         switch system {
         case .strata, .strataEngine: return directory + "/objects.strata"
         case .grdb: return directory + "/objects-grdb.sqlite"
-        case .grdbTuned, .bareFsync: return directory + "/objects-grdb-tuned.sqlite"
+        case .grdbTuned, .bareFsync, .dd: return directory + "/objects-grdb-tuned.sqlite"
         }
     }
 

@@ -64,7 +64,7 @@ enum E1BulkInsert: Workload {
             // Settle the file (outside the time) so `bytes` is the database's own size.
             try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             bytes = GRDBCourses.size(path: path)
-        case .bareFsync, .strata:
+        case .bareFsync, .strata, .dd:
             throw BenchError("\(id): no bare-fsync variant")
         }
         var m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB, bytes: bytes)

@@ -54,7 +54,7 @@ enum E4Reopen: Workload {
             course = try queue.read { db in
                 try Row.fetchOne(db.cachedStatement(sql: GRDBCourses.byIDSQL), arguments: [key]).map(GRDBCourses.course)
             }
-        case .bareFsync, .strata:
+        case .bareFsync, .strata, .dd:
             throw BenchError("\(id): no bare-fsync variant")
         }
         let end = ContinuousClock.now

@@ -91,7 +91,7 @@ enum E5DurableCommits: Workload {
             engine = e
             var buffer: [UInt8] = []
             commit = { i in try e.store.write { try e.insert(data.course(first + i), in: $0, buffer: &buffer) } }
-        case .strata: throw BenchError("\(id): no strata variant")
+        case .strata, .dd: throw BenchError("\(id): no strata variant")
         case .grdb, .grdbTuned:
             let style: GRDBStyle = system == .grdb ? .idiomatic : .tuned
             let queue = try GRDBCourses.open(path: path, synchronous: "FULL", style: style, create: true)
@@ -127,7 +127,7 @@ enum E5DurableCommits: Workload {
                            ("engine_bytes_written", .int(after.bytesWritten - before.bytesWritten))]
             }
         case .grdb, .grdbTuned: extras.append(("synchronous", .string("FULL")))
-        case .strata: break
+        case .strata, .dd: break
         }
         let m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB,
                             bytes: ProcessStats.fileSize(path) + ProcessStats.fileSize(path + "-wal"), extras: extras)
