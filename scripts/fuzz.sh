@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# libFuzzer targets for what Strata reads from a file (Docs/Durability.md, "Fuzzing").
+#
+#   scripts/fuzz.sh [--seconds N] [--jobs J] [target ...]
+#
+# Builds each target (swiftc -sanitize=fuzzer,address, the engine's sources compiled with a
+# fuzz entry point from Fuzz/), writes its seed corpus (small valid stores, pages, records,
+# keys, made by the target itself so they match its checksum setting), and runs it for N
+# seconds (default 60) on .build-fuzz/corpus/<target>. Targets:
+#   open-store            a store file of arbitrary bytes: open, read all, verify, write, compact
+#   open-store-nocrc      the same with every checksum 0, so mutations reach the parsing behind
+#   damaged-store         valid stores with damaged bytes and cut tails: what opens must read as
+#                         one of the states the store held after a commit, or throw
+#   decode-engine-nocrc   page, commit record, catalog, header, record frame, key decoders
+#   decode-object-record  the object layer's record and value decoders, and stored type names
+# A crash leaves .build-fuzz/crashes/<target>/crash-*; replay it with
+#   .build-fuzz/<target> <file>
+# and make it a regression test (Tests/StrataReliabilityTests/FuzzRegressionTests.swift).
+# Prints, per target: executions, inputs in the corpus, bytes of input tried, crashes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=60
+targets=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) seconds="$2"; shift 2 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        *) targets+=("$1"); shift ;;
+    esac
+done
+[ ${#targets[@]} -eq 0 ] && targets=(open-store open-store-nocrc damaged-store decode-engine-nocrc decode-object-record)
+
+out=.build-fuzz
+mkdir -p "$out/modules"
+flags=(-sanitize=fuzzer,address -parse-as-library -Onone -g -package-name strata -swift-version 6 -suppress-warnings)
+engine=(Sources/StrataEngine/*.swift)
+# The simulated file system is compiled into the engine's module here: drop its import of it.
+sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
+engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Fuzz/FuzzSupport.swift)
+
+build() {
+    local target="$1"
+    echo "building $target" >&2
+    case "$target" in
+        open-store)           swiftc "${flags[@]}" -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/OpenStore.swift -o "$out/$target" ;;
+        open-store-nocrc)     swiftc "${flags[@]}" -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/OpenStore.swift -o "$out/$target" ;;
+        damaged-store)        swiftc "${flags[@]}" -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/DamagedStore.swift -o "$out/$target" ;;
+        decode-engine-nocrc)  swiftc "${flags[@]}" -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/DecodeEngine.swift -o "$out/$target" ;;
+        decode-object-record)
+            swiftc "${flags[@]}" -module-name StrataEngine -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" \
+                -emit-library -static "${engine[@]}" -o "$out/libStrataEngine.a"
+            swiftc "${flags[@]}" -module-name Strata -I "$out/modules" Sources/Strata/*.swift Fuzz/DecodeObjectRecord.swift \
+                "$out/libStrataEngine.a" -o "$out/$target" ;;
+        *) echo "unknown target $target" >&2; exit 2 ;;
+    esac 2> >(grep -v "ld.gold: warning: Cannot export local symbol" >&2)
+}
+
+export SWIFT_BACKTRACE=enable=no     # let ASan and libFuzzer report crashes
+export ASAN_OPTIONS=detect_leaks=0   # globals built once (sample stores, entities) are not leaks
+summary=()
+for target in "${targets[@]}"; do
+    build "$target"
+    rm -rf "$out/seeds/$target"
+    STRATA_FUZZ_SEEDS="$out/seeds/$target" "$out/$target" >/dev/null 2>&1
+    mkdir -p "$out/corpus/$target" "$out/crashes/$target"
+    log="$out/$target.log"
+    echo "running $target for $seconds s (log: $log)" >&2
+    set +e
+    "$out/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+        -artifact_prefix="$out/crashes/$target/" "$out/corpus/$target" "$out/seeds/$target" >"$log" 2>&1
+    status=$?
+    set -e
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
+    tried=$(grep -o 'strata-fuzz: .*' "$log" | tail -1 | sed 's/strata-fuzz: //')
+    corpus=$(ls "$out/corpus/$target" | wc -l)
+    crashes=$(ls "$out/crashes/$target" | grep -c -E '^(crash|timeout|oom)-' || true)
+    line="$target: $runs executions in $seconds s ($tried), corpus $corpus inputs, exit $status, crash files: $crashes"
+    echo "$line" >&2
+    summary+=("$line")
+    if [ "$status" -ne 0 ]; then grep -m1 -E "FUZZ FINDING|ERROR: AddressSanitizer|Fatal error|deadly signal" "$log" >&2 || true; fi
+done
+echo
+printf '%s\n' "${summary[@]}"
