@@ -121,6 +121,8 @@ final class MainContextBox: Sendable {
     func context(for container: ModelContainer) -> ModelContext {
         if let context { return context }
         let made = ModelContext(unownedContainer: container)
+        made.isMainContext = true
+        made.autosaveEnabled = true     // as SwiftData's main context
         context = made
         return made
     }

@@ -21,10 +21,17 @@ public final class ModelContext {
     /// The container this context belongs to.
     public var container: ModelContainer { unownedContainer }
 
-    /// Whether the context saves by itself. Strata saves when `autosaveEnabled` is true and
-    /// `processPendingChanges()` or `transaction { }` completes, or after `autosaveThreshold`
-    /// changes; there is no run loop to save at the end of an event (SwiftData's trigger).
+    /// Whether the context saves by itself. On Linux there is no UI run loop to save at the
+    /// end of each event, so with `autosaveEnabled` Strata saves:
+    /// - for the main context (where it is on by default, as in SwiftData): on the main actor's
+    ///   next turn after a change, i.e. once the code that made the change has returned;
+    /// - for any context: when `processPendingChanges()` is called, and when the unsaved
+    ///   changes reach `autosaveThreshold`.
+    /// Differs from SwiftData in the triggers only; a failed autosave leaves the changes pending.
     public var autosaveEnabled = false
+    /// True for `ModelContainer.mainContext`.
+    var isMainContext = false
+    private var autosaveScheduled = false
 
     struct RowKey: Hashable {
         let entity: ObjectIdentifier
@@ -85,6 +92,7 @@ public final class ModelContext {
 
     func objectDidChange(_ object: AnyObject, _ backing: ModelBacking) {
         changed.append(object)
+        if autosaveEnabled { autosaveIfNeeded() }
     }
 
     func registeredObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
@@ -206,6 +214,7 @@ public final class ModelContext {
         case .deleted, .detached:
             return
         }
+        if autosaveEnabled { autosaveIfNeeded() }
     }
 
     // MARK: State
@@ -268,10 +277,21 @@ public final class ModelContext {
         }
     }
 
-    /// Saves when autosave is on and changes have piled up.
+    /// Saves when autosave is on and changes have piled up; for the main context, schedules a
+    /// save on the main actor's next turn.
     func autosaveIfNeeded() {
-        guard autosaveEnabled, inserted.count + changed.count + deleted.count >= ModelContext.autosaveThreshold else { return }
-        try? save()
+        guard autosaveEnabled else { return }
+        if inserted.count + changed.count + deleted.count >= ModelContext.autosaveThreshold {
+            try? save()
+            return
+        }
+        guard isMainContext, !autosaveScheduled else { return }
+        autosaveScheduled = true
+        nonisolated(unsafe) let context = self
+        Task { @MainActor in
+            context.autosaveScheduled = false
+            if context.autosaveEnabled && context.hasChanges { try? context.save() }
+        }
     }
 
     /// Strata extra: how many unsaved changes trigger an autosave when `autosaveEnabled` is true.

@@ -71,3 +71,35 @@ actor Importer: ModelActor {
         #expect(try container.mainContext.fetchCount(FetchDescriptor<SyncItem>()) == 100)
     }
 }
+
+@Suite struct AutosaveTests {
+    @MainActor @Test func theMainContextSavesOnTheMainActorsNextTurn() async throws {
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(url: dir.store()))
+        #expect(container.mainContext.autosaveEnabled)
+        container.mainContext.insert(SyncItem(key: 1, value: "a"))
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<SyncItem>(includePendingChanges: false)) == 0)
+        for _ in 0..<20 where container.mainContext.hasChanges { await Task.yield() }
+        #expect(!container.mainContext.hasChanges)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<SyncItem>()) == 1)
+    }
+
+    @Test func anotherContextAutosavesAtTheThresholdAndOnProcessPendingChanges() throws {
+        let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        #expect(!context.autosaveEnabled)
+        context.autosaveEnabled = true
+        context.insert(SyncItem(key: 1, value: "a"))
+        #expect(context.hasChanges)           // no main actor turn for other contexts
+        context.processPendingChanges()
+        #expect(!context.hasChanges)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<SyncItem>()) == 1)
+    }
+}
+
+extension FetchDescriptor {
+    init(includePendingChanges: Bool) {
+        self.init()
+        self.includePendingChanges = includePendingChanges
+    }
+}
