@@ -46,8 +46,17 @@ struct BlobFolder: Sendable {
         }
         defer { file.close() }
         let bytes: [UInt8]
-        do { bytes = try file.read(count: Int(length), at: 0) }
-        catch { throw StoreError.io(error, doing: "reading blob \(id)", path: storePath) }
+        do {
+            // The length comes from the store: check it against the file before reading that much.
+            guard try file.size() >= length else {
+                throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
+            }
+            bytes = try file.read(count: Int(length), at: 0)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.io(error, doing: "reading blob \(id)", path: storePath)
+        }
         guard UInt64(bytes.count) == length, CRC32C.checksum(bytes) == checksum else {
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
         }

@@ -106,9 +106,13 @@ struct Catalog: Equatable, Sendable {
               let nc = r.u32(), let ni = r.u32() else { return nil }
         c.nextCollectionID = ncid; c.nextIndexID = niid; c.nextBlobID = nbid
         c.liveTreeBytes = tree; c.liveOtherBytes = other
+        // Counts and sizes past Int.max cannot be real (and would trap where they become an Int).
+        let largest = UInt64(Int.max)
+        guard tree <= largest, other <= largest else { return nil }
         guard Int(nc) <= (end - start) / 30, Int(ni) <= (end - start) / 11 else { return nil }
         for _ in 0..<nc {
-            guard let id = r.u32(), let count = r.u64(), let next = r.u64(), let live = r.u64(), let name = r.name() else { return nil }
+            guard let id = r.u32(), let count = r.u64(), let next = r.u64(), let live = r.u64(), let name = r.name(),
+                  count <= largest, live <= largest else { return nil }
             c.collections.append(CollectionInfo(id: id, name: name, count: count, nextRowID: next, liveBytes: live))
         }
         for _ in 0..<ni {

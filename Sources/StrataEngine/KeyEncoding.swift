@@ -200,7 +200,8 @@ public enum KeyComponent: Hashable, Sendable, CustomStringConvertible {
         case .integer(let v): "\(v)"
         case .unsigned(let v): "\(v)"
         case .double(let v): "\(v)"
-        case .date(let v): "\(v)"
+        // Foundation traps describing a NaN date, which a key may hold (a stored Date(nan), or damage).
+        case .date(let v): v.timeIntervalSinceReferenceDate.isNaN ? "Date(timeIntervalSinceReferenceDate: nan)" : "\(v)"
         case .string(let v): "\"\(v)\""
         case .bytes(let v): "<\(v.count) bytes>"
         case .uuid(let v): v.uuidString

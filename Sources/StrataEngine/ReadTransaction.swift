@@ -211,7 +211,12 @@ public class ReadTransaction {
     /// The length of a blob without reading it, or nil if there is no such blob.
     public func blobLength(_ id: BlobID) throws -> Int? {
         try TreeKey.blob(id.rawValue).withUnsafeBytes { k in
-            try reader.withValue(root: root, key: k) { v in v.count == 12 ? Int(v.loadLE64(0)) : 0 }
+            try reader.withValue(root: root, key: k) { v in
+                guard v.count == 12, let length = Int(exactly: v.loadLE64(0)) else {
+                    throw StoreError.corrupt("a malformed blob entry", path: store.path, offset: nil)
+                }
+                return length
+            }
         }
     }
 

@@ -384,7 +384,10 @@ public final class Store: Sendable {
         let snapshot = currentSnapshot()
         let size = try snapshot.file.io.size()
         let catalog = snapshot.catalog
-        let live = catalog.collections.reduce(catalog.liveTreeBytes + catalog.liveOtherBytes + UInt64(FileHeader.size)) { $0 + $1.liveBytes }
+        // Each figure is at most Int.max (Catalog.decode checks); their sum saturates rather than trap.
+        func add(_ a: UInt64, _ b: UInt64) -> UInt64 { let (sum, overflow) = a.addingReportingOverflow(b); return overflow ? .max : sum }
+        let total = catalog.collections.reduce(add(add(catalog.liveTreeBytes, catalog.liveOtherBytes), UInt64(FileHeader.size))) { add($0, $1.liveBytes) }
+        let live = Swift.min(total, UInt64(Int.max))
         let collections = catalog.collections.map { c in
             StoreInfo.Collection(name: c.name, id: CollectionID(rawValue: c.id), count: Int(c.count), liveBytes: Int(c.liveBytes),
                                  indexes: catalog.indexes.filter { $0.collection == c.id }.map(ReadTransaction.describe))

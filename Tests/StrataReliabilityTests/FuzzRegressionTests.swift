@@ -1,0 +1,54 @@
+// Inputs that once made a fuzz target (scripts/fuzz.sh) trap, kept as tests. Each names the
+// target, the input (base64, as libFuzzer prints it) and what went wrong.
+import Foundation
+import Testing
+import StrataTestSupport
+@testable import StrataEngine
+
+@Suite struct FuzzRegressionTests {
+    /// decode-engine-nocrc: an index key holding a NaN date (0x28 then a NaN's ordered bits)
+    /// decoded fine, but describing it trapped inside Foundation's Date.description.
+    @Test func describingANaNDateKeyDoesNotTrap() throws {
+        let input = try #require(Data(base64Encoded: "BjgA/wER//8A/wABKP//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="))
+        let parts = try #require(KeyComponent.decode(Array(input.dropFirst())))
+        #expect(parts.map(\.description).joined().contains("nan"))
+        // The same from a value a program can store.
+        let key = KeyEncoding.encode(Date(timeIntervalSinceReferenceDate: .nan))
+        #expect(KeyComponent.decode(key)?.first?.description == "Date(timeIntervalSinceReferenceDate: nan)")
+    }
+
+    /// open-store-nocrc: a commit record whose catalog gave a collection more than Int.max
+    /// records (checksums forged) opened, and `count(in:)` trapped converting it to an Int.
+    /// Such a catalog is now no commit record at all: opening falls back to the commit before.
+    @Test func impossibleCountsInTheCatalogAreDamage() throws {
+        let fs = SimulatedFileSystem()
+        let path = "/store.strata"
+        do {
+            let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+            try store.write { tx in try tx.put([1], row: 1, in: try tx.createCollection(named: "c")) }
+            try store.write { tx in try tx.put([2], row: 2, in: tx.collection(named: "c")!) }
+            store.close()
+        }
+        let bytes = try #require(fs.bytes(of: path))
+        let io = try fs.openFile(path, readOnly: true, create: false)
+        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
+        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
+        io.close()
+        for (field, value) in [("count", UInt64.max), ("count", UInt64(Int.max) + 1), ("liveBytes", UInt64.max)] {
+            var damaged = last
+            if field == "count" { damaged.catalog.collections[0].count = value } else { damaged.catalog.collections[0].liveBytes = value }
+            // A valid checksum over impossible values, as a checksum collision (or a forger) would give.
+            let record = damaged.encode()
+            #expect(CommitRecord.decode(record, at: last.offset, salt: salt) == nil, "\(field) \(value)")
+            fs.setBytes(Array(bytes[..<Int(last.offset)]) + record, of: path)
+            let store = try Store(path: path, options: StoreOptions(readOnly: true), fileSystem: fs)
+            #expect(try store.read { try $0.count(in: $0.collection(named: "c")!) } == 1, "the commit before is what opens")
+            _ = try store.info()
+        }
+        last.catalog.liveTreeBytes = UInt64(Int.max)
+        last.catalog.liveOtherBytes = UInt64(Int.max)
+        fs.setBytes(Array(bytes[..<Int(last.offset)]) + last.encode(), of: path)
+        let store = try Store(path: path, options: StoreOptions(readOnly: true), fileSystem: fs)
+        #expect(try store.info().liveBytes == Int.max, "sums of large figures saturate rather than trap")
+    }
+}
