@@ -47,7 +47,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
     func checkPrefix(_ dump: FuzzDump, _ what: String) {
         guard base.states.contains(dump) else {
-            finding("\(what) reads a state the store never held after any commit: \(dump.collections.mapValues(\.count)) rows, \(dump.indexes.mapValues(\.count)) index entries, \(dump.blobs.count) blobs, metadata \(dump.metadata.keys.sorted())")
+            fatalFinding("\(what) reads a state the store never held after any commit: \(dump.collections.mapValues(\.count)) rows, \(dump.indexes.mapValues(\.count)) index entries, \(dump.blobs.count) blobs, metadata \(dump.metadata.keys.sorted())")
         }
     }
     if let store = expectStoreErrorOrSuccess("read-only open", { try Store(path: fuzzPath, options: StoreOptions(readOnly: true), fileSystem: fs) }) {
@@ -67,10 +67,10 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     dump.collections["after", default: [:]][7] = [9, 9]
     dump.counts["after"] = dump.collections["after"]!.count
     guard let again = expectStoreErrorOrSuccess("reopen", { try Store(path: fuzzPath, options: StoreOptions(), fileSystem: fs) }) else {
-        finding("a store that opened and took a commit does not open again")
+        fatalFinding("a store that opened and took a commit does not open again")
     }
     guard let reread = expectStoreErrorOrSuccess("dump after reopening", { try fuzzDump(again) }) else {
-        finding("a store that read whole and took a commit cannot be read after reopening")
+        fatalFinding("a store that read whole and took a commit cannot be read after reopening")
     }
     if reread != dump { finding("after a commit on the recovered store, the reopened store reads differently") }
     return 0

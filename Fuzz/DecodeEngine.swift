@@ -57,26 +57,26 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let refs = node.children.map { child -> PageRef in if case .page(let r) = child { return r }; return PageRef(offset: 0, length: 0) }
         let page = node.copy().encodePage(childRefs: refs)
         guard let again = Node.decode(page: page, at: PageRef(offset: ref.offset, length: UInt32(page.count))) else {
-            finding("a decoded page, encoded again, does not decode")
+            fatalFinding("a decoded page, encoded again, does not decode")
         }
         if again.isLeaf != node.isLeaf || again.data != node.data || again.starts != node.starts || again.children.count != node.children.count {
-            finding("a decoded page, encoded again, decodes to another page")
+            fatalFinding("a decoded page, encoded again, decodes to another page")
         }
     case 1:
         guard bytes.count >= 88 else { return 0 }
         let offset = bytes.loadLE64(24), salt = bytes.loadLE64(80)
         guard let record = CommitRecord.decode(bytes, at: offset, salt: salt) else { return 0 }
-        if CommitRecord.decode(record.encode(), at: offset, salt: salt) != record { finding("a decoded commit record does not survive encoding") }
+        if CommitRecord.decode(record.encode(), at: offset, salt: salt) != record { fatalFinding("a decoded commit record does not survive encoding") }
     case 2:
         guard let catalog = Catalog.decode(bytes, from: 0, to: bytes.count) else { return 0 }
         var again: [UInt8] = []
         catalog.encode(into: &again)
         // Names are decoded leniently (invalid UTF-8 is replaced), so the bytes may differ; the catalog may not.
-        if Catalog.decode(again, from: 0, to: again.count) != catalog { finding("a decoded catalog does not survive encoding") }
+        if Catalog.decode(again, from: 0, to: again.count) != catalog { fatalFinding("a decoded catalog does not survive encoding") }
     case 3:
         if case .success(let header) = FileHeader.decode(bytes), header.version == FileHeader.currentVersion {
             guard case .success(let again) = FileHeader.decode(header.encode()), again == header else {
-                finding("a decoded header does not survive encoding")
+                fatalFinding("a decoded header does not survive encoding")
             }
         }
     case 4:
@@ -86,7 +86,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             let payloadBytes = Array(raw[payload...])
             let again = payloadBytes.withUnsafeBytes { RecordFrame.encode(kind: raw[8], indexKeys: keys, payload: $0) }
             let reread = again.withUnsafeBytes { r in RecordFrame.check(r).map { (RecordFrame.indexKeys(r), Array(r[$0...])) } }
-            if reread?.0 != keys || reread?.1 != payloadBytes { finding("a checked record frame does not survive encoding") }
+            if reread?.0 != keys || reread?.1 != payloadBytes { fatalFinding("a checked record frame does not survive encoding") }
         }
     case 5:
         bytes.withUnsafeBytes { raw in

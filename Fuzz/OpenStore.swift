@@ -22,7 +22,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         _ = expectStoreErrorOrSuccess("read-only info") { try store.info() }
         store.close()
     }
-    if fs.bytes(of: fuzzPath) != bytes { finding("a read-only open changed the file") }
+    if fs.bytes(of: fuzzPath) != bytes { fatalFinding("a read-only open changed the file") }
     guard let store = expectStoreErrorOrSuccess("open", { try Store(path: fuzzPath, options: StoreOptions(cacheSize: small), fileSystem: fs) }) else { return 0 }
     let before = expectStoreErrorOrSuccess("dump") { try fuzzDump(store) }
     _ = expectStoreErrorOrSuccess("verify") { try store.verify() }

@@ -71,7 +71,7 @@ for target in "${targets[@]}"; do
     status=$?
     set -e
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
-    tried=$(grep -o 'strata-fuzz: .*' "$log" | tail -1 | sed 's/strata-fuzz: //')
+    tried=$(grep -o 'strata-fuzz: .*' "$log" | tail -1 | sed 's/strata-fuzz: //' || true)
     corpus=$(ls "$out/corpus/$target" | wc -l)
     crashes=$(ls "$out/crashes/$target" | grep -c -E '^(crash|timeout|oom)-' || true)
     line="$target: $runs executions in $seconds s ($tried), corpus $corpus inputs, exit $status, crash files: $crashes"
