@@ -32,7 +32,13 @@ public final class ModelContainer: @unchecked Sendable {
         try self.init(for: givenSchema, configurations: configurations)
     }
 
-    public init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
+    public convenience init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
+        try self.init(for: givenSchema, configurations: configurations, fileSystem: nil)
+    }
+
+    /// A container whose stores do all their I/O through `fileSystem` (the engine's fault seam):
+    /// for tests that fail writes or cut the power under a `save()`. Nil: the real disk.
+    package init(for givenSchema: Schema, configurations: [ModelConfiguration], fileSystem: (any FileSystem)?) throws {
         let entities = try givenSchema.entities()
         self.schema = givenSchema
         let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
@@ -50,7 +56,7 @@ public final class ModelContainer: @unchecked Sendable {
                 mine = entities.filter { !assigned.contains(ObjectIdentifier($0.type)) && !laterClaims.contains(ObjectIdentifier($0.type)) }
             }
             let fresh = mine.filter { !assigned.contains(ObjectIdentifier($0.type)) }
-            let handle = try StoreHandle(configuration: configuration, entities: fresh)
+            let handle = try StoreHandle(configuration: configuration, entities: fresh, fileSystem: fileSystem)
             handles.append(handle)
             for table in handle.tables {
                 assigned.insert(ObjectIdentifier(table.entity.type))
@@ -160,11 +166,13 @@ final class StoreHandle: @unchecked Sendable {
 
     static let schemaKey = "strata.schema"
 
-    init(configuration: ModelConfiguration, entities: [Entity]) throws {
+    init(configuration: ModelConfiguration, entities: [Entity], fileSystem: (any FileSystem)? = nil) throws {
         self.configuration = configuration
         var path = configuration.url.path
         var durability = configuration.durability
-        if configuration.isStoredInMemoryOnly {
+        if fileSystem != nil {
+            temporaryDirectory = nil   // the file system is the caller's: no folders made on the real disk
+        } else if configuration.isStoredInMemoryOnly {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-memory-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             temporaryDirectory = dir
@@ -179,7 +187,7 @@ final class StoreHandle: @unchecked Sendable {
         }
         identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
         let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
-        do { store = try Store(path: path, options: options) } catch {
+        do { store = try fileSystem.map { try Store(path: path, options: options, fileSystem: $0) } ?? Store(path: path, options: options) } catch {
             throw StrataError.store(error, while: "open the store at \(path)")
         }
         var rows: [String: RowID] = [:]

@@ -93,13 +93,17 @@ public enum TortureCheck {
 
     /// Checks the object-level store at `path`, which must hold `acknowledged` or
     /// `acknowledged + 1` saves; advances `model` to what it holds.
-    public static func objects(path: String, seed: UInt64, model: inout ObjectModel, acknowledged: Int) -> TortureCheckResult {
+    ///
+    /// With `fileSystem`, the store is opened through it (a `SimulatedFileSystem`) rather than the disk.
+    package static func objects(path: String, seed: UInt64, model: inout ObjectModel, acknowledged: Int,
+                               fileSystem: (any FileSystem)? = nil) -> TortureCheckResult {
         var problems: [String] = []
         func problem(_ text: String) { if problems.count < 20 { problems.append("object store: \(text)") } }
         do {
             var configuration = ModelConfiguration(url: URL(fileURLWithPath: path))
             configuration.durability = tortureDurability(seed: seed)
-            let container = try ModelContainer(for: TortureItem.self, TortureCounter.self, configurations: configuration)
+            let container = try ModelContainer(for: Schema([TortureItem.self, TortureCounter.self]), configurations: [configuration],
+                                               fileSystem: fileSystem)
             let context = ModelContext(container)
             let counters = try context.fetch(FetchDescriptor<TortureCounter>())
             guard counters.count <= 1 else {
@@ -129,6 +133,9 @@ public enum TortureCheck {
                 }
                 if item.data != ObjectSave.data(seed: seed, n: expected.dataSave, key: key, length: expected.dataLength) {
                     problem("object \(key)'s data is not what save \(expected.dataSave) wrote")
+                }
+                if item.photo != ObjectSave.photo(seed: seed, n: expected.dataSave, key: key, length: expected.photoLength) {
+                    problem("object \(key)'s photo (external storage) is not what save \(expected.dataSave) wrote")
                 }
             }
             for key in byKey.keys where model.items[key] == nil { problem("object \(key) exists but the model deleted it (or never wrote it)") }

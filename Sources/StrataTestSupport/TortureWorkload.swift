@@ -10,7 +10,8 @@
 // - `engine.strata` (StrataEngine): rows with a unique and a non-unique index, single puts,
 //   large batches (some past the single-sync body limit), updates, deletes, blobs, compaction.
 // - `objects.store` (Strata): `TortureItem` with a unique key (so inserts upsert), an index,
-//   changes of fetched objects, deletes, batch deletes (`delete(model:where:)`), compaction.
+//   changes of fetched objects, deletes, batch deletes (`delete(model:where:)`), values in
+//   external storage (blob files), compaction.
 
 import Foundation
 import Strata
@@ -208,6 +209,8 @@ public final class TortureItem: PersistentModel {
     @Attribute public var group: Int = 0
     @Attribute public var payload: String = ""
     @Attribute public var data: Data = Data()
+    /// Empty (kept inline) or a blob file of its own.
+    @Attribute(.externalStorage) public var photo: Data = Data()
     public init() {}
     public static var indexes: [[PartialKeyPath<TortureItem>]] { [[\.group]] }
 }
@@ -224,7 +227,8 @@ public struct ObjectSave: Sendable {
     public var n: Int
     public var kind: String
     /// New objects (upserts when the key is stored); keys distinct from every other list.
-    public var inserts: [(key: Int, length: Int)] = []
+    /// A photo length above 0 puts a blob file in the save.
+    public var inserts: [(key: Int, length: Int, photo: Int)] = []
     /// Stored objects to fetch and change (skipped when absent).
     public var changes: [Int] = []
     /// Stored objects to fetch and delete (skipped when absent).
@@ -249,14 +253,15 @@ public struct ObjectSave: Sendable {
             return list
         }
         func length() -> Int { random.next() % 25 == 0 ? Int.random(in: 5000..<80000, using: &random) : Int.random(in: 0..<200, using: &random) }
+        func photo() -> Int { random.next() % 5 == 0 ? Int.random(in: 1..<3000, using: &random) : 0 }
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
         case 0..<30:
             kind = "single"
-            inserts = keys(1).map { ($0, length()) }
+            inserts = keys(1).map { ($0, length(), photo()) }
         case 30..<42:
             kind = "batch"
-            inserts = keys(Int.random(in: 50..<400, using: &random)).map { ($0, Int.random(in: 0..<300, using: &random)) }
+            inserts = keys(Int.random(in: 50..<400, using: &random)).map { ($0, Int.random(in: 0..<300, using: &random), 0) }
         case 42..<62:
             kind = "change"
             changes = keys(Int.random(in: 1..<30, using: &random))
@@ -270,7 +275,7 @@ public struct ObjectSave: Sendable {
             for k in batchDelete! { used.insert(k) }
         default:
             kind = "mixed"
-            inserts = keys(Int.random(in: 1..<40, using: &random)).map { ($0, length()) }
+            inserts = keys(Int.random(in: 1..<40, using: &random)).map { ($0, length(), photo()) }
             changes = keys(Int.random(in: 1..<20, using: &random))
             deletes = keys(Int.random(in: 1..<20, using: &random))
         }
@@ -281,6 +286,9 @@ public struct ObjectSave: Sendable {
     static func group(n: Int, key: Int) -> Int { (key + n) % 8 }
     static func data(seed: UInt64, n: Int, key: Int, length: Int) -> Data {
         Data(tortureBytes(length, seed: seed ^ UInt64(n) &* 131 ^ UInt64(key) &* 65_537))
+    }
+    static func photo(seed: UInt64, n: Int, key: Int, length: Int) -> Data {
+        Data(tortureBytes(length, seed: ~seed ^ UInt64(n) &* 257 ^ UInt64(key) &* 8191))
     }
 
     /// Performs the save through a fresh `ModelContext` (one `save()`).
@@ -300,13 +308,14 @@ public struct ObjectSave: Sendable {
             let low = range.lowerBound, high = range.upperBound
             try context.delete(model: TortureItem.self, where: #Predicate { $0.key >= low && $0.key < high })
         }
-        for (k, length) in inserts {
+        for (k, length, photo) in inserts {
             let item = TortureItem()
             item.key = k
             item.save = n
             item.group = Self.group(n: n, key: k)
             item.payload = Self.payload(seed: seed, n: n, key: k)
             item.data = Self.data(seed: seed, n: n, key: k, length: length)
+            item.photo = Self.photo(seed: seed, n: n, key: k, length: photo)
             context.insert(item)
         }
         let counter = TortureCounter()
@@ -323,9 +332,10 @@ public struct ObjectModel: Sendable {
         public var save: Int
         public var group: Int
         public var payload: String
-        /// The save and length that made `data`.
+        /// The save and lengths that made `data` and `photo`.
         public var dataSave: Int
         public var dataLength: Int
+        public var photoLength: Int
     }
     public private(set) var saves = 0
     public private(set) var items: [Int: Item] = [:]
@@ -345,9 +355,9 @@ public struct ObjectModel: Sendable {
             }
             for k in save.deletes { items[k] = nil }
             if let range = save.batchDelete { for k in range { items[k] = nil } }
-            for (k, length) in save.inserts {
+            for (k, length, photo) in save.inserts {
                 items[k] = Item(save: s, group: ObjectSave.group(n: s, key: k), payload: ObjectSave.payload(seed: seed, n: s, key: k),
-                                dataSave: s, dataLength: length)
+                                dataSave: s, dataLength: length, photoLength: photo)
             }
         }
     }
