@@ -113,6 +113,10 @@ enum Migrator {
                 for name in try fm.contentsOfDirectory(atPath: work + ".blobs") where !fm.fileExists(atPath: path + ".blobs/" + name) {
                     try fm.linkItem(atPath: work + ".blobs/" + name, toPath: path + ".blobs/" + name)
                 }
+                // The new names must be on disk before the store that refers to them: a power cut
+                // after the rename must not leave the migrated store pointing at missing blobs.
+                try DiskFileSystem().syncDirectory(path + ".blobs")
+                try DiskFileSystem().syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
             }
             let store = try Store(path: work)
             try store.sync()
