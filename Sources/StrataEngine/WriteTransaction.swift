@@ -65,6 +65,9 @@ public final class WriteTransaction: ReadTransaction {
             throw StoreError(.invalidArgument, "A collection name must have 1 to 1024 bytes.", path: store.path)
         }
         let id = catalog.nextCollectionID
+        guard id < UInt32.max else {
+            throw StoreError(.invalidArgument, "This store has used every collection id; copy its data into a new store.", path: store.path)
+        }
         catalog.nextCollectionID += 1
         catalog.collections.append(CollectionInfo(id: id, name: name, count: 0, nextRowID: 1, liveBytes: 0))
         return CollectionID(rawValue: id)
@@ -87,6 +90,9 @@ public final class WriteTransaction: ReadTransaction {
             return IndexID(rawValue: existing.id)
         }
         let id = catalog.nextIndexID
+        guard id < UInt32.max else {
+            throw StoreError(.invalidArgument, "This store has used every index id; copy its data into a new store.", path: store.path)
+        }
         catalog.nextIndexID += 1
         catalog.indexes.append(IndexInfoRecord(id: id, collection: collection.rawValue, name: name, unique: unique))
         return IndexID(rawValue: id)
@@ -185,6 +191,7 @@ public final class WriteTransaction: ReadTransaction {
         let oldLocation = try tree.withValue(rowKey) { try self.location($0, at: "row \(row)") }
         var oldKeys: [IndexKey] = []
         if let oldLocation {
+            try checkBookkeeping(position, removing: oldLocation, countToo: false)
             oldKeys = try withFrameHeader(oldLocation) { RecordFrame.indexKeys($0) }
         }
         let frame = RecordFrame.encode(kind: RecordFrame.kindRecord, indexKeys: indexKeys, payload: record)
@@ -247,12 +254,23 @@ public final class WriteTransaction: ReadTransaction {
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
         let rowKey = TreeKey.row(collection.rawValue, row)
         guard let old = try tree.withValue(rowKey, { try self.location($0, at: "row \(row)") }) else { return false }
+        try checkBookkeeping(position, removing: old, countToo: true)
         let keys = try withFrameHeader(old) { RecordFrame.indexKeys($0) }
         try tree.remove(rowKey)
         for k in keys { try removeIndexEntry(k, row: row) }
         catalog.collections[position].count -= 1
         catalog.collections[position].liveBytes -= UInt64(old.length)
         return true
+    }
+
+    /// Throws `.corrupt` when the catalog cannot account for a stored record (its count or live
+    /// bytes are less than the record takes away): damage that a checksum did not catch.
+    private func checkBookkeeping(_ position: Int, removing location: RecordLocation, countToo: Bool) throws {
+        let info = catalog.collections[position]
+        guard info.liveBytes >= UInt64(location.length), !countToo || info.count > 0 else {
+            throw StoreError.corrupt("the catalog of collection \"\(info.name)\" counts \(info.count) records in \(info.liveBytes) bytes, fewer than its rows hold",
+                                     path: store.path, offset: location.offset)
+        }
     }
 
     /// Deletes every record of a collection; returns how many.
@@ -301,6 +319,9 @@ public final class WriteTransaction: ReadTransaction {
         }
         let key = TreeKey.metadata(name)
         if let old = try tree.withValue(key, { try self.location($0, at: "metadata \(name)") }) {
+            guard catalog.liveOtherBytes >= UInt64(old.length) else {
+                throw StoreError.corrupt("the catalog counts fewer metadata bytes than metadata \"\(name)\" holds", path: store.path, offset: old.offset)
+            }
             catalog.liveOtherBytes -= UInt64(old.length)
             try tree.remove(key)
         }

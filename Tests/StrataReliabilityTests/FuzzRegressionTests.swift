@@ -51,4 +51,42 @@ import StrataTestSupport
         let store = try Store(path: path, options: StoreOptions(readOnly: true), fileSystem: fs)
         #expect(try store.info().liveBytes == Int.max, "sums of large figures saturate rather than trap")
     }
+
+    /// open-store-nocrc: a catalog that counts fewer records (or bytes) than the collection's
+    /// rows hold made `delete` underflow and trap. Now the write throws `.corrupt` and changes nothing.
+    @Test func catalogThatUndercountsItsRowsIsDamage() throws {
+        let fs = SimulatedFileSystem()
+        let path = "/store.strata"
+        do {
+            let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+            try store.write { tx in
+                let c = try tx.createCollection(named: "c")
+                try tx.put([1], row: 1, in: c)
+                try tx.setMetadata("m", [1, 2, 3])
+            }
+            store.close()
+        }
+        let bytes = try #require(fs.bytes(of: path))
+        let io = try fs.openFile(path, readOnly: true, create: false)
+        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
+        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
+        io.close()
+        last.catalog.collections[0].count = 0
+        last.catalog.collections[0].liveBytes = 0
+        last.catalog.liveOtherBytes = 0
+        fs.setBytes(Array(bytes[..<Int(last.offset)]) + last.encode(), of: path)
+        let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+        let c = try #require(try store.read { $0.collection(named: "c") })
+        for (what, write) in [("delete", { (tx: WriteTransaction) in _ = try tx.delete(1, in: c) }),
+                              ("replace", { (tx: WriteTransaction) in try tx.put([2], row: 1, in: c) }),
+                              ("metadata", { (tx: WriteTransaction) in try tx.setMetadata("m", nil) })] {
+            do {
+                try store.write(write)
+                Issue.record("\(what): expected a .corrupt error")
+            } catch let error as StoreError {
+                #expect(error.code == .corrupt, "\(what): \(error)")
+            }
+        }
+        #expect(try store.read { try $0.record(1, in: c) } == [1])
+    }
 }
