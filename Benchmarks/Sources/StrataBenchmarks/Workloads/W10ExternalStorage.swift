@@ -30,7 +30,7 @@ struct Attachment: Codable, FetchableRecord, PersistableRecord {
 /// W10: `--blobs` objects (default 200) each with a distinct 1 MiB `@Attribute(.externalStorage)
 /// var data: Data`: inserted and saved in one `save()`, then read back (a new container and
 /// context, fetch all, touch every `.data`). GRDB idiomatic (Codable record) and tuned (cached
-/// statement; reads through `dataNoCopy`) keep the same bytes in a BLOB column, WAL with
+/// statement; reads through `withUnsafeData`) keep the same bytes in a BLOB column, WAL with
 /// synchronous=FULL (Strata's default durability is full too). Beside them, in the same run,
 /// `dd if=/dev/zero of=FILE bs=1M count=--dd-mib conv=fdatasync`: the disk's sequential rate.
 /// MB = 10^6 bytes (as dd counts). Each system runs in a fresh process.
@@ -43,7 +43,9 @@ enum W10ExternalStorage: Workload {
 
     static func run(_ bench: Bench) throws {
         let count = bench.options.blobs
-        // dd first: the floor of this disk for sequential durable writes.
+        // dd first: the floor of this disk for sequential durable writes (reported after the
+        // systems, so that the table's n column is the object count).
+        var ddRows: [(Measurement, String)] = []
         if bench.includes(.dd) {
             let path = bench.path(.dd)
             try? FileManager.default.removeItem(atPath: path)
@@ -58,7 +60,7 @@ enum W10ExternalStorage: Workload {
                             ("shown", .string(String(format: "%.0f MB/s", mbs) + " (\(Format.time(seconds)))")),
                             ("note", .string(workload == id ? "dd bs=1M count=\(bench.options.ddMiB) conv=fdatasync"
                                                             : "the same dd write (the read is compared with it)"))]
-                bench.report(m, title: title)
+                ddRows.append((m, title))
             }
         }
         for system in bench.selected(ObjectStores.systems) {
@@ -77,6 +79,7 @@ enum W10ExternalStorage: Workload {
                 bench.report(m, title: isWrite ? title : readTitle)
             }
         }
+        for (m, title) in ddRows { bench.report(m, title: title) }
     }
 
     /// Runs dd; returns the wall time and what dd printed about its rate.
@@ -163,9 +166,11 @@ enum W10ExternalStorage: Workload {
                 } else {
                     let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT data FROM attachment"))
                     while let row = try rows.next() {
-                        guard let data = row.dataNoCopy(atIndex: 0) else { continue }
-                        readBytes += data.count
-                        readSum &+= Int(data[data.count / 2]) &+ Int(data[7])
+                        try row.withUnsafeData(atIndex: 0) { data in
+                            guard let data else { return }
+                            readBytes += data.count
+                            readSum &+= Int(data[data.count / 2]) &+ Int(data[7])
+                        }
                     }
                 }
             }
