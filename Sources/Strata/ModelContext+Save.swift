@@ -16,6 +16,7 @@ extension ModelContext {
         guard hasChanges else { return }
         NotificationCenter.default.post(name: ModelContext.willSave, object: self)
         try applyDeleteRules()
+        try reconcileUpsertedRelationships()
         try checkRelationshipCounts()
         rowRemap = [:]
         externalWrites = []
@@ -272,5 +273,38 @@ extension ModelContext {
     /// The blob this save wrote for an external value of `object`, if any.
     func savingExternal(_ object: AnyObject, _ property: AnyProperty) -> UInt64? {
         externalWrites.last { $0.object === object && $0.property === property }?.blob
+    }
+}
+
+extension ModelContext {
+    /// An insert that will update a stored object (same unique value) takes over that object's
+    /// relationships: objects the stored one referred to and the new one does not lose it from
+    /// their inverse side, as if the relationship had been set on the stored object.
+    func reconcileUpsertedRelationships() throws {
+        let candidates = inserted.objects.compactMap { object -> (AnyObject, ModelBacking, Entity)? in
+            guard let backing = backingOf(object), let entity = backing.entity,
+                  !entity.relationships.isEmpty, !entity.uniqueGroups.isEmpty else { return nil }
+            return (object, backing, entity)
+        }
+        guard !candidates.isEmpty else { return }
+        for (object, backing, entity) in candidates {
+            guard let (handle, table) = container.location(ofEntityNamed: entity.name) else { continue }
+            let holder: RowID? = try handle.store.read { tx in
+                for (group, index) in zip(entity.uniqueGroups, table.uniqueIndexes) {
+                    if let row = try tx.lookup(entity.key(of: group, object: object), in: index), row != backing.rowID { return row }
+                }
+                return nil
+            }
+            guard let holder, let stored = relatedObject(entity, holder) else { continue }
+            for relationship in entity.relationships {
+                guard let inverse = relationship.inverse(in: entity) else { continue }
+                let keep = Set(relationship.rows(of: object))
+                for row in relationship.rows(of: stored) where !keep.contains(row) {
+                    if let target = relatedObject(relationship.targetEntity, row) {
+                        inverse.unlink(.row(holder), from: target)
+                    }
+                }
+            }
+        }
     }
 }

@@ -216,3 +216,46 @@ final class VaultKey: PersistentModel {
         #expect(try context.fetchCount(FetchDescriptor<Port>()) == 1)
     }
 }
+
+final class Album: PersistentModel {
+    @Attribute(.unique) var code: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \Track.album) var tracks: [Track] = []
+    init() {}
+    init(code: String) { self.code = code }
+}
+
+final class Track: PersistentModel {
+    @Attribute var title: String = ""
+    @Relationship var album: Album? = nil
+    init() {}
+    init(title: String) { self.title = title }
+}
+
+extension RelationshipTests {
+    /// An upsert takes over the stored object's relationships: tracks the stored album had and
+    /// the new one does not lose their album.
+    @Test func anUpsertReplacesTheStoredObjectsRelationships() throws {
+        let dir = TemporaryDirectory()
+        let store = try container(dir, Album.self)
+        do {
+            let context = ModelContext(store)
+            let first = Album(code: "A1")
+            context.insert(first)
+            first.tracks = [Track(title: "one"), Track(title: "two")]
+            try context.save()
+        }
+        do {
+            let context = ModelContext(store)
+            let again = Album(code: "A1")
+            context.insert(again)
+            again.tracks = [Track(title: "three")]
+            try context.save()
+        }
+        let context = ModelContext(store)
+        #expect(try context.fetchCount(FetchDescriptor<Album>()) == 1)
+        let tracks = try context.fetch(FetchDescriptor<Track>(sortBy: [SortDescriptor(\.title)]))
+        #expect(tracks.map(\.title) == ["one", "three", "two"])
+        #expect(tracks.map { $0.album?.code } == [nil, "A1", nil])
+        #expect(try context.fetch(FetchDescriptor<Album>()).first?.tracks.map(\.title) == ["three"])
+    }
+}
