@@ -15,9 +15,18 @@ extension ModelContext {
     public func save() throws {
         guard hasChanges else { return }
         NotificationCenter.default.post(name: ModelContext.willSave, object: self)
-        try applyDeleteRules()
-        try reconcileUpsertedRelationships()
-        try checkRelationshipCounts()
+        // What the delete rules and upserts change in memory is undone if the save fails, so
+        // that a failed save leaves the context as it was.
+        ruleUndo = []
+        defer { ruleUndo = [] }
+        do {
+            try applyDeleteRules()
+            try reconcileUpsertedRelationships()
+            try checkRelationshipCounts()
+        } catch {
+            undoRuleEffects()
+            throw error
+        }
         rowRemap = [:]
         externalWrites = []
         defer { rowRemap = [:]; externalWrites = [] }
@@ -92,6 +101,7 @@ extension ModelContext {
                 }
                 takeovers += decided
             } catch {
+                undoRuleEffects()
                 throw StrataError.store(error, while: "save")
             }
         }
@@ -235,6 +245,15 @@ extension ModelContext {
                         guard let target = relatedObject(relationship.targetEntity, row),
                               let model = target as? any PersistentModel,
                               let b = backingOf(target), b.status != .deleted, b.status != .detached else { continue }
+                        let wasInserted = b.status == .inserted
+                        ruleUndo.append { [unowned self] in
+                            self.deleted.remove(target)
+                            b.wasInserted = false
+                            if wasInserted { b.status = .inserted; self.inserted.append(target) } else {
+                                b.status = .persisted
+                                if b.isChanged { self.changed.append(target) }
+                            }
+                        }
                         delete(model)
                         queue.append(target)
                     }
@@ -242,6 +261,7 @@ extension ModelContext {
                     guard let inverse = relationship.inverse(in: entity) else { continue }
                     for row in rows {
                         guard let target = relatedObject(relationship.targetEntity, row), backingOf(target)?.status != .deleted else { continue }
+                        recordUnlink(inverse, target)
                         inverse.unlink(.row(backing.rowID), from: target)
                     }
                 case .noAction:
@@ -301,10 +321,33 @@ extension ModelContext {
                 let keep = Set(relationship.rows(of: object))
                 for row in relationship.rows(of: stored) where !keep.contains(row) {
                     if let target = relatedObject(relationship.targetEntity, row) {
+                        recordUnlink(inverse, target)
                         inverse.unlink(.row(holder), from: target)
                     }
                 }
             }
         }
+    }
+}
+
+extension ModelContext {
+    /// Remembers a relationship's references on `target` before a delete rule or upsert edits them.
+    func recordUnlink(_ property: RelationshipProperty, _ target: AnyObject) {
+        let before = property.references(of: target)
+        let backing = backingOf(target)
+        let wasChanged = backing?.isChanged ?? false
+        ruleUndo.append { [unowned self] in
+            property.setReferences(before, of: target)
+            if let backing, !wasChanged, backing.status == .persisted {
+                backing.isChanged = false
+                self.changed.remove(target)
+            }
+        }
+    }
+
+    /// Undoes, newest first, what the delete rules and upserts of a failed save changed.
+    func undoRuleEffects() {
+        for undo in ruleUndo.reversed() { undo() }
+        ruleUndo = []
     }
 }

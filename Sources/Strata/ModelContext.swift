@@ -47,6 +47,8 @@ public final class ModelContext {
     var inserted = OrderedObjects()
     var changed = OrderedObjects()
     var deleted = OrderedObjects()
+    /// During a save: how to undo what delete rules and upserts changed, if the save fails.
+    var ruleUndo: [() -> Void] = []
     /// During a save: the blobs written for external values, applied to the objects once it commits.
     var externalWrites: [(object: AnyObject, property: AnyProperty, blob: UInt64)] = []
     /// During a save: the row each upserted insert moved to, by entity (for relationship fields).

@@ -259,3 +259,42 @@ extension RelationshipTests {
         #expect(try context.fetch(FetchDescriptor<Album>()).first?.tracks.map(\.title) == ["three"])
     }
 }
+
+final class Crew: PersistentModel {
+    @Attribute var name: String = ""
+    @Relationship(minimumModelCount: 1) var members: [Member] = []
+    init() {}
+}
+
+final class Member: PersistentModel {
+    @Attribute var name: String = ""
+    @Relationship var crew: Crew? = nil
+    init() {}
+}
+
+extension RelationshipTests {
+    /// A save that fails leaves the context as it was: delete rules it applied are undone.
+    @Test func aFailedSaveUndoesTheDeleteRulesItApplied() throws {
+        let dir = TemporaryDirectory()
+        let store = try container(dir, Voyage.self, Crew.self)
+        let context = ModelContext(store)
+        let voyage = Voyage(name: "v")
+        context.insert(voyage)
+        voyage.ports = [Port(city: "x")]
+        let crew = Crew()
+        context.insert(crew)
+        let m = Member()
+        crew.members = [m]
+        try context.save()
+        context.delete(voyage)                 // would cascade to the port
+        crew.members = []                      // breaks minimumModelCount: the save fails
+        #expect(throws: StrataError.self) { try context.save() }
+        context.insert(voyage)                 // keep the voyage after all
+        let m2 = Member()
+        crew.members = [m2]
+        try context.save()
+        let fresh = ModelContext(store)
+        #expect(try fresh.fetchCount(FetchDescriptor<Voyage>()) == 1)
+        #expect(try fresh.fetchCount(FetchDescriptor<Port>()) == 1)   // the cascade did not stick
+    }
+}
