@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # libFuzzer targets for what Strata reads from a file (Docs/Durability.md, "Fuzzing").
 #
-#   scripts/fuzz.sh [--seconds N] [--jobs J] [target ...]
+#   scripts/fuzz.sh [--seconds N] [--debug] [target ...]
 #
 # Builds each target (swiftc -sanitize=fuzzer,address, the engine's sources compiled with a
 # fuzz entry point from Fuzz/), writes its seed corpus (small valid stores, pages, records,
 # keys, made by the target itself so they match its checksum setting), and runs it for N
-# seconds (default 60) on .build-fuzz/corpus/<target>. Targets:
+# seconds (default 60) on .build-fuzz/corpus/<target>. Optimized (-O: integer overflow, array
+# bounds and unwrapping still trap; ASan catches what unsafe pointers read out of bounds);
+# --debug builds with -Onone, slower but with every debug precondition. Targets:
 #   open-store            a store file of arbitrary bytes: open, read all, verify, write, compact
 #   open-store-nocrc      the same with every checksum 0, so mutations reach the parsing behind
 #   damaged-store         valid stores with damaged bytes and cut tails: what opens must read as
 #                         one of the states the store held after a commit, or throw
 #   decode-engine-nocrc   page, commit record, catalog, header, record frame, key decoders
 #   decode-object-record  the object layer's record and value decoders, and stored type names
+#   damaged-object-store  a ModelContainer on a damaged object store: what it fetches must be
+#                         the objects of one of the saves, or the open or fetch must throw
 # A crash leaves .build-fuzz/crashes/<target>/crash-*; replay it with
 #   .build-fuzz/<target> <file>
 # and make it a regression test (Tests/StrataReliabilityTests/FuzzRegressionTests.swift).
@@ -20,19 +24,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
+optimize=-O
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        --debug) optimize=-Onone; shift ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
-[ ${#targets[@]} -eq 0 ] && targets=(open-store open-store-nocrc damaged-store decode-engine-nocrc decode-object-record)
+[ ${#targets[@]} -eq 0 ] && targets=(open-store open-store-nocrc damaged-store decode-engine-nocrc decode-object-record damaged-object-store)
 
-out=.build-fuzz
+out=${STRATA_FUZZ_OUT:-.build-fuzz}
 mkdir -p "$out/modules"
-flags=(-sanitize=fuzzer,address -parse-as-library -Onone -g -package-name strata -swift-version 6 -suppress-warnings)
+flags=(-sanitize=fuzzer,address -parse-as-library "$optimize" -g -package-name strata -swift-version 6 -suppress-warnings)
 engine=(Sources/StrataEngine/*.swift)
 # The simulated file system is compiled into the engine's module here: drop its import of it.
 sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
@@ -46,10 +52,13 @@ build() {
         open-store-nocrc)     swiftc "${flags[@]}" -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/OpenStore.swift -o "$out/$target" ;;
         damaged-store)        swiftc "${flags[@]}" -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/DamagedStore.swift -o "$out/$target" ;;
         decode-engine-nocrc)  swiftc "${flags[@]}" -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/DecodeEngine.swift -o "$out/$target" ;;
-        decode-object-record)
+        decode-object-record|damaged-object-store)
+            # The object layer as a module of its own over a StrataEngine module, as in the package.
+            local entry=Fuzz/DecodeObjectRecord.swift extra=()
+            [ "$target" = damaged-object-store ] && entry=Fuzz/DamagedObjectStore.swift && extra=(Sources/StrataTestSupport/SimulatedFileSystem.swift)
             swiftc "${flags[@]}" -module-name StrataEngine -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" \
                 -emit-library -static "${engine[@]}" -o "$out/libStrataEngine.a"
-            swiftc "${flags[@]}" -module-name Strata -I "$out/modules" Sources/Strata/*.swift Fuzz/DecodeObjectRecord.swift \
+            swiftc "${flags[@]}" -module-name Strata -I "$out/modules" Sources/Strata/*.swift ${extra[@]+"${extra[@]}"} "$entry" \
                 "$out/libStrataEngine.a" -o "$out/$target" ;;
         *) echo "unknown target $target" >&2; exit 2 ;;
     esac 2> >(grep -v "ld.gold: warning: Cannot export local symbol" >&2)
