@@ -81,7 +81,13 @@ extension ModelContext {
                     for (object, backing, table) in ins {
                         guard let collection = table.collection else { continue }
                         let row = try upsertTarget(object, backing: backing, table: table, tx: tx)
-                        if row != backing.rowID { rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row }
+                        if row != backing.rowID {
+                            rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row
+                            // The stored record this upsert replaces loses its external values' blobs.
+                            for blob in try externalBlobs(row: row, table: table, collection: collection, tx: tx) {
+                                try? tx.deleteBlob(BlobID(rawValue: blob))
+                            }
+                        }
                         try put(object, row: row, table: table, collection: collection, tx: tx)
                         decided.append((object, backing, row))
                     }
@@ -175,6 +181,20 @@ extension ModelContext {
             target = holder
         }
         return target ?? backing.rowID
+    }
+
+    /// The blobs a stored record's external values are kept in.
+    private func externalBlobs(row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws -> [UInt64] {
+        guard !table.entity.externals.isEmpty else { return [] }
+        return try tx.withRecord(row, in: collection) { raw in
+            let view = try RecordView(raw, layouts: table.layouts)
+            return try table.entity.externals.compactMap { property -> UInt64? in
+                // `[0x01][u64 blob id]` for a value in a blob (see Property.decodeValue).
+                let field = try view.field(property.index)
+                guard field.count == 9, field[0] == 1 else { return nil }
+                return UInt64(littleEndian: field.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+            }
+        } ?? []
     }
 
     private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {

@@ -166,6 +166,7 @@ extension Store {
             throw failure
         }
         replaceFile(snapshot: newSnapshot, writer: newWriter)
+        markDurable(newSnapshot.sequence)   // the new file was synced before it took the store's name
         // Blob files that no commit refers to: from rolled-back or interrupted transactions.
         var removed = 0
         let retired = retiredBlobIDs()   // deleted, but older readers may still read them

@@ -41,14 +41,19 @@ public final class Store: Sendable {
         var readers: [UInt64: Int] = [:]
         /// Blobs deleted by a commit (its sequence) whose files older readers may still read.
         var retiredBlobs: [(sequence: UInt64, id: UInt64)] = []
+        /// The last commit of this session known to be on disk (synced).
+        var durableSequence: UInt64 = 0
 
-        /// Takes the retired blobs that no live reader can see any more.
+        /// Takes the retired blobs that no live reader can see any more, and that no power cut
+        /// can bring back: a blob file may go only once the commit that deleted it is durable
+        /// (with deferred durability, a power cut could otherwise reopen on an earlier commit
+        /// that still refers to the removed file).
         mutating func takeUnreadableBlobs() -> [UInt64] {
             // A blob deleted by commit S is visible only to readers of commits before S.
             let oldest = readers.keys.min() ?? .max
             var ids: [UInt64] = []
             retiredBlobs.removeAll { blob in
-                guard blob.sequence <= oldest else { return false }
+                guard blob.sequence <= oldest, blob.sequence <= durableSequence else { return false }
                 ids.append(blob.id)
                 return true
             }
@@ -286,14 +291,20 @@ public final class Store: Sendable {
         state.withLock { $0.snapshot = snapshot }
     }
 
-    /// Removes the files of blobs deleted by commit `sequence` once no reader can see them.
-    func retireBlobs(_ ids: [UInt64], deletedBy sequence: UInt64) {
-        guard !ids.isEmpty else { return }
+    /// Removes the files of blobs deleted by commit `sequence` once no reader can see them
+    /// and the commit is durable (`durable`: it was synced).
+    func retireBlobs(_ ids: [UInt64], deletedBy sequence: UInt64, durable: Bool) {
         let unreadable = state.withLock { s in
+            if durable { s.durableSequence = Swift.max(s.durableSequence, sequence) }
             s.retiredBlobs += ids.map { (sequence, $0) }
             return s.takeUnreadableBlobs()
         }
         for id in unreadable { blobs.remove(id) }
+    }
+
+    /// Every commit up to `sequence` is on disk: the blob files they deleted may go.
+    func markDurable(_ sequence: UInt64) {
+        retireBlobs([], deletedBy: sequence, durable: true)
     }
 
     /// A read transaction of commit `sequence` is done.
@@ -346,6 +357,7 @@ public final class Store: Sendable {
             fail(failure)
             throw failure
         }
+        markDurable(currentSnapshot().sequence)
     }
 
     /// Closes the store. Transactions already begun keep their snapshot readable.

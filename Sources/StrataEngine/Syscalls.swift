@@ -162,10 +162,11 @@ enum Syscalls {
         guard let dir = opendir(path) else { throw SystemError(call: "opendir", path: path, errno: errno) }
         defer { closedir(dir) }
         var names: [String] = []
+        // Read the name in place: an entry is only as long as its name, so copying a whole
+        // `dirent` (entry.pointee) may read past the end of readdir's buffer, and fault.
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names

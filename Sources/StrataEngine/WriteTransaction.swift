@@ -386,7 +386,7 @@ public final class WriteTransaction: ReadTransaction {
         }
         file.counters.commits.add(1, ordering: .relaxed)
         store.publish(newSnapshot)
-        store.retireBlobs(deletedBlobs, deletedBy: newSnapshot.sequence)
+        store.retireBlobs(deletedBlobs, deletedBy: newSnapshot.sequence, durable: durable)
     }
 
     /// Drops every change of this transaction.

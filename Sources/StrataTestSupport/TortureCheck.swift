@@ -154,6 +154,10 @@ public enum TortureCheck {
             for store in container.stores {
                 let report = try store.verify()
                 if !report.isClean { problem("verify: \(report)") }
+                // Every blob is some object's photo: none leaks when objects are replaced or deleted.
+                let blobs = try store.read { try $0.blobIDs().count }
+                let photos = model.items.values.filter { $0.photoLength > 0 }.count
+                if blobs != photos { problem("holds \(blobs) blobs for \(photos) photos in external storage") }
             }
             return TortureCheckResult(saves: saves, problems: problems)
         } catch {

@@ -2,6 +2,7 @@
 // target, the input (base64, as libFuzzer prints it) and what went wrong.
 import Foundation
 import Testing
+import Strata
 import StrataTestSupport
 @testable import StrataEngine
 
@@ -88,5 +89,71 @@ import StrataTestSupport
             }
         }
         #expect(try store.read { try $0.record(1, in: c) } == [1])
+    }
+}
+
+/// Found by the kill torture (scripts/torture.sh), not the fuzzers.
+@Suite struct TortureRegressionTests {
+    /// Compaction listed a blob folder of ~2,700 files and the helper died of a bad pointer
+    /// dereference in listDirectory: it copied whole `dirent`s, reading past the end of
+    /// readdir's buffer when the last entry was short. Names of every length list right.
+    @Test func listingALargeFolderReadsEveryName() throws {
+        let dir = try ReliabilityDirectory()
+        var expected: Set<String> = []
+        for i in 0..<3000 {
+            let name = String(repeating: "n", count: 1 + i % 200) + "-\(i)"
+            expected.insert(name)
+            _ = FileManager.default.createFile(atPath: dir.path + "/" + name, contents: nil)
+        }
+        #expect(Set(try DiskFileSystem().listDirectory(dir.path)) == expected)
+    }
+
+    /// An insert that upserts onto a stored object replaced its record but left the blob of its
+    /// external-storage value behind, forever (compaction keeps every blob the store lists).
+    @Test func anUpsertDropsTheBlobsOfTheRecordItReplaces() throws {
+        let dir = try ReliabilityDirectory()
+        let container = try ModelContainer(for: TortureItem.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: dir.path + "/s.store")))
+        for round in 0..<3 {
+            let context = ModelContext(container)
+            let item = TortureItem()
+            item.key = 7
+            item.photo = Data(repeating: UInt8(round), count: 1000)
+            context.insert(item)
+            try context.save()
+        }
+        let store = try #require(container.stores.first)
+        #expect(try store.read { try $0.blobIDs().count } == 1)
+        #expect(try ModelContext(container).fetch(FetchDescriptor<TortureItem>()).first?.photo == Data(repeating: 2, count: 1000))
+        #expect(try store.verify().isClean)
+        _ = try store.compact()
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/s.store.blobs"))?.count == 1)
+    }
+
+    /// ObjectPowerLossTests (deferred durability): a commit that deleted a blob removed its
+    /// file at once, although the commit itself was not synced; a power cut then reopened the
+    /// store on the commit before, which still referred to the removed file. Now the file
+    /// goes only once the deleting commit is durable (a sync, a compaction, or a full commit).
+    @Test func deferredBlobDeletionWaitsForTheCommitToBeDurable() throws {
+        let fs = SimulatedFileSystem()
+        let path = "/d.strata"
+        let store = try Store(path: path, options: StoreOptions(durability: .deferred), fileSystem: fs)
+        let blob = try store.write { tx in
+            let blob = try tx.putBlob([UInt8](repeating: 7, count: 100))
+            try tx.put([1], row: 1, in: try tx.createCollection(named: "c"))
+            return blob
+        }
+        try store.sync()
+        try store.write { tx in try tx.deleteBlob(blob) }
+        #expect(fs.filePaths.contains { $0.hasPrefix(path + ".blobs/") }, "the file stays while the deleting commit is not durable")
+        for seed in UInt64(0)..<8 {
+            let image = fs.powerLoss(.tearUnsynced(seed: seed))
+            let reopened = try Store(path: path, options: StoreOptions(durability: .deferred), fileSystem: image)
+            #expect(try reopened.verify().isClean, "torn power cut \(seed)")
+            if try reopened.read({ try $0.blobIDs() }) == [blob] {
+                #expect(try reopened.read { try $0.blob(blob) } == [UInt8](repeating: 7, count: 100))
+            }
+        }
+        try store.sync()
+        #expect(!fs.filePaths.contains { $0.hasPrefix(path + ".blobs/") }, "gone once the commit is durable")
     }
 }
