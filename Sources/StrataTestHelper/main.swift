@@ -48,7 +48,7 @@ func torture(directory: String, seed: UInt64) throws -> Never {
     let store = try Store(path: TortureLevel.engine.path(in: directory), options: StoreOptions(durability: durability))
     var configuration = ModelConfiguration(url: URL(fileURLWithPath: TortureLevel.objects.path(in: directory)))
     configuration.durability = durability
-    let container = try ModelContainer(for: TortureItem.self, TortureCounter.self, configurations: configuration)
+    let container = try ModelContainer(for: Schema(tortureModels), configurations: configuration)
     var engineSaves = try store.read { tx in try tx.metadata("torture.saves").map { bytes in
         bytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     } ?? 0 }

@@ -102,8 +102,7 @@ public enum TortureCheck {
         do {
             var configuration = ModelConfiguration(url: URL(fileURLWithPath: path))
             configuration.durability = tortureDurability(seed: seed)
-            let container = try ModelContainer(for: Schema([TortureItem.self, TortureCounter.self]), configurations: [configuration],
-                                               fileSystem: fileSystem)
+            let container = try ModelContainer(for: Schema(tortureModels), configurations: [configuration], fileSystem: fileSystem)
             let context = ModelContext(container)
             let counters = try context.fetch(FetchDescriptor<TortureCounter>())
             guard counters.count <= 1 else {
@@ -151,6 +150,18 @@ public enum TortureCheck {
                     problem("looking up key \(key) by the unique index finds \(found.map(\.save)), the model \(model.items[key]?.save.description ?? "nothing")")
                 }
             }
+            // Folders hold exactly their parts; a deleted folder took its parts with it.
+            let folders = try context.fetch(FetchDescriptor<TortureFolder>())
+            if folders.count != model.folders.count { problem("holds \(folders.count) folders, the model \(model.folders.count)") }
+            for folder in folders {
+                let names = folder.parts.map(\.name).sorted()
+                let expected = (0..<(model.folders[folder.number] ?? -1)).map { "f\(folder.number)-p\($0)" }.sorted()
+                if model.folders[folder.number] == nil { problem("folder \(folder.number) exists but the model deleted it (or never made it)") }
+                else if names != expected { problem("folder \(folder.number) holds parts \(names), the model \(expected)") }
+            }
+            let parts = try context.fetch(FetchDescriptor<TorturePart>())
+            if parts.count != model.folders.values.reduce(0, +) { problem("holds \(parts.count) parts, the model \(model.folders.values.reduce(0, +))") }
+            if parts.contains(where: { $0.folder == nil }) { problem("a part outlived its folder (the cascade left it)") }
             for store in container.stores {
                 let report = try store.verify()
                 if !report.isClean { problem("verify: \(report)") }

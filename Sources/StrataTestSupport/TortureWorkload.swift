@@ -11,7 +11,7 @@
 //   large batches (some past the single-sync body limit), updates, deletes, blobs, compaction.
 // - `objects.store` (Strata): `TortureItem` with a unique key (so inserts upsert), an index,
 //   changes of fetched objects, deletes, batch deletes (`delete(model:where:)`), values in
-//   external storage (blob files), compaction.
+//   external storage (blob files), folders whose parts go with them (a cascade), compaction.
 
 import Foundation
 import Strata
@@ -215,6 +215,22 @@ public final class TortureItem: PersistentModel {
     public static var indexes: [[PartialKeyPath<TortureItem>]] { [[\.group]] }
 }
 
+/// A folder of parts: deleting it deletes its parts (a cascading relationship).
+public final class TortureFolder: PersistentModel {
+    @Attribute public var number: Int = 0
+    @Relationship(deleteRule: .cascade, inverse: \TorturePart.folder) public var parts: [TorturePart] = []
+    public init() {}
+}
+
+public final class TorturePart: PersistentModel {
+    @Attribute public var name: String = ""
+    @Relationship public var folder: TortureFolder? = nil
+    public init() {}
+}
+
+/// The models of the object-level torture store.
+public let tortureModels: [any PersistentModel.Type] = [TortureItem.self, TortureCounter.self, TortureFolder.self, TorturePart.self]
+
 /// One object per name, upserted by every save: which save the store ends with.
 public final class TortureCounter: PersistentModel {
     @Attribute(.unique) public var name: String = ""
@@ -235,6 +251,10 @@ public struct ObjectSave: Sendable {
     public var deletes: [Int] = []
     /// A range of keys deleted with `delete(model:where:)`.
     public var batchDelete: Range<Int>?
+    /// New folders (numbers never used before) with their number of parts.
+    public var folderCreates: [(number: Int, parts: Int)] = []
+    /// Folders to fetch and delete, with their parts (skipped when absent).
+    public var folderDeletes: [Int] = []
     public var compactAfter = false
 
     static let keySpace = 600
@@ -268,6 +288,7 @@ public struct ObjectSave: Sendable {
         case 62..<77:
             kind = "delete"
             deletes = keys(Int.random(in: 1..<40, using: &random))
+            folderDeletes = [Int.random(in: 0..<(4 * n), using: &random)]
         case 77..<85:
             kind = "batchDelete"
             let start = Int.random(in: 0..<Self.keySpace, using: &random)
@@ -278,6 +299,8 @@ public struct ObjectSave: Sendable {
             inserts = keys(Int.random(in: 1..<40, using: &random)).map { ($0, length(), photo()) }
             changes = keys(Int.random(in: 1..<20, using: &random))
             deletes = keys(Int.random(in: 1..<20, using: &random))
+            folderCreates = (0..<Int.random(in: 1...2, using: &random)).map { (4 * n + $0, Int.random(in: 0...4, using: &random)) }
+            folderDeletes = [Int.random(in: 0..<(4 * n), using: &random)]
         }
         compactAfter = n % 41 == 0
     }
@@ -318,6 +341,20 @@ public struct ObjectSave: Sendable {
             item.photo = Self.photo(seed: seed, n: n, key: k, length: photo)
             context.insert(item)
         }
+        for number in folderDeletes {
+            guard let folder = try context.fetch(FetchDescriptor<TortureFolder>(predicate: #Predicate { $0.number == number })).first else { continue }
+            context.delete(folder)
+        }
+        for (number, count) in folderCreates {
+            let folder = TortureFolder()
+            folder.number = number
+            context.insert(folder)
+            folder.parts = (0..<count).map { i in
+                let part = TorturePart()
+                part.name = "f\(number)-p\(i)"
+                return part
+            }
+        }
         let counter = TortureCounter()
         counter.name = Self.counterName
         counter.value = n
@@ -339,6 +376,8 @@ public struct ObjectModel: Sendable {
     }
     public private(set) var saves = 0
     public private(set) var items: [Int: Item] = [:]
+    /// Folder number: how many parts it has.
+    public private(set) var folders: [Int: Int] = [:]
     let seed: UInt64
 
     public init(seed: UInt64) { self.seed = seed }
@@ -355,6 +394,8 @@ public struct ObjectModel: Sendable {
             }
             for k in save.deletes { items[k] = nil }
             if let range = save.batchDelete { for k in range { items[k] = nil } }
+            for number in save.folderDeletes { folders[number] = nil }
+            for (number, parts) in save.folderCreates { folders[number] = parts }
             for (k, length, photo) in save.inserts {
                 items[k] = Item(save: s, group: ObjectSave.group(n: s, key: k), payload: ObjectSave.payload(seed: seed, n: s, key: k),
                                 dataSave: s, dataLength: length, photoLength: photo)

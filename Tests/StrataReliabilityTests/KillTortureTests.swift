@@ -36,7 +36,7 @@ import StrataTestSupport
                 Thread.sleep(forTimeInterval: 0.01)
             }
             do { _ = try Store(path: TortureLevel.engine.path(in: dir.path)) } catch { engineError = error as? StoreError }
-            do { _ = try ModelContainer(for: TortureItem.self, TortureCounter.self,
+            do { _ = try ModelContainer(for: Schema(tortureModels),
                                         configurations: ModelConfiguration(url: URL(fileURLWithPath: TortureLevel.objects.path(in: dir.path)))) }
             catch { objectError = error }
         }

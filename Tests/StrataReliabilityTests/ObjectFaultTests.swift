@@ -32,7 +32,7 @@ enum ObjectFaults {
     static func open(_ fs: SimulatedFileSystem, seed: UInt64) throws -> ModelContainer {
         var configuration = ModelConfiguration(url: URL(fileURLWithPath: path))
         configuration.durability = tortureDurability(seed: seed)
-        return try ModelContainer(for: Schema([TortureItem.self, TortureCounter.self]), configurations: [configuration], fileSystem: fs)
+        return try ModelContainer(for: Schema(tortureModels), configurations: [configuration], fileSystem: fs)
     }
 
     /// A closed store holding saves 1...n-1 of `seed`, where save n is the first of `kind`.
