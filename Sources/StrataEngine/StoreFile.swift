@@ -56,7 +56,7 @@ final class StoreFile: Sendable {
     func readNode(_ ref: PageRef, limit: UInt64) throws -> Node {
         if let node = nodes.get(ref.offset) { return node }
         guard ref.length >= UInt32(Node.headerSize), ref.length <= UInt32(Node.maximumPageSize),
-              ref.offset >= UInt64(FileHeader.size), ref.offset + UInt64(ref.length) <= limit else {
+              ref.offset >= UInt64(FileHeader.size), ref.offset <= limit, UInt64(ref.length) <= limit - ref.offset else {
             throw StoreError.corrupt("a page pointer (\(ref.length) bytes at \(ref.offset)) points outside the file", path: path, offset: ref.offset)
         }
         let bytes: [UInt8]
@@ -76,7 +76,7 @@ final class StoreFile: Sendable {
 
     /// Calls `body` with `count` bytes at `offset`, all of which lie before `limit`.
     func withBytes<R>(at offset: UInt64, count: Int, limit: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        guard offset + UInt64(count) <= limit else {
+        guard offset <= limit, UInt64(count) <= limit - offset else {
             throw StoreError.corrupt("a record pointer (\(count) bytes at \(offset)) points outside the file", path: path, offset: offset)
         }
         let blockSize = UInt64(StoreFile.blockSize)
@@ -196,10 +196,11 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     /// Reads bytes appended by the current transaction (at or after `committedEnd`).
     func withUncommittedBytes<R>(at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         if offset >= flushedEnd {
-            let start = Int(offset - flushedEnd)
-            guard start + count <= buffer.count else {
+            // A pointer from a damaged page may hold any offset: compare before converting.
+            guard offset - flushedEnd <= UInt64(buffer.count), count <= buffer.count - Int(offset - flushedEnd) else {
                 throw StoreError.corrupt("a record pointer runs past the end of the transaction", path: file.path, offset: offset)
             }
+            let start = Int(offset - flushedEnd)
             return try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
         }
         var bytes = try file.io.read(count: Swift.min(count, Int(flushedEnd - offset)), at: offset)

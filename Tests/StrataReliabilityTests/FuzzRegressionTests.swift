@@ -92,6 +92,45 @@ import StrataTestSupport
     }
 }
 
+extension FuzzRegressionTests {
+    /// open-store-nocrc: a page whose row entry points at an offset near 2^64 (checksums
+    /// forged) made a write transaction's read of that row trap converting the offset to an
+    /// Int, and `offset + length` could overflow on the read path. Both now throw `.corrupt`.
+    @Test func recordPointersFarPastTheEndAreDamage() throws {
+        let fs = SimulatedFileSystem()
+        let path = "/far.strata"
+        do {
+            let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+            try store.write { tx in try tx.put([1], row: 1, in: try tx.createCollection(named: "c")) }
+            store.close()
+        }
+        let bytes = try #require(fs.bytes(of: path))
+        let io = try fs.openFile(path, readOnly: true, create: false)
+        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
+        let last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
+        io.close()
+        for far in [UInt64.max - 4, UInt64.max / 2, UInt64(bytes.count) + 10] {
+            // A new root: one leaf whose row 1 points at `far`, in a commit with valid checksums.
+            let leaf = Node(isLeaf: true)
+            let key = TreeKey.row(last.catalog.collections[0].id, 1)
+            let value = RecordLocation(offset: far, length: 100).encode()
+            key.withUnsafeBytes { k in value.withUnsafeBytes { v in leaf.insertEntry(at: 0, key: k, value: v) } }
+            let page = leaf.encodePage(childRefs: [])
+            let pageOffset = last.end
+            let record = CommitRecord(sequence: last.sequence + 1, offset: pageOffset + UInt64(page.count), previousOffset: last.offset,
+                                      bodyStart: pageOffset, bodyChecksum: CRC32C.checksum(page), flags: 0,
+                                      root: PageRef(offset: pageOffset, length: UInt32(page.count)), timeMilliseconds: 0, salt: salt,
+                                      catalog: last.catalog)
+            fs.setBytes(Array(bytes[..<Int(last.end)]) + page + record.encode(), of: path)
+            let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+            let c = try #require(try store.read { $0.collection(named: "c") })
+            #expect(throws: StoreError.self) { try store.read { try $0.record(1, in: c) } }
+            #expect(throws: StoreError.self) { try store.write { tx in _ = try tx.delete(1, in: c) } }
+            store.close()
+        }
+    }
+}
+
 /// Found by the kill torture (scripts/torture.sh), not the fuzzers.
 @Suite struct TortureRegressionTests {
     /// Compaction listed a blob folder of ~2,700 files and the helper died of a bad pointer
