@@ -54,7 +54,10 @@ func torture(directory: String, seed: UInt64) throws -> Never {
     } ?? 0 }
     var objectSaves = try ModelContext(container).fetch(FetchDescriptor<TortureCounter>()).first?.value ?? 0
     var random = SystemRandomNumberGenerator()
+    let parent = getppid()
     while true {
+        // A driver that died without killing this child leaves it to init: stop then.
+        if getppid() != parent { exit(0) }
         if Bool.random(using: &random) {
             let save = EngineSave(seed: seed, n: engineSaves + 1)
             try save.apply(to: store, seed: seed)
