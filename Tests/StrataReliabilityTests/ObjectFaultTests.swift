@@ -140,7 +140,10 @@ enum ObjectFaults {
     /// and saves.
     @Test(arguments: [SystemError.noSpace, SystemError.ioError], ["batch", "mixed", "single"])
     func failedWriteDuringASave(errno: Int32, kind: String) throws {
-        let seed: UInt64 = 6
+        for seed in ObjectFaults.full ? Array(UInt64(6)..<26) : [6] { try failedWriteDuringASave(errno: errno, kind: kind, seed: seed) }
+    }
+
+    func failedWriteDuringASave(errno: Int32, kind: String, seed: UInt64) throws {
         let (base, n) = try ObjectFaults.base(kind: kind, seed: seed)
         let save = ObjectSave(seed: seed, n: n)
         let expected: StoreError.Code = errno == SystemError.noSpace ? .diskFull : .ioFailure
@@ -172,7 +175,7 @@ enum ObjectFaults {
             }
         }
         #expect(faults > 0)
-        print("ObjectIOErrorTests: errno \(errno) \(kind): \(faults) failed calls")
+        print("ObjectIOErrorTests: seed \(seed) errno \(errno) \(kind): \(faults) failed calls")
     }
 
     /// The same during a compaction: it throws, and the store holds what it held.
