@@ -433,7 +433,17 @@ extension ModelContext {
         let object = entity.newInstance()
         for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
         let backing = ModelBacking(entity: entity, rowID: row, context: self, status: .persisted, storeIdentifier: handle.identifier)
-        if !entity.externals.isEmpty { backing.externalStore = handle }
+        if !entity.externals.isEmpty {
+            // External values load when read, and a getter cannot throw: a missing blob file is
+            // reported here, when the object is made, as damage rather than a trap later.
+            for p in entity.externals {
+                guard let blob = p.external(of: object)?.blob, blob != 0 else { continue }
+                guard try handle.store.read({ try $0.blobFileExists(BlobID(rawValue: blob)) }) else {
+                    throw StrataError(.corruptRecord, "\(entity.name) row \(row): the file of its \(p.name) value (blob \(blob)) is missing. The store is damaged; run `strata verify`.")
+                }
+            }
+            backing.externalStore = handle
+        }
         attach(object, entity: entity, backing: backing)
         register(object, backing)
         return object

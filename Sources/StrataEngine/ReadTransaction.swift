@@ -209,6 +209,12 @@ public class ReadTransaction {
     }
 
     /// The length of a blob without reading it, or nil if there is no such blob.
+    /// True when the blob is recorded and its file is present (without reading it).
+    public func blobFileExists(_ id: BlobID) throws -> Bool {
+        guard try blobLength(id) != nil else { return false }
+        return store.fileSystem.fileExists(store.blobs.filePath(id.rawValue))
+    }
+
     public func blobLength(_ id: BlobID) throws -> Int? {
         try TreeKey.blob(id.rawValue).withUnsafeBytes { k in
             try reader.withValue(root: root, key: k) { v in

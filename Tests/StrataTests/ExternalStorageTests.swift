@@ -64,3 +64,20 @@ final class Photo: PersistentModel {
         #expect(withImage.map(\.title) == ["a"])
     }
 }
+
+extension ExternalStorageTests {
+    /// A missing blob file is a typed error when the object is fetched, never a trap on read.
+    @Test func aMissingBlobFileIsATypedErrorWhenFetching() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let context = ModelContext(try ModelContainer(for: Photo.self, configurations: ModelConfiguration(url: dir.store())))
+            context.insert(Photo(title: "p", image: Data(repeating: 3, count: 50_000)))
+            try context.save()
+        }
+        for name in blobFiles(dir) { try FileManager.default.removeItem(atPath: dir.store().path + ".blobs/" + name) }
+        let context = ModelContext(try ModelContainer(for: Photo.self, configurations: ModelConfiguration(url: dir.store())))
+        #expect { _ = try context.fetch(FetchDescriptor<Photo>()) } throws: { error in
+            (error as? StrataError)?.code == .corruptRecord && "\(error)".contains("missing")
+        }
+    }
+}
