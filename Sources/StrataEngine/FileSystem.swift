@@ -32,6 +32,10 @@ package protocol FileSystem: Sendable {
     func removeFile(_ path: String) throws
     func createDirectory(_ path: String) throws
     func listDirectory(_ path: String) throws -> [String]
+    /// Gives the file at `existing` a second name, `newPath` (a hard link; fails if `newPath` exists).
+    func linkFile(_ existing: String, to newPath: String) throws
+    /// Removes an empty directory.
+    func removeDirectory(_ path: String) throws
     /// Makes renames and new or removed entries in the directory durable.
     func syncDirectory(_ path: String) throws
 }
@@ -65,6 +69,8 @@ package struct DiskFileSystem: FileSystem {
     package func removeFile(_ path: String) throws { try Syscalls.unlink(path) }
     package func createDirectory(_ path: String) throws { try Syscalls.mkdir(path) }
     package func listDirectory(_ path: String) throws -> [String] { try Syscalls.listDirectory(path) }
+    package func linkFile(_ existing: String, to newPath: String) throws { try Syscalls.link(existing, newPath) }
+    package func removeDirectory(_ path: String) throws { try Syscalls.rmdir(path) }
     package func syncDirectory(_ path: String) throws { try Syscalls.syncDirectory(path) }
 }
 

@@ -134,6 +134,14 @@ enum Syscalls {
         _ = try valueOrErrno("unlink", path) { Glibc.unlink(path) }
     }
 
+    static func link(_ existing: String, _ newPath: String) throws(SystemError) {
+        _ = try valueOrErrno("link", newPath) { Glibc.link(existing, newPath) }
+    }
+
+    static func rmdir(_ path: String) throws(SystemError) {
+        _ = try valueOrErrno("rmdir", path) { Glibc.rmdir(path) }
+    }
+
     static func mkdir(_ path: String) throws(SystemError) {
         if Glibc.mkdir(path, 0o755) == 0 { return }
         let code = errno

@@ -57,7 +57,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// The operations that can be counted, failed, or interrupted by a power cut.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
-        case open, write, sync, syncDirectory, rename, truncate, remove, createDirectory
+        case open, write, sync, syncDirectory, rename, truncate, remove, createDirectory, link, removeDirectory
     }
 
     /// The unit a disk writes atomically.
@@ -68,6 +68,8 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     static let badDescriptor: Int32 = 9  // EBADF
     static let notDirectory: Int32 = 20  // ENOTDIR
     static let isDirectory: Int32 = 21   // EISDIR
+    static let exists: Int32 = 17        // EEXIST
+    static let notEmpty: Int32 = 39      // ENOTEMPTY
 
     // MARK: State
 
@@ -99,10 +101,11 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         case unlink(String)
         case rename(from: String, to: String, Inode)
         case makeDirectory(String)
+        case removeDirectory(String)
 
         var folders: [String] {
             switch self {
-            case .link(let p, _), .unlink(let p), .makeDirectory(let p): [SimulatedFileSystem.parent(of: p)]
+            case .link(let p, _), .unlink(let p), .makeDirectory(let p), .removeDirectory(let p): [SimulatedFileSystem.parent(of: p)]
             case .rename(let f, let t, _): [SimulatedFileSystem.parent(of: f), SimulatedFileSystem.parent(of: t)]
             }
         }
@@ -271,7 +274,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                 switch change {
                 case .link(let p, let i): .link(p, twin(i))
                 case .rename(let f, let t, let i): .rename(from: f, to: t, twin(i))
-                case .unlink, .makeDirectory: change
+                case .unlink, .makeDirectory, .removeDirectory: change
                 }
             }
             copy.nextInode = nextInode
@@ -292,6 +295,14 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             changes = pendingEntries.prefix(Int.random(in: 0...pendingEntries.count, using: &random))
         }
         for change in changes { Self.apply(change, files: &names, directories: &folders) }
+        // Entries in a directory whose own entry the disk lost are lost with it (fsck finds
+        // them orphaned), however durable they were inside it.
+        var orphans = folders.filter { $0 != "/" && $0 != "." && !folders.contains(Self.parent(of: $0)) }
+        while !orphans.isEmpty {
+            folders.subtract(orphans)
+            orphans = folders.filter { $0 != "/" && $0 != "." && !folders.contains(Self.parent(of: $0)) }
+        }
+        names = names.filter { folders.contains(Self.parent(of: $0.key)) }
 
         let result = SimulatedFileSystem()
         var made: [Int: Inode] = [:]
@@ -405,6 +416,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             if files[from] === inode { files[from] = nil }
             files[to] = inode
         case .makeDirectory(let path): directories.insert(path)
+        case .removeDirectory(let path): directories.remove(path)
         }
     }
 
@@ -556,6 +568,34 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                 guard let slash = name.lastIndex(of: "/") else { return name }
                 return String(name[name.index(after: slash)...])
             }.sorted()
+        }
+    }
+
+    package func linkFile(_ existing: String, to newPath: String) throws {
+        try locked {
+            guard let inode = files[existing] else { throw SystemError(call: "link", path: existing, errno: Self.noEntry) }
+            guard files[newPath] == nil, !directories.contains(newPath) else { throw SystemError(call: "link", path: newPath, errno: Self.exists) }
+            guard directories.contains(Self.parent(of: newPath)) else { throw SystemError(call: "link", path: newPath, errno: Self.noEntry) }
+            let decision = decide(.link)
+            if case .fail(let errno) = decision { throw SystemError(call: "link", path: newPath, errno: errno) }
+            files[newPath] = inode
+            pendingEntries.append(.link(newPath, inode))
+            if case .cutPower(let mode) = decision { throw powerOff(mode, call: "link", path: newPath) }
+        }
+    }
+
+    package func removeDirectory(_ path: String) throws {
+        try locked {
+            guard directories.contains(path) else { throw SystemError(call: "rmdir", path: path, errno: Self.noEntry) }
+            let prefix = path.hasSuffix("/") ? path : path + "/"
+            if files.keys.contains(where: { $0.hasPrefix(prefix) }) || directories.contains(where: { $0.hasPrefix(prefix) }) {
+                throw SystemError(call: "rmdir", path: path, errno: Self.notEmpty)
+            }
+            let decision = decide(.removeDirectory)
+            if case .fail(let errno) = decision { throw SystemError(call: "rmdir", path: path, errno: errno) }
+            directories.remove(path)
+            pendingEntries.append(.removeDirectory(path))
+            if case .cutPower(let mode) = decision { throw powerOff(mode, call: "rmdir", path: path) }
         }
     }
 

@@ -47,6 +47,8 @@ import Testing
         func createDirectory(_ path: String) throws { try base.createDirectory(path) }
         func listDirectory(_ path: String) throws -> [String] { try base.listDirectory(path) }
         func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+        func linkFile(_ existing: String, to newPath: String) throws { try base.linkFile(existing, to: newPath) }
+        func removeDirectory(_ path: String) throws { try base.removeDirectory(path) }
     }
 
     struct Cost: CustomStringConvertible {
