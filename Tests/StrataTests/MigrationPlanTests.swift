@@ -82,12 +82,18 @@ enum FailingPlan: SchemaMigrationPlan {
         try writeV1(dir)
         let progress = ProgressLog()
         var config = ModelConfiguration(url: dir.store())
-        config.migrationProgress = { progress.append($0.step) }
+        config.migrationProgress = { progress.append($0) }
         let container = try ModelContainer(for: TripsV3.Journey.self, migrationPlan: TripsPlan.self, configurations: config)
         let journeys = try ModelContext(container).fetch(FetchDescriptor<TripsV3.Journey>(sortBy: [SortDescriptor(\.name)]))
         #expect(journeys.map(\.name) == ["Lisbon", "Oslo"])
         #expect(journeys.map(\.budget) == [12.5, 99])
-        #expect(progress.steps.count == 3)
+        // Each step once, in order (the copy may report several times as it goes), and the
+        // fraction only grows, to 1.
+        var steps: [String] = []
+        for step in progress.steps where steps.last != step { steps.append(step) }
+        #expect(steps == ["copy the store", "from 1.0.0 to 2.0.0", "from 2.0.0 to 3.0.0", "replace the store", "done"])
+        #expect(progress.fractions == progress.fractions.sorted())
+        #expect(progress.fractions.last == 1)
         #expect(try container.stores.first?.verify().isClean == true)
     }
 
@@ -107,7 +113,8 @@ enum FailingPlan: SchemaMigrationPlan {
 
 final class ProgressLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var items: [String] = []
-    func append(_ s: String) { lock.withLock { items.append(s) } }
-    var steps: [String] { lock.withLock { items } }
+    private var items: [MigrationProgress] = []
+    func append(_ p: MigrationProgress) { lock.withLock { items.append(p) } }
+    var steps: [String] { lock.withLock { items.map(\.step) } }
+    var fractions: [Double] { lock.withLock { items.map(\.fractionCompleted) } }
 }
