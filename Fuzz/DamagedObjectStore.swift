@@ -18,12 +18,10 @@ final class FuzzNote: PersistentModel {
     static var indexes: [[PartialKeyPath<FuzzNote>]] { [[\.title]] }
 }
 
-/// Reading an external value whose blob file is gone traps in the property's getter (it
-/// cannot throw): a known issue (Docs/Durability.md, "Known gaps"), found by this target with
-/// a cut store that reopens on a save whose blob a later save deleted (input `AQH///8=`).
-/// Until it is fixed, attachments are read only with STRATA_FUZZ_READ_EXTERNAL=1, so that
-/// the target goes on looking for other failures.
-let readsExternalValues = ProcessInfo.processInfo.environment["STRATA_FUZZ_READ_EXTERNAL"] != nil
+/// Attachments are read too: an external value whose blob file is gone (input `AQH///8=`: a
+/// cut store that reopens on a save whose blob a later save deleted) is a typed error from the
+/// fetch, not a trap in the getter. STRATA_FUZZ_SKIP_EXTERNAL=1 leaves them unread.
+let readsExternalValues = ProcessInfo.processInfo.environment["STRATA_FUZZ_SKIP_EXTERNAL"] == nil
 
 struct NoteState: Equatable {
     var notes: [Int: [String]] = [:]   // key: title, tags..., when, attachment as text
