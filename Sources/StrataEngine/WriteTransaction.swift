@@ -171,6 +171,13 @@ public final class WriteTransaction: ReadTransaction {
             throw StoreError(.valueTooLarge, "A record may have at most 1 GiB; store large values as blobs.", path: store.path)
         }
         // Check everything before changing anything, so a failed put leaves the transaction as it was.
+        let rowKey = TreeKey.row(collection.rawValue, row)
+        let oldLocation = try tree.withValue(rowKey) { try self.location($0, at: "row \(row)") }
+        var oldKeys: [IndexKey] = []
+        if let oldLocation {
+            try checkBookkeeping(position, removing: oldLocation, countToo: false)
+            oldKeys = try withFrameHeader(oldLocation) { RecordFrame.indexKeys($0) }
+        }
         var indexInfos: [IndexInfoRecord] = []
         indexInfos.reserveCapacity(indexKeys.count)
         for k in indexKeys {
@@ -180,19 +187,14 @@ public final class WriteTransaction: ReadTransaction {
             guard k.key.count <= Node.maximumKeyLength - 32 else {
                 throw StoreError(.keyTooLarge, "An index key has \(k.key.count) bytes; the most is \(Node.maximumKeyLength - 32). Index a shorter value (or a hash of it).", path: store.path)
             }
-            if info.unique, let holder = try lookup(k.key, in: k.index), holder != row {
+            // A key the row's record already names is this row's entry (records and index
+            // entries agree): an update that keeps its unique values needs no lookup.
+            if info.unique, !oldKeys.contains(k), let holder = try lookup(k.key, in: k.index), holder != row {
                 throw StoreError(.uniqueConstraintViolation,
                                  "The unique index \"\(info.name)\" already holds this key for row \(holder); row \(row) cannot take it.",
                                  path: store.path, conflict: UniqueConflict(index: k.index, key: k.key, existingRow: holder))
             }
             indexInfos.append(info)
-        }
-        let rowKey = TreeKey.row(collection.rawValue, row)
-        let oldLocation = try tree.withValue(rowKey) { try self.location($0, at: "row \(row)") }
-        var oldKeys: [IndexKey] = []
-        if let oldLocation {
-            try checkBookkeeping(position, removing: oldLocation, countToo: false)
-            oldKeys = try withFrameHeader(oldLocation) { RecordFrame.indexKeys($0) }
         }
         let frame = RecordFrame.encode(kind: RecordFrame.kindRecord, indexKeys: indexKeys, payload: record)
         let offset = try appending("writing a record") { try writer.append(frame) }
