@@ -80,6 +80,18 @@ extension ModelContext {
                     }
                     for (object, backing, table) in ins {
                         guard let collection = table.collection else { continue }
+                        if table.entity.externals.isEmpty && !table.uniqueIndexes.isEmpty {
+                            // Most inserts match no stored object: the engine's own unique check
+                            // says so, without a lookup of each unique value first. (With
+                            // external values, a failed put would already have written blobs.)
+                            do {
+                                try put(object, row: backing.rowID, table: table, collection: collection, tx: tx)
+                                decided.append((object, backing, backing.rowID))
+                                continue
+                            } catch let error as StrataError where error.code == .uniqueConstraintViolation {
+                                // An upsert: the put changed nothing; find the stored object below.
+                            }
+                        }
                         let row = try upsertTarget(object, backing: backing, table: table, tx: tx)
                         if row != backing.rowID {
                             rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row
