@@ -7,7 +7,10 @@ import StrataEngine
 //
 // Each entity keeps the list of its record layouts (property names, oldest first) in the
 // stored schema; a record names the layout it was written with, and reading an older one maps
-// its fields to the current properties by name, filling new properties with their defaults.
+// its fields to the current properties by name (or a former name: the stored schema keeps
+// every name a property had), filling properties added since with the default they had when
+// they were added (kept in the stored schema too, so that changing a default in code later
+// does not change what old records read as).
 
 /// How to read records of older layouts of one entity as the current properties.
 final class EntityLayouts: @unchecked Sendable {
@@ -15,7 +18,8 @@ final class EntityLayouts: @unchecked Sendable {
     let currentVersion: UInt16
     /// For each older layout: the field of each current property, or -1 for "use the default".
     private let maps: [UInt16: [Int]]
-    /// The encoded default of each property (from the model's `init()`), for older layouts.
+    /// The encoded default of each property that an older layout lacks (the stored one; from
+    /// the model's `init()` in a store written before defaults were kept).
     private let defaults: [Int: UnsafeRawBufferPointer]
 
     static let identity = EntityLayouts(currentVersion: 0, maps: [:], defaults: [:])
@@ -49,7 +53,10 @@ final class EntityLayouts: @unchecked Sendable {
 
 extension StoredEntity {
     /// Every layout, oldest first (a store written before layouts were recorded has one).
-    var allLayouts: [[String]] { layouts ?? [properties.map(\.name)] }
+    var allLayouts: [[String]] {
+        guard let layouts, !layouts.isEmpty else { return [properties.map(\.name)] }
+        return layouts
+    }
 }
 
 enum LightweightMigration {
@@ -71,6 +78,9 @@ enum LightweightMigration {
             return Plan(stored: fresh, layouts: .identity, newUnique: [], newIndexes: [], changed: true)
         }
         let oldLayouts = old.allLayouts
+        guard oldLayouts.count <= Int(UInt16.max) + 1 else {
+            throw StrataError(.corruptRecord, "The store's schema record at \(storePath) lists \(oldLayouts.count) record layouts of \(entity.name), more than a record can name; the store is damaged.")
+        }
         let oldProperties = Dictionary(old.properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         // Property by property: same name, or the former name given with originalName:.
         var problems: [String] = []
@@ -90,59 +100,94 @@ enum LightweightMigration {
         let sameLayout = sourceName.map { $0 ?? "" } == oldLayouts[oldLayouts.count - 1] && sourceName.allSatisfy { $0 != nil }
             && entity.properties.map(\.name) == oldLayouts[oldLayouts.count - 1]
         // New properties need a default value, taken from the model's init().
-        var defaults: [Int: [UInt8]] = [:]
         if !sameLayout {
             let sample = entity.newInstance()
             for (i, property) in entity.properties.enumerated() where sourceName[i] == nil {
-                guard property.hasValue(sample) else {
+                if !property.hasValue(sample) {
                     problems.append("\(entity.name).\(property.name) is new and has no default value; give it one (= value) or migrate with a custom MigrationStage")
-                    continue
                 }
-                var bytes: [UInt8] = []
-                try property.encodeValue(of: sample, into: &bytes)
-                defaults[i] = bytes
-            }
-            for (i, property) in entity.properties.enumerated() where sourceName[i] != nil && property is RelationshipProperty {
-                defaults[i] = [0]   // an empty list of related rows
             }
         }
         if !problems.isEmpty {
             throw StrataError(.schemaMismatch, "The store at \(storePath) was written with a different schema, and the change is not a lightweight one: \(problems.joined(separator: "; ")). Open it with the models it was written with, or add a SchemaMigrationPlan.")
         }
-        var stored = current
         var layouts = oldLayouts
-        var maps: [UInt16: [Int]] = [:]
         let currentVersion: UInt16
         if sameLayout {
             currentVersion = UInt16(layouts.count - 1)
         } else {
+            guard layouts.count <= Int(UInt16.max) else {
+                throw StrataError(.schemaMismatch, "\(entity.name) has had \(layouts.count) record layouts, the most a store keeps; open the store with the models it was written with and copy the objects into a new store.")
+            }
             layouts.append(entity.properties.map(\.name))
             currentVersion = UInt16(layouts.count - 1)
         }
+        // The names each property had before, accumulated across renames: the stored ones of
+        // the property it matched, and that property's name when it differs from today's.
+        var formerNames: [String: [String]] = [:]
+        for (i, property) in entity.properties.enumerated() {
+            guard let source = sourceName[i] else { continue }
+            var names = old.formerNames?[source] ?? []
+            if source != property.name && !names.contains(source) { names.append(source) }
+            // A store written before former names were kept: the one the model still declares.
+            if let original = property.declaration.originalName, !names.contains(original),
+               oldLayouts.contains(where: { $0.contains(original) }) {
+                names.insert(original, at: 0)
+            }
+            names.removeAll { $0 == property.name }
+            if !names.isEmpty { formerNames[property.name] = names }
+        }
         // Older layouts: current property → field, through each property's name in that layout
-        // (its current name, or its former one).
+        // (its current name, or a former one, the latest first).
+        var maps: [UInt16: [Int]] = [:]
         for (version, names) in layouts.enumerated() where version != Int(currentVersion) {
             maps[UInt16(version)] = entity.properties.indices.map { i in
-                let candidates = [entity.properties[i].name, sourceName[i], entity.properties[i].declaration.originalName].compactMap { $0 }
+                let property = entity.properties[i]
+                let candidates = [property.name] + (formerNames[property.name] ?? []).reversed() + [property.declaration.originalName].compactMap { $0 }
                 return candidates.lazy.compactMap { names.firstIndex(of: $0) }.first ?? -1
             }
         }
-        for (version, map) in maps {
+        // The default of each property an older layout lacks: fixed when the property was added
+        // and kept in the stored schema. A property new now takes its default from the model's
+        // init(); one the store already had keeps its stored default (under its name then), or,
+        // in a store written before defaults were kept, takes init()'s now, which is stored.
+        var defaults: [Int: [UInt8]] = [:]
+        var storedDefaults: [String: Data] = [:]
+        var sample: AnyObject?
+        for (version, map) in maps.sorted(by: { $0.key < $1.key }) {
             for (i, field) in map.enumerated() where field < 0 && defaults[i] == nil {
-                // A property that an older layout lacks but the previous one had: its default.
-                let sample = entity.newInstance()
-                guard entity.properties[i].hasValue(sample) || entity.properties[i] is RelationshipProperty else {
-                    throw StrataError(.schemaMismatch, "\(entity.name).\(entity.properties[i].name) is missing from records of layout \(version) and has no default value.")
+                let property = entity.properties[i]
+                var bytes: [UInt8]
+                if property is RelationshipProperty {
+                    bytes = [0]   // an empty list of related rows
+                } else if let source = sourceName[i], let kept = old.defaults?[source] {
+                    bytes = Array(kept)
+                } else {
+                    let instance = sample ?? entity.newInstance()
+                    sample = instance
+                    guard property.hasValue(instance) else {
+                        throw StrataError(.schemaMismatch, "\(entity.name).\(property.name) is missing from records of layout \(version) of the store at \(storePath), which keeps no default for it, and the model gives it none. Give it a default value (= value) in the model.")
+                    }
+                    bytes = []
+                    try property.encodeValue(of: instance, into: &bytes)
                 }
-                var bytes: [UInt8] = []
-                if entity.properties[i] is RelationshipProperty { bytes = [0] } else { try entity.properties[i].encodeValue(of: sample, into: &bytes) }
                 defaults[i] = bytes
+                storedDefaults[property.name] = Data(bytes)
             }
         }
+        var stored = current
         stored.layouts = layouts
+        stored.formerNames = formerNames.isEmpty ? nil : formerNames
+        stored.defaults = storedDefaults.isEmpty ? nil : storedDefaults
+        // Former names and defaults recorded for the first time in a store written before they
+        // were kept change nothing in how records read: they are written when the store is
+        // writable, but they are not a schema change (a read-only open does not need one).
+        var compared = stored
+        compared.formerNames = old.formerNames
+        compared.defaults = old.defaults
+        let changed = compared != old
         let newUnique = current.unique.filter { !old.unique.contains($0) }
         let newIndexes = current.indexes.filter { !old.indexes.contains($0) }
-        let changed = stored != old
         return Plan(stored: stored, layouts: maps.isEmpty ? EntityLayouts(currentVersion: currentVersion, maps: [:], defaults: [:])
                                                         : EntityLayouts(currentVersion: currentVersion, maps: maps, defaults: defaults),
                     newUnique: newUnique, newIndexes: newIndexes, changed: changed)

@@ -120,14 +120,18 @@ package struct StoredModelSchema: Sendable {
         package let typeName: String
         /// The attribute options set (`unique`, `externalStorage`, ...).
         package let options: [String]
+        /// The names the property had before it was renamed, oldest first (records of older
+        /// layouts may have its value under one of them).
+        package let formerNames: [String]
         /// The type, parsed once.
         let type: StoredType
         let isExternal: Bool
 
-        init(name: String, typeName: String, options: [String]) {
+        init(name: String, typeName: String, options: [String], formerNames: [String] = []) {
             self.name = name
             self.typeName = typeName
             self.options = options
+            self.formerNames = formerNames
             type = StoredType.parse(typeName)
             isExternal = options.contains(AttributeOption.externalStorage.name)
         }
@@ -144,6 +148,10 @@ package struct StoredModelSchema: Sendable {
         /// The property names of each record layout, oldest first; a record's layout version
         /// is its index here, and the last one is the attributes'.
         package let layouts: [[String]]
+        /// By property name: the encoded value that records of an older layout lacking the
+        /// property read for it (fixed when it was added). Empty in stores written before
+        /// Strata kept defaults.
+        package let defaults: [String: [UInt8]]
     }
 
     /// The metadata entry that holds the schema.
@@ -158,9 +166,11 @@ package struct StoredModelSchema: Sendable {
         entities = stored.entities.map { e in
             Entity(name: e.name,
                    attributes: e.properties.map { p in
-                       Attribute(name: p.name, typeName: p.type, options: options.filter { p.options & $0.bit != 0 }.map(\.name))
+                       Attribute(name: p.name, typeName: p.type, options: options.filter { p.options & $0.bit != 0 }.map(\.name),
+                                 formerNames: e.formerNames?[p.name] ?? [])
                    },
-                   uniqueConstraints: e.unique, indexes: e.indexes, layouts: e.allLayouts)
+                   uniqueConstraints: e.unique, indexes: e.indexes, layouts: e.allLayouts,
+                   defaults: (e.defaults ?? [:]).mapValues { Array($0) })
         }
     }
 
@@ -189,7 +199,9 @@ extension StoredModelSchema.Entity {
     /// row id (to-one) or a list of them (to-many). An `.externalStorage` value kept in a blob
     /// is `{"_blob": id}`, or its value when `loadBlob` is given (it reads a blob's bytes).
     /// A record of an older layout (written before a lightweight schema change) starts with
-    /// `"_layout": version`, and has no value for the properties added or renamed since.
+    /// `"_layout": version`; a property it holds under a former name shows under today's, and
+    /// one added since shows the default stored when it was added (a store written before
+    /// Strata kept defaults has none, and such a property is left out).
     package func decode(_ record: UnsafeRawBufferPointer,
                         loadBlob: ((UInt64) throws -> [UInt8])? = nil) throws -> [(String, JSONValue)] {
         let view: RecordView
@@ -197,7 +209,8 @@ extension StoredModelSchema.Entity {
             throw RecordDecodingError(description: "\(name): \(failure.message)")
         }
         // A record of an older layout (written before a lightweight schema change) has the
-        // fields of that layout: properties are found by name, and those it lacks are left out.
+        // fields of that layout: properties are found by name or former name, and those it
+        // lacks take their stored default.
         let version = Int(view.layoutVersion)
         let current = layouts.count <= 1 || version == layouts.count - 1
         let fieldNames = current ? attributes.map(\.name) : version < layouts.count ? layouts[version] : []
@@ -210,32 +223,35 @@ extension StoredModelSchema.Entity {
         var values: [(String, JSONValue)] = current ? [] : [("_layout", .integer(Int64(version)))]
         values.reserveCapacity(attributes.count + 1)
         for (i, attribute) in attributes.enumerated() {
-            guard let position = current ? i : fieldNames.firstIndex(of: attribute.name) else { continue }
             do {
-                let type = attribute.type
-                var field = try view.field(position)
-                if attribute.isExternal {
-                    // `[0x00]` then the value inline, or `[0x01][u64 blob id]`.
-                    guard let tag = field.first else { throw decodingFailure("an empty external-storage field") }
-                    if tag == 1 {
-                        guard field.count == 9 else { throw decodingFailure("a malformed blob reference") }
-                        let blob = UInt64(littleEndian: field.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
-                        if let loadBlob {
-                            let bytes = try loadBlob(blob)
-                            values.append((attribute.name, try bytes.withUnsafeBytes { try type.decode($0) }))
-                        } else {
-                            values.append((attribute.name, .object([("_blob", .unsigned(blob))])))
-                        }
-                        continue
-                    }
-                    field = UnsafeRawBufferPointer(rebasing: field[1...])
+                if current {
+                    values.append((attribute.name, try attribute.decode(try view.field(i), loadBlob: loadBlob)))
+                } else if let position = ([attribute.name] + attribute.formerNames.reversed()).lazy.compactMap({ fieldNames.firstIndex(of: $0) }).first {
+                    values.append((attribute.name, try attribute.decode(try view.field(position), loadBlob: loadBlob)))
+                } else if let fallback = defaults[attribute.name] {
+                    values.append((attribute.name, try fallback.withUnsafeBytes { try attribute.decode($0, loadBlob: loadBlob) }))
                 }
-                values.append((attribute.name, try type.decode(field)))
             } catch let failure as ValueDecodingFailure {
                 throw RecordDecodingError(description: "\(name).\(attribute.name) (\(attribute.displayType)): \(failure.message)")
             }
         }
         return values
+    }
+}
+
+extension StoredModelSchema.Attribute {
+    /// Decodes one field of this attribute. An `.externalStorage` field is `[0x00]` then the
+    /// value inline, or `[0x01][u64 blob id]`: `{"_blob": id}`, or the blob's value when
+    /// `loadBlob` is given.
+    func decode(_ raw: UnsafeRawBufferPointer, loadBlob: ((UInt64) throws -> [UInt8])?) throws -> JSONValue {
+        guard isExternal else { return try type.decode(raw) }
+        guard let tag = raw.first else { throw decodingFailure("an empty external-storage field") }
+        guard tag == 1 else { return try type.decode(UnsafeRawBufferPointer(rebasing: raw[1...])) }
+        guard raw.count == 9 else { throw decodingFailure("a malformed blob reference") }
+        let blob = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+        guard let loadBlob else { return .object([("_blob", .unsigned(blob))]) }
+        let bytes = try loadBlob(blob)
+        return try bytes.withUnsafeBytes { try type.decode($0) }
     }
 }
 

@@ -79,6 +79,17 @@ struct StoredEntity: Codable, Equatable {
     var indexes: [[String]]
     /// Every record layout, oldest first (nil in stores written before layouts were kept).
     var layouts: [[String]]? = nil
+    /// The names each property had before it was renamed, oldest first, by its current name
+    /// (only properties that were renamed; nil in stores written before former names were
+    /// kept). They accumulate across renames, so records of any older layout map to the
+    /// property whatever it was called then.
+    var formerNames: [String: [String]]? = nil
+    /// By property name: the encoded value (`Property.encodeValue`; `[0]`, no rows, for a
+    /// relationship) that records of an older layout read for a property their layout lacks,
+    /// fixed when the property was added, as SQLite's `ALTER TABLE ADD COLUMN` fixes a column's
+    /// default for the rows that exist then. Only properties that some older layout lacks
+    /// have one; nil in stores written before defaults were kept.
+    var defaults: [String: Data]? = nil
 
     init(_ entity: Entity) {
         name = entity.name

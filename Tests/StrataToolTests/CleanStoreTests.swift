@@ -170,15 +170,15 @@ import Testing
     }
 
     /// Records written before a lightweight migration keep their layout: dump says which, and
-    /// shows the properties they have.
+    /// shows the renamed property under its new name and the added one's stored default.
     @Test func recordsOfOlderLayouts() throws {
         let folder = try TestFolder()
         let path = folder.path()
         try Fixture.migratedMemos(at: path)
 
         let lines = try Tool.run("dump", path).lines
-        #expect(lines == [#"{"_entity":"Memo","_row":1,"_layout":0,"title":"old 1"}"#,
-                          #"{"_entity":"Memo","_row":2,"_layout":0,"title":"old 2"}"#,
+        #expect(lines == [#"{"_entity":"Memo","_row":1,"_layout":0,"title":"old 1","text":"a","priority":3}"#,
+                          #"{"_entity":"Memo","_row":2,"_layout":0,"title":"old 2","text":"b","priority":3}"#,
                           #"{"_entity":"Memo","_row":3,"title":"new","text":"c","priority":1}"#])
         let verify = try Tool.run("verify", path)
         #expect(verify.status == 0, "\(verify)")

@@ -46,7 +46,8 @@ import Testing
     }
 
     @Test func aRecordOfAnOlderLayoutLeavesOutWhatItLacks() throws {
-        // Layout 0 had only title and when; a later lightweight change added the rest.
+        // Layout 0 had only title and when; a later lightweight change added the rest, in a
+        // store written before Strata kept defaults (so there are none to show).
         let note = try #require(try Self.schema(layouts: #""layouts":[["when","title"],["title","stars","when","mood","marks"]],"#).entity(named: "Note"))
         let old = Self.record(layout: 0, [Self.fields[2], Self.fields[0]])
         let values = try old.withUnsafeBytes { try note.decode($0) }
@@ -55,6 +56,25 @@ import Testing
         let current = try Self.record(layout: 1, Self.fields).withUnsafeBytes { try note.decode($0) }
         #expect(current.count == 5)
         #expect(throws: RecordDecodingError.self) { try Self.record(layout: 7, Self.fields).withUnsafeBytes { try note.decode($0) } }
+    }
+
+    @Test func aRecordOfAnOlderLayoutShowsRenamedValuesAndStoredDefaults() throws {
+        // `title` was `heading` in layout 0 and `caption` in layout 1; `stars`, `mood` and
+        // `marks` were added in layout 2 with the defaults stored then (`when` is in all three).
+        let defaults: [String: [UInt8]] = ["stars": [1, 5, 0], "mood": Array(#""sad""#.utf8), "marks": [0]]
+        let stored = defaults.map { #""\#($0.key)":"\#(Data($0.value).base64EncodedString())""# }.joined(separator: ",")
+        let note = try #require(try Self.schema(layouts: #""layouts":[["when","heading"],["caption","when"],["title","stars","when","mood","marks"]],"#
+                                                + #""formerNames":{"title":["heading","caption"]},"defaults":{\#(stored)},"#).entity(named: "Note"))
+        #expect(note.attributes.first?.formerNames == ["heading", "caption"])
+        let expected = #""title":"Tab\t\"quoted\"\u0001","stars":5,"when":"2001-01-01T00:00:00.500Z","mood":"sad","marks":{}}"#
+        let layout0 = try Self.record(layout: 0, [Self.fields[2], Self.fields[0]]).withUnsafeBytes { try note.decode($0) }
+        #expect(JSONValue.object(layout0).serialized == #"{"_layout":0,"# + expected)
+        let layout1 = try Self.record(layout: 1, [Self.fields[0], Self.fields[2]]).withUnsafeBytes { try note.decode($0) }
+        #expect(JSONValue.object(layout1).serialized == #"{"_layout":1,"# + expected)
+        // The current layout is read as it is, whatever the defaults.
+        let current = try Self.record(layout: 2, Self.fields).withUnsafeBytes { try note.decode($0) }
+        #expect(current.map(\.0) == ["title", "stars", "when", "mood", "marks"])
+        #expect(JSONValue.object(current).serialized.contains(#""stars":-2"#))
     }
 
     @Test func damagedRecordsAreErrorsThatNameTheProperty() throws {
