@@ -1,9 +1,9 @@
-// The `strata` command-line tool: the demo, and looking inside, checking, dumping and
-// compacting stores. Each command is a file of its own (`InfoCommand.swift`, ...).
+// The `strata` command-line tool: the demo, and looking inside, checking, dumping,
+// compacting and migrating stores. Each command is a file of its own (`InfoCommand.swift`, ...).
 import Foundation
 
 let commands: [any Command.Type] = [DemoCommand.self, InfoCommand.self, VerifyCommand.self, DumpCommand.self,
-                                    CompactCommand.self, BenchCommand.self]
+                                    CompactCommand.self, MigrateCommand.self, BenchCommand.self]
 
 let overview = """
     usage: strata <command> [options]

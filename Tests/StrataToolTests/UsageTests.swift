@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Suite struct UsageTests {
-    static let commands = ["demo", "info", "verify", "dump", "compact", "bench"]
+    static let commands = ["demo", "info", "verify", "dump", "compact", "migrate", "bench"]
 
     @Test(arguments: commands) func everyCommandHasHelp(command: String) throws {
         for flag in ["--help", "-h"] {
@@ -42,7 +42,7 @@ import Testing
     @Test func missingAndForeignFilesExitWithOne() throws {
         let folder = try TestFolder()
         let missing = folder.path("missing.store")
-        for command in ["info", "verify", "dump", "compact"] {
+        for command in ["info", "verify", "dump", "compact", "migrate"] {
             let run = try Tool.run(command, missing)
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("no such store"), "\(run)")
@@ -50,7 +50,7 @@ import Testing
         }
         let foreign = folder.path("notes.txt")
         try Data(String(repeating: "not a store\n", count: 100).utf8).write(to: URL(fileURLWithPath: foreign))
-        for command in ["info", "verify", "dump", "compact"] {
+        for command in ["info", "verify", "dump", "compact", "migrate"] {
             let run = try Tool.run(command, foreign)
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("is not a Strata store"), "\(run)")
