@@ -226,8 +226,11 @@ enum ChoresV3 {
             try context.save()
         }
         // The app now says 5; the record written before `priority` existed still reads 3, as
-        // a row does after SQLite's ALTER TABLE ADD COLUMN ... DEFAULT 3.
+        // a row does after SQLite's ALTER TABLE ADD COLUMN ... DEFAULT 3. Nothing in the
+        // store changes for that: opening writes nothing.
+        let bytes = try Data(contentsOf: dir.store())
         let context = try open(ChoresV3.Chore.self, dir)
+        #expect(try Data(contentsOf: dir.store()) == bytes)
         let chores = try context.fetch(FetchDescriptor<ChoresV3.Chore>(sortBy: [SortDescriptor(\.title)]))
         #expect(chores.map(\.title) == ["new", "old"])
         #expect(chores.map(\.priority) == [7, 3])
