@@ -44,10 +44,10 @@ package struct RecordUpgradeReport: Sendable, Equatable {
 /// records), before the commit ("commit") and at the end ("done").
 ///
 /// - Throws: `StrataError` `.schemaMismatch` when a record lacks a property for which the
-///   store keeps no default (a store written before Strata kept defaults: opening it once,
-///   writable, with the app's models records them); `.corruptRecord` for a schema or record
-///   that does not decode; `.storeFailure` for the engine's errors (a read-only store, I/O).
-///   The store is then as it was.
+///   store keeps no default (a store written before Strata kept defaults and former names:
+///   opening it once, writable, with the app's models records them); `.corruptRecord` for a
+///   schema or record that does not decode; `.storeFailure` for the engine's errors (a
+///   read-only store, I/O). The store is then as it was.
 package func upgradeRecords(in store: Store, progress: ((MigrationProgress) -> Void)? = nil) throws -> RecordUpgradeReport {
     let path = store.path
     let tx: WriteTransaction
@@ -123,8 +123,8 @@ private func upgradeRecords(_ tx: WriteTransaction, path: String,
                 for (row, record) in batch { try tx.replaceRecord(record, row: row, in: collection) }
             }
             rewritten += batch.count
-            guard !ended, let last else { break }
-            start = last + 1   // a row id is below RowID.max
+            guard !ended, let last, last < RowID.max else { break }   // RowID.max is no row id
+            start = last + 1
         }
         progress?(MigrationProgress(stage: stage, stages: stages, step: step,
                                     completedUnitCount: Int64(visited), totalUnitCount: Int64(records)))
@@ -194,7 +194,7 @@ private struct LayoutUpgrade {
                 case .field(let i): fields.append(Array(try view.field(i)))
                 case .value(let bytes): fields.append(bytes)
                 case .missing(let name):
-                    throw StrataError(.schemaMismatch, "\(entity).\(name) is missing from records of layout \(version) of the store at \(path) (row \(row)), and the store keeps no default for it: it was written before Strata kept defaults. Open the store once, writable, with the app's current models (Strata then records the defaults), and run this again.")
+                    throw StrataError(.schemaMismatch, "\(entity).\(name) is missing from records of layout \(version) of the store at \(path) (row \(row)), and the store keeps no default for it (nor a former name it has in that layout): it was written before Strata kept them. Open the store once, writable, with the app's current models (Strata then records them), and run this again.")
                 }
             }
             return Self.assemble(fields, version: current)
