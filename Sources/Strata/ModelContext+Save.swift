@@ -80,19 +80,20 @@ extension ModelContext {
                     }
                     for (object, backing, table) in ins {
                         guard let collection = table.collection else { continue }
+                        let row: RowID
                         if table.entity.externals.isEmpty && !table.uniqueIndexes.isEmpty {
                             // Most inserts match no stored object: the engine's own unique check
-                            // says so, without a lookup of each unique value first. (With
-                            // external values, a failed put would already have written blobs.)
-                            do {
-                                try put(object, row: backing.rowID, table: table, collection: collection, tx: tx)
+                            // says so, without a lookup of each unique value first; a conflict
+                            // it reports is the object to upsert onto. (With external values, a
+                            // put that finds a conflict would already have written blobs.)
+                            guard let conflict = try put(object, row: backing.rowID, table: table, collection: collection, tx: tx, probing: true) else {
                                 decided.append((object, backing, backing.rowID))
                                 continue
-                            } catch let error as StrataError where error.code == .uniqueConstraintViolation {
-                                // An upsert: the put changed nothing; find the stored object below.
                             }
+                            row = table.uniqueIndexes.count == 1 ? conflict.existingRow : try upsertTarget(object, backing: backing, table: table, tx: tx)
+                        } else {
+                            row = try upsertTarget(object, backing: backing, table: table, tx: tx)
                         }
-                        let row = try upsertTarget(object, backing: backing, table: table, tx: tx)
                         if row != backing.rowID {
                             rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row
                             // The stored record this upsert replaces loses its external values' blobs.
@@ -209,7 +210,11 @@ extension ModelContext {
         } ?? []
     }
 
-    private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {
+    /// Writes `object`'s record as `row`. With `probing`, a unique value another row holds is
+    /// returned (nothing written) instead of thrown, for an insert that may be an upsert.
+    @discardableResult
+    private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction,
+                     probing: Bool = false) throws -> UniqueConflict? {
         // External values set since the last save go to new blobs (written and synced before
         // this transaction commits); the blobs they replace are deleted with it.
         for property in table.entity.externals {
@@ -225,8 +230,12 @@ extension ModelContext {
             externalWrites.append((object, property, blob.rawValue))
         }
         let record = try RecordLayout.encode(object, entity: table.entity, layoutVersion: table.layouts.currentVersion)
+        if probing {
+            return try record.withUnsafeBytes { try tx.putUnlessConflicting($0, row: row, in: collection, indexKeys: table.indexKeys(for: object)) }
+        }
         do {
             try tx.put(record, row: row, in: collection, indexKeys: table.indexKeys(for: object))
+            return nil
         } catch let error as StoreError where error.code == .uniqueConstraintViolation {
             let which = error.conflict.flatMap { c in zip(table.entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == c.index }?.0 }
             let names = which.map { $0.map { table.entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"

@@ -150,6 +150,20 @@ public final class WriteTransaction: ReadTransaction {
 
     /// `put` without copying the record.
     public func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws {
+        if let conflict = try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys) {
+            let name = catalog.index(conflict.index.rawValue)?.name ?? "\(conflict.index)"
+            throw StoreError(.uniqueConstraintViolation,
+                             "The unique index \"\(name)\" already holds this key for row \(conflict.existingRow); row \(row) cannot take it.",
+                             path: store.path, conflict: conflict)
+        }
+    }
+
+    /// `put`, except that a unique index holding one of the keys for another row is not an
+    /// error: the conflict is returned and nothing is changed. For a caller that expects
+    /// conflicts (an upsert) and would otherwise look each key up before putting.
+    ///
+    /// - Throws: what `put` throws, except `.uniqueConstraintViolation`.
+    public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws -> UniqueConflict? {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
         guard row < RowID.max else {
@@ -190,9 +204,7 @@ public final class WriteTransaction: ReadTransaction {
             // A key the row's record already names is this row's entry (records and index
             // entries agree): an update that keeps its unique values needs no lookup.
             if info.unique, !oldKeys.contains(k), let holder = try lookup(k.key, in: k.index), holder != row {
-                throw StoreError(.uniqueConstraintViolation,
-                                 "The unique index \"\(info.name)\" already holds this key for row \(holder); row \(row) cannot take it.",
-                                 path: store.path, conflict: UniqueConflict(index: k.index, key: k.key, existingRow: holder))
+                return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
             }
             indexInfos.append(info)
         }
@@ -221,6 +233,7 @@ public final class WriteTransaction: ReadTransaction {
         info.liveBytes += UInt64(frame.count)
         if row >= info.nextRowID { info.nextRowID = row + 1 }
         catalog.collections[position] = info
+        return nil
     }
 
     /// Calls `body` with a whole frame (header included), wherever it is.
