@@ -86,14 +86,20 @@ extension ModelContext {
                             // says so, without a lookup of each unique value first; a conflict
                             // it reports is the object to upsert onto. (With external values, a
                             // put that finds a conflict would already have written blobs.)
-                            guard let conflict = try put(object, row: backing.rowID, table: table, collection: collection, tx: tx, probing: true) else {
+                            let record = try prepare(object, table: table, tx: tx)
+                            guard let conflict = try record.bytes.withUnsafeBytes({
+                                try tx.putUnlessConflicting($0, row: backing.rowID, in: collection, indexKeys: record.indexKeys)
+                            }) else {
                                 decided.append((object, backing, backing.rowID))
                                 continue
                             }
                             row = table.uniqueIndexes.count == 1 ? conflict.existingRow : try upsertTarget(object, backing: backing, table: table, tx: tx)
-                        } else {
-                            row = try upsertTarget(object, backing: backing, table: table, tx: tx)
+                            rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row
+                            try put(record, of: object, row: row, table: table, collection: collection, tx: tx)
+                            decided.append((object, backing, row))
+                            continue
                         }
+                        row = try upsertTarget(object, backing: backing, table: table, tx: tx)
                         if row != backing.rowID {
                             rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row
                             // The stored record this upsert replaces loses its external values' blobs.
@@ -210,11 +216,20 @@ extension ModelContext {
         } ?? []
     }
 
-    /// Writes `object`'s record as `row`. With `probing`, a unique value another row holds is
-    /// returned (nothing written) instead of thrown, for an insert that may be an upsert.
-    @discardableResult
-    private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction,
-                     probing: Bool = false) throws -> UniqueConflict? {
+    /// A record encoded for a put, with its index keys.
+    private struct PreparedRecord {
+        let bytes: [UInt8]
+        let indexKeys: [IndexKey]
+    }
+
+    /// Writes `object`'s record as `row`.
+    private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {
+        try put(try prepare(object, table: table, tx: tx), of: object, row: row, table: table, collection: collection, tx: tx)
+    }
+
+    /// Writes the blobs of `object`'s external values set since the last save, and encodes its
+    /// record (which does not depend on the row it goes to).
+    private func prepare(_ object: AnyObject, table: Table, tx: WriteTransaction) throws -> PreparedRecord {
         // External values set since the last save go to new blobs (written and synced before
         // this transaction commits); the blobs they replace are deleted with it.
         for property in table.entity.externals {
@@ -229,13 +244,13 @@ extension ModelContext {
             let blob = try tx.putBlob(bytes)
             externalWrites.append((object, property, blob.rawValue))
         }
-        let record = try RecordLayout.encode(object, entity: table.entity, layoutVersion: table.layouts.currentVersion)
-        if probing {
-            return try record.withUnsafeBytes { try tx.putUnlessConflicting($0, row: row, in: collection, indexKeys: table.indexKeys(for: object)) }
-        }
+        return PreparedRecord(bytes: try RecordLayout.encode(object, entity: table.entity, layoutVersion: table.layouts.currentVersion),
+                              indexKeys: table.indexKeys(for: object))
+    }
+
+    private func put(_ record: PreparedRecord, of object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {
         do {
-            try tx.put(record, row: row, in: collection, indexKeys: table.indexKeys(for: object))
-            return nil
+            try tx.put(record.bytes, row: row, in: collection, indexKeys: record.indexKeys)
         } catch let error as StoreError where error.code == .uniqueConstraintViolation {
             let which = error.conflict.flatMap { c in zip(table.entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == c.index }?.0 }
             let names = which.map { $0.map { table.entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"
