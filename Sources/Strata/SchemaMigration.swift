@@ -141,7 +141,7 @@ enum Migrator {
                 try fs.syncDirectory(blobs)
                 try fs.syncDirectory(folder)
             }
-            // Every stage saved with deferred durability: make the copy durable, then swap.
+            // The version's commit was deferred: make the whole copy durable, then swap.
             let copy = try Store(path: work, options: StoreOptions(), fileSystem: fs)
             try copy.sync()
             copy.close()
@@ -161,6 +161,14 @@ enum Migrator {
                 throw StrataError(.storeFailure, "Strata could not migrate the store at \(path): \(error). The store was left as it was; free space or fix the cause and open it again.", underlying: error)
             }
             throw error
+        }
+        // Blob files in the store's folder that the copy's folder no longer has are those the
+        // stages deleted: the migrated store does not refer to them. (A crash before this
+        // leaves them for the next compaction.)
+        if fs.isDirectory(workBlobs), fs.isDirectory(blobs), let kept = try? Set(fs.listDirectory(workBlobs)) {
+            for name in (try? fs.listDirectory(blobs)) ?? [] where name.hasSuffix(".blob") && !kept.contains(name) {
+                try? fs.removeFile(blobs + "/" + name)
+            }
         }
         // The links of the copy's blob files; the store's folder has its own now.
         try? removeLeftovers(of: work, fileSystem: fs)
@@ -231,6 +239,9 @@ enum Migrator {
         let context = ModelContext(container)
         try body(context)
         try context.save()
+        // One sync for the whole step (its saves were deferred); it also lets the engine remove
+        // the files of blobs the step deleted, so the copy's blob folder holds exactly its blobs.
+        for handle in container.handles { try handle.store.sync() }
     }
 
     /// The version the store was written with: recorded, or found by its entities' shape.

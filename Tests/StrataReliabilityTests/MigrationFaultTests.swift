@@ -155,11 +155,14 @@ enum MigrationFaults {
         let blobsBefore = try fs.listDirectory(MigrationFaults.path + ".blobs").count
         var container: ModelContainer? = try MigrationFaults.migrate(fs)
         #expect(try MigrationFaults.rowsV2(try #require(container)) == MigrationFaults.after)
+        #expect(try container?.stores.first?.verify().isClean == true)
         container = nil
         #expect(try MigrationFaults.recordedVersion(fs) == NotesV2.versionIdentifier)
         #expect(!fs.fileExists(MigrationFaults.path + ".migrating") && !fs.fileExists(MigrationFaults.path + ".migrating.blobs"))
-        // The new attachment's blob joined the folder (the deleted notes' blobs wait for compaction).
-        #expect(try fs.listDirectory(MigrationFaults.path + ".blobs").count == blobsBefore + 1)
+        // The folder holds exactly the migrated store's blobs: the new attachment's joined it,
+        // the deleted notes' and the replaced attachment's went.
+        #expect(blobsBefore == MigrationFaults.before.filter { $0.attachment != nil }.count)
+        #expect(try fs.listDirectory(MigrationFaults.path + ".blobs").count == MigrationFaults.after.filter { $0.attachment != nil }.count)
         // Opening again runs nothing and writes nothing.
         let size = fs.bytes(of: MigrationFaults.path)?.count
         _ = try MigrationFaults.migrate(fs)
