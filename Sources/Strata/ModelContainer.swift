@@ -20,6 +20,9 @@ public final class ModelContainer: @unchecked Sendable {
     public let schema: Schema
     /// The configurations, one per store.
     public let configurations: [ModelConfiguration]
+    /// The plan the stores were migrated with, if the container was opened with one. Same as
+    /// SwiftData's `migrationPlan`. (Set once, by the initializer.)
+    public internal(set) var migrationPlan: (any SchemaMigrationPlan.Type)?
     let handles: [StoreHandle]
     private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
     private let mainBox = MainContextBox()

@@ -300,6 +300,7 @@ extension ModelContainer {
             for configuration in configurations { try Migrator.migrate(configuration: configuration, plan: migrationPlan, fileSystem: fileSystem) }
         }
         try self.init(for: givenSchema, configurations: configurations, fileSystem: fileSystem is DiskFileSystem ? nil : fileSystem)
+        self.migrationPlan = migrationPlan
         // Record the plan's last version, so the next open knows where the store stands
         // without comparing shapes (written once, not at every open).
         if let last = migrationPlan?.schemas.last?.versionIdentifier {

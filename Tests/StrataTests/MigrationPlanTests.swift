@@ -87,6 +87,7 @@ enum FailingPlan: SchemaMigrationPlan {
         let journeys = try ModelContext(container).fetch(FetchDescriptor<TripsV3.Journey>(sortBy: [SortDescriptor(\.name)]))
         #expect(journeys.map(\.name) == ["Lisbon", "Oslo"])
         #expect(journeys.map(\.budget) == [12.5, 99])
+        #expect(container.migrationPlan == TripsPlan.self)
         // Each step once, in order (the copy may report several times as it goes), and the
         // fraction only grows, to 1.
         var steps: [String] = []
