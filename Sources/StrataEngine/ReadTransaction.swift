@@ -109,9 +109,11 @@ public class ReadTransaction {
         }
     }
 
-    func location(_ raw: UnsafeRawBufferPointer, at what: String) throws -> RecordLocation {
+    /// Decodes a row's record location; `what` names the row for the error (built only then:
+    /// this runs for every record read).
+    func location(_ raw: UnsafeRawBufferPointer, at what: @autoclosure () -> String) throws -> RecordLocation {
         guard let location = RecordLocation.decode(raw) else {
-            throw StoreError.corrupt("a malformed record location in \(what)", path: store.path, offset: nil)
+            throw StoreError.corrupt("a malformed record location in \(what())", path: store.path, offset: nil)
         }
         return location
     }
