@@ -79,6 +79,7 @@ extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
 
 extension PredicateExpressions.Equal: RowEvaluable {
     func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
+        if let fast = c.scalarComparison(lhs, rhs, .equal) { return fast }
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
         return { try l($0) == r($0) }
     }
@@ -86,6 +87,7 @@ extension PredicateExpressions.Equal: RowEvaluable {
 
 extension PredicateExpressions.NotEqual: RowEvaluable {
     func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
+        if let fast = c.scalarComparison(lhs, rhs, .notEqual) { return fast }
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
         return { try l($0) != r($0) }
     }
@@ -93,6 +95,15 @@ extension PredicateExpressions.NotEqual: RowEvaluable {
 
 extension PredicateExpressions.Comparison: RowEvaluable {
     func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
+        let scalar: ScalarComparison.Operator?
+        switch op {
+        case .lessThan: scalar = .less
+        case .lessThanOrEqual: scalar = .lessOrEqual
+        case .greaterThan: scalar = .greater
+        case .greaterThanOrEqual: scalar = .greaterOrEqual
+        @unknown default: scalar = nil
+        }
+        if let scalar, let fast = c.scalarComparison(lhs, rhs, scalar) { return fast }
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
         switch op {
         case .lessThan: return { try l($0) < r($0) }
