@@ -101,12 +101,7 @@ public class ReadTransaction {
 
     /// Calls `body` with the bytes of a record frame at `location`, wherever they are.
     func withFrame<R>(_ location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        try file.withBytes(at: location.offset, count: Int(location.length), limit: reader.limit) { raw in
-            guard let payload = RecordFrame.check(raw) else {
-                throw StoreError.corrupt("the record at byte \(location.offset) fails its checksum", path: store.path, offset: location.offset)
-            }
-            return try body(UnsafeRawBufferPointer(rebasing: raw[payload...]))
-        }
+        try file.withCheckedRecord(at: location.offset, count: Int(location.length), limit: reader.limit, body)
     }
 
     /// Decodes a row's record location; `what` names the row for the error (built only then:

@@ -36,7 +36,7 @@ final class StoreFile: Sendable {
     let salt: UInt64
     let counters: Counters
     private let nodes: TwoGenerationCache<Node>
-    private let blocks: TwoGenerationCache<[UInt8]>
+    private let blocks: TwoGenerationCache<RecordBlock>
 
     static let blockSize = 32 * 1024
 
@@ -76,28 +76,61 @@ final class StoreFile: Sendable {
 
     /// Calls `body` with `count` bytes at `offset`, all of which lie before `limit`.
     func withBytes<R>(at offset: UInt64, count: Int, limit: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        if let (block, within) = try cachedBlock(at: offset, count: count, limit: limit) {
+            return try block.bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[within..<(within + count)])) }
+        }
+        return try readUncached(at: offset, count: count).withUnsafeBytes(body)
+    }
+
+    /// Calls `body` with the payload of the record frame at `offset` (`count` bytes, header
+    /// included) once the frame is checked: its length, its index keys and its checksum. The
+    /// checksum is verified once per frame while its block stays cached (the block's bytes do
+    /// not change), not at every read.
+    func withCheckedRecord<R>(at offset: UInt64, count: Int, limit: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        func checked(_ raw: UnsafeRawBufferPointer, verified: Bool) throws -> UnsafeRawBufferPointer {
+            guard let payload = RecordFrame.check(raw, verifyChecksum: !verified) else {
+                throw StoreError.corrupt("the record at byte \(offset) fails its checksum", path: path, offset: offset)
+            }
+            return UnsafeRawBufferPointer(rebasing: raw[payload...])
+        }
+        if let (block, within) = try cachedBlock(at: offset, count: count, limit: limit) {
+            let verified = block.isVerified(within)
+            return try block.bytes.withUnsafeBytes { all in
+                let payload = try checked(UnsafeRawBufferPointer(rebasing: all[within..<(within + count)]), verified: verified)
+                if !verified { block.markVerified(within) }
+                return try body(payload)
+            }
+        }
+        return try readUncached(at: offset, count: count).withUnsafeBytes { try body(try checked($0, verified: false)) }
+    }
+
+    /// The cached block holding all of `count` bytes at `offset` (read into the cache if
+    /// needed), and where they start in it; nil when they cross a block boundary.
+    private func cachedBlock(at offset: UInt64, count: Int, limit: UInt64) throws -> (RecordBlock, Int)? {
         guard offset <= limit, UInt64(count) <= limit - offset else {
             throw StoreError.corrupt("a record pointer (\(count) bytes at \(offset)) points outside the file", path: path, offset: offset)
         }
         let blockSize = UInt64(StoreFile.blockSize)
         let block = offset / blockSize
         let within = Int(offset % blockSize)
-        if within + count <= StoreFile.blockSize {
-            if let cached = blocks.get(block), cached.count >= within + count {
-                return try cached.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[within..<(within + count)])) }
-            }
-            let start = block * blockSize
-            let length = Int(Swift.min(blockSize, limit - start))
-            let bytes: [UInt8]
-            do { bytes = try io.read(count: length, at: start) }
-            catch { throw StoreError.io(error, doing: "reading a record", path: path) }
-            counters.blocksRead.add(1, ordering: .relaxed)
-            guard bytes.count >= within + count else {
-                throw StoreError.corrupt("the file ends inside a record at byte \(offset)", path: path, offset: offset)
-            }
-            blocks.put(block, bytes, cost: bytes.count + 64)
-            return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[within..<(within + count)])) }
+        guard within + count <= StoreFile.blockSize else { return nil }
+        if let cached = blocks.get(block), cached.bytes.count >= within + count { return (cached, within) }
+        let start = block * blockSize
+        let length = Int(Swift.min(blockSize, limit - start))
+        let bytes: [UInt8]
+        do { bytes = try io.read(count: length, at: start) }
+        catch { throw StoreError.io(error, doing: "reading a record", path: path) }
+        counters.blocksRead.add(1, ordering: .relaxed)
+        guard bytes.count >= within + count else {
+            throw StoreError.corrupt("the file ends inside a record at byte \(offset)", path: path, offset: offset)
         }
+        let loaded = RecordBlock(bytes)
+        blocks.put(block, loaded, cost: bytes.count + 64)
+        return (loaded, within)
+    }
+
+    /// Bytes that cross a block boundary (a large record), read without the cache.
+    private func readUncached(at offset: UInt64, count: Int) throws -> [UInt8] {
         let bytes: [UInt8]
         do { bytes = try io.read(count: count, at: offset) }
         catch { throw StoreError.io(error, doing: "reading a record", path: path) }
@@ -105,8 +138,21 @@ final class StoreFile: Sendable {
         guard bytes.count == count else {
             throw StoreError.corrupt("the file ends inside a record at byte \(offset)", path: path, offset: offset)
         }
-        return try bytes.withUnsafeBytes(body)
+        return bytes
     }
+}
+
+/// A 32 KiB piece of the file in the record cache, and the record frames in it whose checksums
+/// have been verified since it was read.
+final class RecordBlock: Sendable {
+    let bytes: [UInt8]
+    /// Offsets (within the block) of frames whose checksum passed.
+    private let verified = Mutex<Set<UInt16>>([])
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func isVerified(_ within: Int) -> Bool { verified.withLock { $0.contains(UInt16(truncatingIfNeeded: within)) } }
+    func markVerified(_ within: Int) { _ = verified.withLock { $0.insert(UInt16(truncatingIfNeeded: within)) } }
 }
 
 /// Appends to the end of the store file for the one write transaction at a time.
