@@ -19,6 +19,9 @@ class AnyProperty: @unchecked Sendable {
     }
 
     var isUnique: Bool { declaration.has(.unique) }
+    /// The type, when predicates compare it with a constant on the field's bytes
+    /// (ScalarComparison); nil for every other type.
+    var scalarKind: ScalarComparison.Kind? { nil }
     var valueType: Any.Type { preconditionFailure("abstract") }
     /// A stable description of the value type, stored with the schema.
     var typeName: String { String(reflecting: valueType) }
@@ -55,6 +58,7 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
     let keyMaker: IndexKeyMaker<V>
     /// Where the storage's `backing` field is, from the start of the storage.
     private let backingOffset: Int
+    private let scalar: ScalarComparison.Kind?
 
     init(named name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws {
         do { codec = try Codecs.make(V.self) } catch let problem as SchemaProblem {
@@ -62,9 +66,11 @@ final class Property<V: Codable>: AnyProperty, @unchecked Sendable {
         }
         keyMaker = IndexKeyMaker.forType(V.self, codec: codec)
         backingOffset = MemoryLayout<Attribute<V>>.offset(of: \Attribute<V>.backing) ?? 0
+        scalar = declaration.has(.externalStorage) ? nil : ScalarComparison.Kind(V.self)
         super.init(name: name, offset: offset, index: index, declaration: declaration)
     }
 
+    override var scalarKind: ScalarComparison.Kind? { scalar }
     override var valueType: Any.Type { V.self }
     override var keyPreservesOrder: Bool { keyMaker.preservesOrder }
 

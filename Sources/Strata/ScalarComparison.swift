@@ -23,37 +23,54 @@ enum ScalarComparison {
         }
     }
 
+    /// The property types with a fast path.
+    enum Kind {
+        case double, int, date, bool, string
+
+        init?(_ type: Any.Type) {
+            switch type {
+            case is Double.Type: self = .double
+            case is Int.Type: self = .int
+            case is Date.Type: self = .date
+            case is Bool.Type: self = .bool
+            case is String.Type: self = .string
+            default: return nil
+            }
+        }
+    }
+
     /// A closure comparing `property`'s field of a record with `constant`, or nil when the
     /// property's type has no fast path (the general path then does it).
     static func make(_ property: AnyProperty, _ constant: Any, _ op: Operator) -> ((RecordView) throws -> Bool)? {
-        guard !property.isExternal else { return nil }
+        guard let kind = property.scalarKind else { return nil }
         let i = property.index
-        if property is Property<Double>, let c = constant as? Double {
+        switch kind {
+        case .double:
+            guard let c = constant as? Double else { return nil }
             return compare(c, op) { view in try double(view.field(i), "a Double") }
-        }
-        if property is Property<Int>, let c = constant as? Int {
+        case .int:
+            guard let c = constant as? Int else { return nil }
             return compare(c, op) { view in
                 let f = try view.field(i)
                 guard f.count == 8 else { throw decodingFailure("an integer of \(f.count) bytes") }
                 return Int(littleEndian: f.loadUnaligned(as: Int.self))
             }
-        }
-        if property is Property<Date>, let c = constant as? Date {
+        case .date:
             // Date's operators compare `timeIntervalSinceReferenceDate`, which is what is stored.
+            guard let c = constant as? Date else { return nil }
             return compare(c.timeIntervalSinceReferenceDate, op) { view in try double(view.field(i), "a Date") }
-        }
-        if property is Property<Bool>, let c = constant as? Bool, op == .equal || op == .notEqual {
+        case .bool:
+            guard let c = constant as? Bool, op == .equal || op == .notEqual else { return nil }
             let wanted = op == .equal
             return { view in
                 let f = try view.field(i)
                 guard f.count == 1 else { throw decodingFailure("a Bool of \(f.count) bytes") }
                 return ((f[0] != 0) == c) == wanted
             }
-        }
-        if property is Property<String>, let c = constant as? String, op == .equal || op == .notEqual {
+        case .string:
+            guard let c = constant as? String, op == .equal || op == .notEqual else { return nil }
             return stringEquality(i, c, wanted: op == .equal)
         }
-        return nil
     }
 
     @inline(__always)
@@ -95,10 +112,12 @@ extension RowCompiler {
     /// The fast path for `lhs op rhs` when one side reads a stored property and the other is a
     /// constant that is not nil.
     func scalarComparison<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, _ rhs: R, _ op: ScalarComparison.Operator) -> ((RecordView) throws -> Bool)? {
-        if let property = inputProperty(lhs), let constant = constant(rhs), let value = constant {
+        // Cheapest test first: predicates are compiled at every fetch.
+        guard ScalarComparison.Kind(L.Output.self) != nil else { return nil }
+        if let property = inputProperty(lhs), property.scalarKind != nil, let constant = constant(rhs), let value = constant {
             return ScalarComparison.make(property, value, op)
         }
-        if let property = inputProperty(rhs), let constant = constant(lhs), let value = constant {
+        if let property = inputProperty(rhs), property.scalarKind != nil, let constant = constant(lhs), let value = constant {
             return ScalarComparison.make(property, value, op.swapped)
         }
         return nil
