@@ -22,14 +22,7 @@ extension ReadTransaction {
     /// Calls `body` with a whole checked record frame (header included): committed bytes, or
     /// in a write transaction its own uncommitted ones.
     private func withWholeFrame<R>(_ location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        if let write = self as? WriteTransaction, location.offset >= write.writer.committedEnd {
-            return try write.writer.withUncommittedBytes(at: location.offset, count: Int(location.length)) { raw in
-                guard RecordFrame.check(raw, verifyChecksum: false) != nil else {
-                    throw StoreError.corrupt("a record of this transaction is malformed", path: store.path, offset: location.offset)
-                }
-                return try body(raw)
-            }
-        }
+        if let write = self as? WriteTransaction { return try write.withFrameHeader(location, verifyCommitted: true, body) }
         return try file.withBytes(at: location.offset, count: Int(location.length), limit: reader.limit) { raw in
             guard RecordFrame.check(raw) != nil else {
                 throw StoreError.corrupt("the record at byte \(location.offset) fails its checksum", path: store.path, offset: location.offset)

@@ -236,15 +236,18 @@ public final class WriteTransaction: ReadTransaction {
         return nil
     }
 
-    /// Calls `body` with a whole frame (header included), wherever it is.
-    private func withFrameHeader<R>(_ location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+    /// Calls `body` with a whole frame (header included), wherever it is: this transaction's
+    /// own frames are checked for shape, committed ones also for their checksum when
+    /// `verifyCommitted` is true.
+    func withFrameHeader<R>(_ location: RecordLocation, verifyCommitted: Bool = false, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        let uncommitted = location.offset >= writer.committedEnd
         let check: (UnsafeRawBufferPointer) throws -> R = { raw in
-            guard RecordFrame.check(raw, verifyChecksum: false) != nil else {
-                throw StoreError.corrupt("the record at byte \(location.offset) is malformed", path: self.store.path, offset: location.offset)
+            guard RecordFrame.check(raw, verifyChecksum: verifyCommitted && !uncommitted) != nil else {
+                throw StoreError.corrupt("the record at byte \(location.offset) is malformed or fails its checksum", path: self.store.path, offset: location.offset)
             }
             return try body(raw)
         }
-        if location.offset >= writer.committedEnd {
+        if uncommitted {
             return try writer.withUncommittedBytes(at: location.offset, count: Int(location.length), check)
         }
         return try file.withBytes(at: location.offset, count: Int(location.length), limit: reader.limit, check)
