@@ -251,14 +251,19 @@ enum Migrator {
         }
         if let recorded, let version = try? JSONDecoder().decode(Schema.Version.self, from: recorded) { return version }
         guard let schema, let stored = try? JSONDecoder().decode(StoredSchema.self, from: schema) else { return nil }
-        for versioned in plan.schemas {
+        // The latest version whose models the store matches: all of them (the store was
+        // written with exactly that version), else those the store holds (a store of one
+        // configuration, with a subset of the models). Oldest-first would take a store written
+        // with V2 for V1 whenever V2 only added a model, and run V1 -> V2 on it again.
+        var partial: Schema.Version?
+        for versioned in plan.schemas.reversed() {
             let entities = try Schema(versioned.models).entities(includingRelated: false).map(StoredEntity.init)
-            let matches = entities.allSatisfy { e in
-                stored.entities.contains { $0.name == e.name && $0.properties == e.properties }
-            }
-            if matches { return versioned.versionIdentifier }
+            let held = entities.filter { e in stored.entities.contains { $0.name == e.name } }
+            guard !held.isEmpty, held.allSatisfy({ e in stored.entities.contains { $0.name == e.name && $0.properties == e.properties } }) else { continue }
+            if held.count == entities.count { return versioned.versionIdentifier }
+            if partial == nil { partial = versioned.versionIdentifier }
         }
-        return nil
+        return partial
     }
 
     /// The version recorded in the store, if any.

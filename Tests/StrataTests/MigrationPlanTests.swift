@@ -119,3 +119,60 @@ final class ProgressLog: @unchecked Sendable {
     var steps: [String] { lock.withLock { items.map(\.step) } }
     var fractions: [Double] { lock.withLock { items.map(\.fractionCompleted) } }
 }
+
+enum ShelfV1: VersionedSchema {
+    static var versionIdentifier: Schema.Version { Schema.Version(1, 0, 0) }
+    static var models: [any PersistentModel.Type] { [Book.self] }
+    final class Book: PersistentModel {
+        @Attribute var title: String = ""
+        init() {}
+    }
+}
+
+enum ShelfV2: VersionedSchema {
+    static var versionIdentifier: Schema.Version { Schema.Version(2, 0, 0) }
+    static var models: [any PersistentModel.Type] { [ShelfV1.Book.self, Shelf.self] }
+    final class Shelf: PersistentModel {
+        @Attribute var label: String = ""
+        init() {}
+    }
+}
+
+/// V2 only adds a model; its stage records that it ran by inserting a shelf.
+enum ShelfPlan: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [ShelfV1.self, ShelfV2.self] }
+    static var stages: [MigrationStage] {
+        [.custom(fromVersion: ShelfV1.self, toVersion: ShelfV2.self, willMigrate: nil, didMigrate: { context in
+            let shelf = ShelfV2.Shelf()
+            shelf.label = "made by the stage"
+            context.insert(shelf)
+        })]
+    }
+}
+
+@Suite struct MigrationVersionDetectionTests {
+    func stageRuns(writtenWith models: [any PersistentModel.Type]) throws -> Int {
+        let dir = TemporaryDirectory()
+        do {
+            let context = ModelContext(try ModelContainer(for: Schema(models), configurations: [ModelConfiguration(url: dir.store())]))
+            let book = ShelfV1.Book()
+            book.title = "Dune"
+            context.insert(book)
+            try context.save()
+        }
+        let container = try ModelContainer(for: Schema(ShelfV2.models), migrationPlan: ShelfPlan.self, configurations: [ModelConfiguration(url: dir.store())])
+        let context = ModelContext(container)
+        #expect(try context.fetchCount(FetchDescriptor<ShelfV1.Book>()) == 1)
+        return try context.fetchCount(FetchDescriptor<ShelfV2.Shelf>(predicate: #Predicate { $0.label == "made by the stage" }))
+    }
+
+    /// A store written without a plan records no version: it is recognised by its models'
+    /// shape, the latest version it matches whole.
+    @Test func aStoreWrittenWithTheLatestModelsWithoutAPlanIsNotMigratedAgain() throws {
+        #expect(try stageRuns(writtenWith: ShelfV2.models) == 0)
+    }
+
+    @Test func aStoreWrittenWithTheFirstModelsRunsTheStage() throws {
+        #expect(try stageRuns(writtenWith: ShelfV1.models) == 1)
+    }
+}
