@@ -101,7 +101,7 @@ enum Migrator {
         let report = configuration.migrationProgress
         let parts = stages.count + 1   // copying the store, then each stage
         let blobs = path + ".blobs", workBlobs = work + ".blobs"
-        let folder = parent(of: path)
+        let folder = path.parentDirectory
         // Blob files linked into the store's folder for the migrated store, removed again if
         // the swap does not happen.
         var linked: [String] = []
@@ -224,11 +224,6 @@ enum Migrator {
             progress(Int64(offset), Int64(size))
         }
         try target.sync()
-    }
-
-    private static func parent(of path: String) -> String {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return folder.isEmpty ? "." : folder
     }
 
     private static func run(_ body: (ModelContext) throws -> Void, models: [any PersistentModel.Type], url: URL,

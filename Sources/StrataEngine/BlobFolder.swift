@@ -86,5 +86,6 @@ struct NSStringLike {
 }
 
 extension String {
-    var parentDirectory: String { NSStringLike(value: self).parent }
+    /// The folder holding this path ("." for a bare file name, "/" for a file at the root).
+    package var parentDirectory: String { NSStringLike(value: self).parent }
 }
