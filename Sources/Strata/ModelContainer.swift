@@ -161,11 +161,12 @@ struct Table: @unchecked Sendable {
 /// One configuration's open store.
 final class StoreHandle: @unchecked Sendable {
     let configuration: ModelConfiguration
-    let store: Store
+    /// The engine store, shared with other containers of this process on the same file.
+    let opened: OpenStore
+    var store: Store { opened.store }
     let tables: [Table]
     let identifier: String
     private let temporaryDirectory: URL?
-    private let nextRows: Mutex<[String: RowID]>
 
     static let schemaKey = "strata.schema"
 
@@ -190,42 +191,46 @@ final class StoreHandle: @unchecked Sendable {
         }
         identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
         let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
-        do { store = try fileSystem.map { try Store(path: path, options: options, fileSystem: $0) } ?? Store(path: path, options: options) } catch {
-            throw StrataError.store(error, while: "open the store at \(path)")
+        let openedPath = path
+        func open() throws -> Store {
+            do { return try fileSystem.map { try Store(path: openedPath, options: options, fileSystem: $0) } ?? Store(path: openedPath, options: options) } catch {
+                throw StrataError.store(error, while: "open the store at \(openedPath)")
+            }
         }
+        let shared: Bool
+        if fileSystem == nil && !configuration.isStoredInMemoryOnly {
+            (opened, shared) = try OpenStores.shared.store(at: OpenStores.key(for: path), readOnly: options.readOnly, open: open)
+        } else {
+            (opened, shared) = (OpenStore(store: try open(), key: nil), false)
+        }
+        let store = opened.store
         var rows: [String: RowID] = [:]
         do {
-            let prepared = try StoreHandle.prepare(store: store, entities: entities, writable: configuration.allowsSave, path: path)
+            let prepared = try StoreHandle.prepare(store: store, entities: entities, writable: configuration.allowsSave, path: path, shared: shared)
             tables = prepared
             try store.read { tx in
                 for t in prepared { if let c = t.collection { rows[t.entity.name] = try tx.nextRowID(in: c) } else { rows[t.entity.name] = 1 } }
             }
         } catch {
-            store.close()
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }
-        nextRows = Mutex(rows)
+        opened.startRows(rows)
     }
 
     deinit {
-        store.close()
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
     }
 
-    /// A row id for a new object of `entity`, unique across every context of the container.
-    func allocateRow(_ entity: Entity) -> RowID {
-        nextRows.withLock { rows in
-            let row = rows[entity.name, default: 1]
-            rows[entity.name] = row + 1
-            return row
-        }
-    }
+    /// A row id for a new object of `entity`, unique across every context of the container
+    /// (and of other containers of this process on the same store).
+    func allocateRow(_ entity: Entity) -> RowID { opened.allocateRow(entity) }
 
     func table(for entity: Entity) -> Table? { tables.first { $0.entity === entity } }
 
     /// Checks the stored schema against the models, applies lightweight changes (layouts,
     /// new and removed indexes) and creates collections and indexes, in one transaction.
-    private static func prepare(store: Store, entities: [Entity], writable: Bool, path: String) throws -> [Table] {
+    /// `shared`: another container of this process has the store open; its models must not change.
+    private static func prepare(store: Store, entities: [Entity], writable: Bool, path: String, shared: Bool) throws -> [Table] {
         let stored: StoredSchema? = try store.read { tx in
             guard let bytes = try tx.metadata(schemaKey) else { return nil }
             do { return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
@@ -291,6 +296,9 @@ final class StoreHandle: @unchecked Sendable {
             }
         }
         let missing = entities.contains { e in store.currentCollectionMissing(e.name) }
+        if migrating && shared {
+            throw StrataError(.schemaMismatch, "The store at \(path) is open in this process by another ModelContainer whose models differ from these. Let that container and the objects it fetched go before opening the store with changed models.")
+        }
         if migrating && !writable {
             throw StrataError(.readOnly, "The store at \(path) needs a schema change to be opened with these models, and it was opened read-only (allowsSave: false). Open it writable once to apply the change.")
         }

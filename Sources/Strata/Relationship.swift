@@ -141,7 +141,7 @@ public struct Relationship<Value: RelationshipValue> {
         references.compactMap { reference in
             switch reference {
             case .object(let o): return o
-            case .row(let row): return property.flatMap { p in backing?.context?.relatedObject(p.targetEntity, row) }
+            case .row(let row): return property.flatMap { p in backing?.readingContext?.relatedObject(p.targetEntity, row) }
             }
         }
     }
