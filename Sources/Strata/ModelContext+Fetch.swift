@@ -234,7 +234,7 @@ extension ModelContext {
         guard let predicate = descriptor.predicate else {
             return Query(handle: handle, table: table, descriptor: descriptor, filter: nil, hints: [])
         }
-        let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key)
+        let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
         let hints = (predicate.expression as? any IndexHinting)?.indexHints(compiler) ?? []
         if let compiled = compiler.compile(predicate.expression) {
             return Query(handle: handle, table: table, descriptor: descriptor, filter: { _, view in try compiled(view) }, hints: hints)
@@ -245,10 +245,9 @@ extension ModelContext {
         let entity = table.entity
         let filter: (RowID, RecordView) throws -> Bool
         if !entity.needsRegisteredObjects {
-            filter = { _, view in
-                let object = entity.newInstance()
-                for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
-                guard let model = object as? T else { return false }
+            let store = handle.identifier
+            filter = { row, view in
+                guard let model = try ModelContext.detachedObject(row, view: view, entity: entity, storeIdentifier: store) as? T else { return false }
                 return try predicate.evaluate(model)
             }
         } else {
@@ -285,7 +284,7 @@ extension ModelContext {
     func visit<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction, _ body: (RowID, RecordView) throws -> Bool) throws {
         guard let collection = query.table.collection else { return }
         let filter = query.filter
-        let source = try QueryPlanner.source(hints: query.hints, table: query.table, tx: tx)
+        let source = try QueryPlanner.source(hints: query.hints, table: query.table, storeIdentifier: query.handle.identifier, tx: tx)
         func check(_ row: RowID, _ raw: UnsafeRawBufferPointer) throws -> Bool {
             let view = try RecordView(raw, layouts: query.table.layouts)
             if let filter, try !filter(row, view) { return true }
@@ -388,9 +387,7 @@ extension ModelContext {
                 offer((row, object, object))
                 return true
             }
-            let detached = entity.newInstance()
-            for p in entity.properties { try p.decodeValue(try view.field(p.index), into: detached) }
-            guard let key = detached as? T else { return true }
+            guard let key = try ModelContext.detachedObject(row, view: view, entity: entity, storeIdentifier: query.handle.identifier) as? T else { return true }
             offer((row, key, registered))
             return true
         }
@@ -426,6 +423,17 @@ extension ModelContext {
     }
 
     // MARK: Making objects
+
+    /// An object made from a record to evaluate a predicate or a sort on it: its values and
+    /// its row's identity (`persistentModelID`), never registered, tracked or saved.
+    static func detachedObject(_ row: RowID, view: RecordView, entity: Entity, storeIdentifier: String?) throws -> AnyObject {
+        let object = entity.newInstance()
+        for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
+        let backing = ModelBacking(identityOf: row, entity: entity, storeIdentifier: storeIdentifier)
+        backing.object = object
+        for p in entity.properties { p.setBacking(backing, of: object) }
+        return object
+    }
 
     /// The registered object of a row, or a new one made from its record.
     func materialize(_ row: RowID, view: RecordView, entity: Entity, handle: StoreHandle) throws -> AnyObject {
