@@ -27,14 +27,29 @@ public final class ModelContainer: @unchecked Sendable {
     private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
     private let mainBox = MainContextBox()
 
+    /// A container for these models (and the models their relationships reach) in the stores
+    /// of `configurations` (none: one store at the default location). Same as SwiftData's
+    /// `init(for:configurations:)`.
     public convenience init(for forTypes: any PersistentModel.Type..., configurations: ModelConfiguration...) throws {
         try self.init(for: Schema(forTypes), configurations: configurations)
     }
 
+    /// A container for a schema in the stores of `configurations`. Same as SwiftData's
+    /// `init(for:configurations:)`.
     public convenience init(for givenSchema: Schema, configurations: ModelConfiguration...) throws {
         try self.init(for: givenSchema, configurations: configurations)
     }
 
+    /// A container for a schema whose models live in the stores of these configurations, the
+    /// configurations given without a label:
+    /// `ModelContainer(for: schema, tripsConfiguration, peopleConfiguration)`.
+    /// Same as SwiftData's `init(for:_:)`, an early spelling WWDC23's sample code uses.
+    public convenience init(for givenSchema: Schema, _ first: ModelConfiguration, _ rest: ModelConfiguration...) throws {
+        try self.init(for: givenSchema, configurations: [first] + rest)
+    }
+
+    /// A container for a schema in the stores of `configurations`. Same as SwiftData's
+    /// `init(for:configurations:)` taking an array.
     public convenience init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
         try self.init(for: givenSchema, configurations: configurations, fileSystem: nil)
     }

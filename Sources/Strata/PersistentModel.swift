@@ -142,7 +142,8 @@ final class EntityRegistry: Sendable {
     }
 }
 
-/// Stands for a related model that failed discovery (its container already reported why).
+/// Stands for a related model that failed discovery (its container already reported why), and
+/// for an identifier `ModelContext.model(for:)` cannot map to a model of the schema.
 final class UndiscoverableModel: PersistentModel {
     @Attribute var unused: Int = 0
     init() {}
