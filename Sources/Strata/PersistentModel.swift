@@ -21,7 +21,7 @@ import StrataEngine
 /// ```
 /// Every persisted stored property carries `@Attribute` (or `@Relationship`); `@Transient`
 /// marks one that is never persisted. Any other stored property is a schema error.
-public protocol PersistentModel: AnyObject, Identifiable, Hashable {
+public protocol PersistentModel: AnyObject, Identifiable, Hashable, OptionalRelationshipWrapped {
     /// The class whose key paths `uniqueConstraints` and `indexes` use: the model itself
     /// (inferred). An associated type rather than `Self`, so that a non-final model class can
     /// be subclassed by other models.
