@@ -196,7 +196,9 @@ enum LightweightMigration {
     /// Fills a new index with the keys of every stored record. A new unique constraint that
     /// the stored values break throws (naming the values), and the transaction — so the
     /// store — is left as it was.
-    static func fill(index: IndexID, group: [Int], unique: Bool, table: Table, layouts: EntityLayouts, tx: WriteTransaction) throws {
+    /// `unfilled` are the table's new indexes not filled yet, this one among them: stored rows
+    /// have no keys for those.
+    static func fill(index: IndexID, group: [Int], unique: Bool, unfilled: Set<IndexID>, table: Table, layouts: EntityLayouts, tx: WriteTransaction) throws {
         guard let collection = table.collection else { return }
         var rows: [(RowID, [UInt8], [IndexKey])] = []
         var cursor = try tx.rows(in: collection)
@@ -213,33 +215,14 @@ enum LightweightMigration {
             // Re-put the record with its index keys plus the new one (the engine keeps a row's
             // keys with the row, so it can remove them on update and delete).
             guard let record = try tx.record(row, in: collection) else { continue }
-            let existing = try currentKeys(row: row, table: table, layouts: layouts, record: record, except: index)
+            let existing = try record.withUnsafeBytes { try table.indexKeys(ofRecord: $0).filter { !unfilled.contains($0.index) } }
             do {
-                try tx.put(record, row: row, in: collection, indexKeys: existing + [IndexKey(index, key)])
+                try tx.put(record, row: row, in: collection, indexKeys: existing + [IndexKey(index, key)], previousKeys: existing)
             } catch let error as StoreError where error.code == .uniqueConstraintViolation {
                 let names = group.map { table.entity.properties[$0].name }.joined(separator: ", ")
                 let value = KeyComponent.decode(key)?.map(\.description).joined(separator: ", ") ?? "\(key.count) bytes"
                 throw StrataError(.uniqueConstraintViolation, "The new unique constraint on \(table.entity.name).\(names) is broken by the stored data: the value \(value) is held by more than one object (rows \(error.conflict?.existingRow ?? 0) and \(row)). The store was left as it was; remove the duplicates with the old schema first.", underlying: error)
             }
-        }
-    }
-
-    /// A row's index keys for the table's indexes other than `except`.
-    private static func currentKeys(row: RowID, table: Table, layouts: EntityLayouts, record: [UInt8], except: IndexID) throws -> [IndexKey] {
-        try record.withUnsafeBytes { raw in
-            let view = try RecordView(raw, layouts: layouts)
-            var keys: [IndexKey] = []
-            for (group, id) in zip(table.entity.uniqueGroups, table.uniqueIndexes) where id != except {
-                var key: [UInt8] = []
-                for p in group { key += try table.entity.properties[p].indexKey(fromField: try view.field(p)) }
-                keys.append(IndexKey(id, key))
-            }
-            for (group, id) in zip(table.entity.indexGroups, table.indexes) where id != except {
-                var key: [UInt8] = []
-                for p in group { key += try table.entity.properties[p].indexKey(fromField: try view.field(p)) }
-                keys.append(IndexKey(id, key))
-            }
-            return keys
         }
     }
 }

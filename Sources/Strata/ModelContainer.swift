@@ -171,6 +171,28 @@ struct Table: @unchecked Sendable {
         for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
         return keys
     }
+
+    /// The index keys of a stored record, computed from its fields as `indexKeys(for:)`
+    /// computes them from an object: the keys the row was saved with, which the engine needs
+    /// to update or delete it.
+    func indexKeys(ofRecord raw: UnsafeRawBufferPointer) throws -> [IndexKey] {
+        guard !uniqueIndexes.isEmpty || !indexes.isEmpty else { return [] }
+        let view = try RecordView(raw, layouts: layouts)
+        var keys: [IndexKey] = []
+        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
+        for (group, id) in Array(zip(entity.uniqueGroups, uniqueIndexes)) + Array(zip(entity.indexGroups, indexes)) {
+            var key: [UInt8] = []
+            for p in group { key += try entity.properties[p].indexKey(fromField: try view.field(p)) }
+            keys.append(IndexKey(id, key))
+        }
+        return keys
+    }
+
+    /// The keys row `row` was saved with, read from its stored record; [] when it has none.
+    func storedIndexKeys(row: RowID, tx: ReadTransaction) throws -> [IndexKey] {
+        guard let collection, !uniqueIndexes.isEmpty || !indexes.isEmpty else { return [] }
+        return try tx.withRecord(row, in: collection) { try indexKeys(ofRecord: $0) } ?? []
+    }
 }
 
 /// One configuration's open store.
@@ -303,8 +325,10 @@ final class StoreHandle: @unchecked Sendable {
                     // Indexes the models no longer declare go (with their entries).
                     let wanted = Set(entity.uniqueGroups.map(entity.uniqueIndexName) + entity.indexGroups.map(entity.indexName))
                     for index in create.indexes(of: collection) where !wanted.contains(index.name) { try create.dropIndex(index.id) }
+                    var unfilled = Set(toFill.map(\.0))
                     for (id, group, isUnique) in toFill {
-                        try LightweightMigration.fill(index: id, group: group, unique: isUnique, table: table, layouts: table.layouts, tx: create)
+                        try LightweightMigration.fill(index: id, group: group, unique: isUnique, unfilled: unfilled, table: table, layouts: table.layouts, tx: create)
+                        unfilled.remove(id)
                     }
                 }
                 return table

@@ -58,7 +58,7 @@ extension ModelContext {
                 try handle.store.write { tx in
                     for (object, backing, table) in del {
                         guard let collection = table.collection else { continue }
-                        try tx.delete(backing.rowID, in: collection)
+                        try tx.delete(backing.rowID, in: collection, indexKeys: table.storedIndexKeys(row: backing.rowID, tx: tx))
                         for property in table.entity.externals {
                             if let blob = property.external(of: object)?.blob, blob != 0 { try? tx.deleteBlob(BlobID(rawValue: blob)) }
                         }
@@ -66,7 +66,7 @@ extension ModelContext {
                     for (table, rows) in batch {
                         guard let collection = table.collection else { continue }
                         for row in rows.sorted() {
-                            if try tx.delete(row, in: collection) {
+                            if try tx.delete(row, in: collection, indexKeys: table.storedIndexKeys(row: row, tx: tx)) {
                                 deletedIDs.append(PersistentIdentifier(entityName: table.entity.name, storeIdentifier: handle.identifier, rowID: Int64(row)))
                             }
                         }
@@ -100,14 +100,15 @@ extension ModelContext {
                             continue
                         }
                         row = try upsertTarget(object, backing: backing, table: table, tx: tx)
-                        if row != backing.rowID {
+                        let isNew = row == backing.rowID
+                        if !isNew {
                             rowRemap[ObjectIdentifier(table.entity), default: [:]][backing.rowID] = row
                             // The stored record this upsert replaces loses its external values' blobs.
                             for blob in try externalBlobs(row: row, table: table, collection: collection, tx: tx) {
                                 try? tx.deleteBlob(BlobID(rawValue: blob))
                             }
                         }
-                        try put(object, row: row, table: table, collection: collection, tx: tx)
+                        try put(object, row: row, table: table, collection: collection, tx: tx, isNew: isNew)
                         decided.append((object, backing, row))
                     }
                     // An upsert moved an insert to another row: records that refer to it are
@@ -222,9 +223,9 @@ extension ModelContext {
         let indexKeys: [IndexKey]
     }
 
-    /// Writes `object`'s record as `row`.
-    private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {
-        try put(try prepare(object, table: table, tx: tx), of: object, row: row, table: table, collection: collection, tx: tx)
+    /// Writes `object`'s record as `row` (`isNew`: a row that is not stored yet).
+    private func put(_ object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction, isNew: Bool = false) throws {
+        try put(try prepare(object, table: table, tx: tx), of: object, row: row, table: table, collection: collection, tx: tx, isNew: isNew)
     }
 
     /// Writes the blobs of `object`'s external values set since the last save, and encodes its
@@ -248,9 +249,12 @@ extension ModelContext {
                               indexKeys: table.indexKeys(for: object))
     }
 
-    private func put(_ record: PreparedRecord, of object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction) throws {
+    private func put(_ record: PreparedRecord, of object: AnyObject, row: RowID, table: Table, collection: CollectionID, tx: WriteTransaction,
+                     isNew: Bool = false) throws {
+        // The engine replaces a stored row's index entries given the keys it was saved with.
+        let previous = isNew ? [] : try table.storedIndexKeys(row: row, tx: tx)
         do {
-            try tx.put(record.bytes, row: row, in: collection, indexKeys: record.indexKeys)
+            try tx.put(record.bytes, row: row, in: collection, indexKeys: record.indexKeys, previousKeys: previous)
         } catch let error as StoreError where error.code == .uniqueConstraintViolation {
             let which = error.conflict.flatMap { c in zip(table.entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == c.index }?.0 }
             let names = which.map { $0.map { table.entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"

@@ -13,7 +13,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         private enum Kind: String, Sendable {
             case notAStore, newerFormat, corrupt, locked, readOnly, closed
             case writesRefused, ioFailure, diskFull, uniqueConstraintViolation
-            case keyTooLarge, valueTooLarge, notFound, invalidArgument
+            case keyTooLarge, valueTooLarge, notFound, invalidArgument, indexKeyMismatch
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -46,6 +46,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let notFound = Code(.notFound)
         /// An argument makes no sense (for example an index of another collection).
         public static let invalidArgument = Code(.invalidArgument)
+        /// The previous index keys given for a row (to update or delete it) are not the keys
+        /// it was stored with; nothing was changed.
+        public static let indexKeyMismatch = Code(.indexKeyMismatch)
 
         public var description: String { kind.rawValue }
     }

@@ -26,19 +26,35 @@ public struct VerifyReport: Sendable, CustomStringConvertible {
     }
 }
 
+/// The index keys a record should have, computed by the layer that knows what records mean
+/// (the object layer builds one from the schema stored in the file); nil when it cannot tell.
+/// `Store.verify(progress:indexKeys:)` checks every row's index entries against it.
+public typealias RecordIndexKeys = (_ collection: CollectionID, _ row: RowID, _ record: UnsafeRawBufferPointer) throws -> [IndexKey]?
+
 extension Store {
     /// Checks the whole store: the chain of commit records, every page (checksums, key order,
     /// bounds), every record, that the indexes agree with the records both ways, the counts in
     /// the catalog, and every blob file. Reads everything; meant for tests and `strata verify`.
     ///
+    /// `indexKeys`, when given, computes the keys each record should have: verify then checks
+    /// that the row's index entries are exactly those (an error it throws is reported as a
+    /// problem of that row).
+    ///
     /// Damage is reported in the result (with the byte offset), not thrown; throws only when
     /// the store cannot be read at all.
-    public func verify(progress: ((Double) -> Void)? = nil) throws -> VerifyReport {
+    public func verify(progress: ((Double) -> Void)? = nil, indexKeys: RecordIndexKeys? = nil) throws -> VerifyReport {
         let tx = try beginRead()
-        var verifier = Verifier(tx: tx, progress: progress)
+        var verifier = Verifier(tx: tx, progress: progress, keysOfRecord: indexKeys)
         try verifier.run()
         return verifier.report
     }
+}
+
+/// What the caller's `RecordIndexKeys` said of one record.
+private enum ComputedKeys {
+    case notAsked
+    case keys([IndexKey])
+    case failed(String)
 }
 
 private struct Verifier {
@@ -52,10 +68,12 @@ private struct Verifier {
     /// Index entries whose rows must exist: checked after the walk.
     var rowsToFind: [(collection: UInt32, row: RowID, key: [UInt8])] = []
     var uniqueEntries: [[UInt8]: RowID] = [:]
+    let keysOfRecord: RecordIndexKeys?
 
-    init(tx: ReadTransaction, progress: ((Double) -> Void)?) {
+    init(tx: ReadTransaction, progress: ((Double) -> Void)?, keysOfRecord: RecordIndexKeys?) {
         self.tx = tx
         self.progress = progress
+        self.keysOfRecord = keysOfRecord
     }
 
     var path: String { tx.store.path }
@@ -159,10 +177,28 @@ private struct Verifier {
             rowCounts[collection, default: 0] += 1
             report.recordsChecked += 1
             do {
-                let keys = try tx.file.withBytes(at: location.offset, count: Int(location.length), limit: tx.reader.limit) { raw -> [IndexKey]? in
-                    RecordFrame.check(raw) == nil ? nil : RecordFrame.indexKeys(raw)
+                let checked = try tx.file.withBytes(at: location.offset, count: Int(location.length), limit: tx.reader.limit) { raw -> ([IndexKey], ComputedKeys)? in
+                    guard let payload = RecordFrame.check(raw) else { return nil }
+                    guard let keysOfRecord else { return (RecordFrame.indexKeys(raw), .notAsked) }
+                    do {
+                        let keys = try keysOfRecord(CollectionID(rawValue: collection), row, UnsafeRawBufferPointer(rebasing: raw[payload...]))
+                        return (RecordFrame.indexKeys(raw), keys.map { .keys($0) } ?? .notAsked)
+                    } catch {
+                        return (RecordFrame.indexKeys(raw), .failed("\(error)"))
+                    }
                 }
-                guard let keys else { problem("row \(row) of collection \(collection): the record fails its checksum", at: location.offset); return }
+                guard let (keys, computed) = checked else { problem("row \(row) of collection \(collection): the record fails its checksum", at: location.offset); return }
+                switch computed {
+                case .notAsked: break
+                case .keys(let wanted):
+                    let own = keys.filter { tx.catalog.index($0.index.rawValue)?.collection == collection }
+                    let wanted = WriteTransaction.deduplicated(wanted)
+                    if wanted.count != own.count || !wanted.allSatisfy(own.contains) {
+                        problem("row \(row) of collection \(collection): its index entries are not the keys its record has (\(own.count) stored, \(wanted.count) computed)", at: location.offset)
+                    }
+                case .failed(let why):
+                    problem("row \(row) of collection \(collection): the index keys of its record cannot be computed: \(why)", at: location.offset)
+                }
                 for k in keys {
                     guard let info = tx.catalog.index(k.index.rawValue) else { continue }
                     expectedIndexEntries[info.id, default: 0] += 1

@@ -138,19 +138,32 @@ public final class WriteTransaction: ReadTransaction {
 
     // MARK: Records
 
-    /// Stores `record` as `row` of `collection` (replacing any record of that row) with exactly
-    /// the given index entries (any other entries the row had are removed).
+    /// Stores `record` as `row` of `collection` with the given index entries.
+    ///
+    /// A new row takes `indexKeys`. To replace a stored row, pass the keys it was stored with
+    /// as `previousKeys`: its entries for them are removed and `indexKeys` take their place.
+    /// The engine does not keep a row's keys with its record, so whoever updates a row names
+    /// its old keys (the object layer computes them from the stored record, as it computes the
+    /// new ones); a wrong set is refused, never written into an index.
+    ///
+    /// ```swift
+    /// try tx.put(bytes, row: row, in: users, indexKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@example.com"))])
+    /// try tx.put(changed, row: row, in: users, indexKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@lovelace.org"))],
+    ///            previousKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@example.com"))])
+    /// ```
     ///
     /// - Throws: `StoreError` `.uniqueConstraintViolation` (with `conflict`) when a unique index
-    ///   holds one of the keys for another row; nothing is changed then. `.keyTooLarge`,
-    ///   `.valueTooLarge`, `.notFound` for an unknown collection or index.
-    public func put(_ record: [UInt8], row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws {
-        try record.withUnsafeBytes { try put($0, row: row, in: collection, indexKeys: indexKeys) }
+    ///   holds one of the keys for another row; `.indexKeyMismatch` when `previousKeys` are
+    ///   not the keys the row was stored with (or name keys for a row that does not exist);
+    ///   `.keyTooLarge`, `.valueTooLarge`, `.notFound` for an unknown collection or index.
+    ///   Nothing is changed then.
+    public func put(_ record: [UInt8], row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws {
+        try record.withUnsafeBytes { try put($0, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys) }
     }
 
     /// `put` without copying the record.
-    public func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws {
-        if let conflict = try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys) {
+    public func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws {
+        if let conflict = try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys) {
             let name = catalog.index(conflict.index.rawValue)?.name ?? "\(conflict.index)"
             throw StoreError(.uniqueConstraintViolation,
                              "The unique index \"\(name)\" already holds this key for row \(conflict.existingRow); row \(row) cannot take it.",
@@ -163,21 +176,16 @@ public final class WriteTransaction: ReadTransaction {
     /// conflicts (an upsert) and would otherwise look each key up before putting.
     ///
     /// - Throws: what `put` throws, except `.uniqueConstraintViolation`.
-    public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws -> UniqueConflict? {
+    public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
+                                     indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws -> UniqueConflict? {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
         guard row < RowID.max else {
             // The catalog keeps one more than the largest row id, so the largest value is not a row id.
             throw StoreError(.invalidArgument, "Row id \(row) is out of range; row ids go up to \(RowID.max - 1).", path: store.path)
         }
-        // The same key twice is one index entry; the record must name it once, or the
-        // entries and the keys its record names no longer agree.
-        var uniqueKeys = indexKeys
-        if indexKeys.count > 1 {
-            uniqueKeys = []
-            for k in indexKeys where !uniqueKeys.contains(k) { uniqueKeys.append(k) }
-        }
-        let indexKeys = uniqueKeys
+        // The same key twice is one index entry.
+        let indexKeys = Self.deduplicated(indexKeys)
         guard indexKeys.count <= 255 else {
             throw StoreError(.invalidArgument, "A record may have at most 255 index keys.", path: store.path)
         }
@@ -187,11 +195,8 @@ public final class WriteTransaction: ReadTransaction {
         // Check everything before changing anything, so a failed put leaves the transaction as it was.
         let rowKey = TreeKey.row(collection.rawValue, row)
         let oldLocation = try tree.withValue(rowKey) { try self.location($0, at: "row \(row)") }
-        var oldKeys: [IndexKey] = []
-        if let oldLocation {
-            try checkBookkeeping(position, removing: oldLocation, countToo: false)
-            oldKeys = try withFrameHeader(oldLocation) { RecordFrame.indexKeys($0) }
-        }
+        if let oldLocation { try checkBookkeeping(position, removing: oldLocation, countToo: false) }
+        let oldKeys = try checkPreviousKeys(previousKeys, of: row, in: collection, at: oldLocation)
         var indexInfos: [IndexInfoRecord] = []
         indexInfos.reserveCapacity(indexKeys.count)
         for k in indexKeys {
@@ -201,8 +206,8 @@ public final class WriteTransaction: ReadTransaction {
             guard k.key.count <= Node.maximumKeyLength - 32 else {
                 throw StoreError(.keyTooLarge, "An index key has \(k.key.count) bytes; the most is \(Node.maximumKeyLength - 32). Index a shorter value (or a hash of it).", path: store.path)
             }
-            // A key the row's record already names is this row's entry (records and index
-            // entries agree): an update that keeps its unique values needs no lookup.
+            // A key the row already has is this row's entry: an update that keeps its unique
+            // values needs no lookup.
             if info.unique, !oldKeys.contains(k), let holder = try lookup(k.key, in: k.index), holder != row {
                 return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
             }
@@ -236,6 +241,31 @@ public final class WriteTransaction: ReadTransaction {
         return nil
     }
 
+    static func deduplicated(_ keys: [IndexKey]) -> [IndexKey] {
+        guard keys.count > 1 else { return keys }
+        var unique: [IndexKey] = []
+        unique.reserveCapacity(keys.count)
+        for k in keys where !unique.contains(k) { unique.append(k) }
+        return unique
+    }
+
+    /// Checks that `previousKeys` are the keys `row` was stored with (none for a row that does
+    /// not exist); returns them, without duplicates.
+    func checkPreviousKeys(_ previousKeys: [IndexKey], of row: RowID, in collection: CollectionID, at location: RecordLocation?) throws -> [IndexKey] {
+        let given = Self.deduplicated(previousKeys)
+        guard let location else {
+            if given.isEmpty { return [] }
+            throw StoreError(.indexKeyMismatch, "Row \(row) of \(collection) does not exist, but \(given.count) previous index key(s) were given for it; a new row has none.", path: store.path)
+        }
+        // Keys of indexes dropped since the row was written are no longer the row's.
+        let stored = try withFrameHeader(location) { RecordFrame.indexKeys($0) }
+            .filter { k in catalog.index(k.index.rawValue)?.collection == collection.rawValue }
+        guard stored.count == given.count, given.allSatisfy(stored.contains) else {
+            throw StoreError(.indexKeyMismatch, "The previous index keys given for row \(row) of \(collection) (\(given.count)) are not the keys it was stored with; nothing was changed. Pass the keys the row was last put with (computed from its stored record).", path: store.path)
+        }
+        return stored
+    }
+
     /// Calls `body` with a whole frame (header included), wherever it is: this transaction's
     /// own frames are checked for shape, committed ones also for their checksum when
     /// `verifyCommitted` is true.
@@ -265,15 +295,19 @@ public final class WriteTransaction: ReadTransaction {
         }
     }
 
-    /// Deletes a row and its index entries. Returns false if there was no such row.
+    /// Deletes a row and its index entries; `indexKeys` are the keys the row was stored with
+    /// (none for a row without index entries). Returns false if there was no such row.
+    ///
+    /// - Throws: `StoreError` `.indexKeyMismatch` when `indexKeys` are not the row's keys
+    ///   (nothing is deleted then); `.notFound` for an unknown collection.
     @discardableResult
-    public func delete(_ row: RowID, in collection: CollectionID) throws -> Bool {
+    public func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws -> Bool {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
         let rowKey = TreeKey.row(collection.rawValue, row)
         guard let old = try tree.withValue(rowKey, { try self.location($0, at: "row \(row)") }) else { return false }
         try checkBookkeeping(position, removing: old, countToo: true)
-        let keys = try withFrameHeader(old) { RecordFrame.indexKeys($0) }
+        let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, at: old)
         try tree.remove(rowKey)
         for k in keys { try removeIndexEntry(k, row: row) }
         catalog.collections[position].count -= 1
@@ -295,10 +329,14 @@ public final class WriteTransaction: ReadTransaction {
     @discardableResult
     public func deleteAll(in collection: CollectionID) throws -> Int {
         try checkOpen()
-        var rows: [RowID] = []
+        var rows: [(RowID, [IndexKey])] = []
         var cursor = try self.rows(in: collection)
-        while let row = try cursor.nextRowID() { rows.append(row) }
-        for row in rows { try delete(row, in: collection) }
+        while let (row, location) = try cursor.nextLocation() {
+            let keys = try withFrameHeader(location) { RecordFrame.indexKeys($0) }
+                .filter { k in catalog.index(k.index.rawValue)?.collection == collection.rawValue }
+            rows.append((row, keys))
+        }
+        for (row, keys) in rows { try delete(row, in: collection, indexKeys: keys) }
         return rows.count
     }
 

@@ -146,23 +146,26 @@ public struct EngineSave: Sendable {
             let c = try tx.createCollection(named: Self.collection)
             let tag = try tx.createIndex(named: "tag", on: c, unique: true)
             let group = try tx.createIndex(named: "group", on: c, unique: false)
-            func dropBlob(of key: UInt64) throws {
-                guard let old = try tx.record(key, in: c), old.count >= 24 else { return }
+            func keys(key: UInt64, n: UInt64) -> [IndexKey] {
+                [IndexKey(tag, Self.tag(key: key, n: n)), IndexKey(group, Self.group(key: key, n: n))]
+            }
+            /// Drops the blob of the stored row `key`; returns the keys the row was saved with.
+            func dropBlob(of key: UInt64) throws -> [IndexKey] {
+                guard let old = try tx.record(key, in: c), old.count >= 24 else { return [] }
                 let blob = old.loadLE64(16)
                 if blob != 0 { try tx.deleteBlob(BlobID(rawValue: blob)) }
+                return keys(key: key, n: old.loadLE64(0))
             }
             for key in deletes {
-                try dropBlob(of: key)
-                try tx.delete(key, in: c)
+                try tx.delete(key, in: c, indexKeys: try dropBlob(of: key))
             }
             for put in puts {
-                try dropBlob(of: put.key)
+                let previous = try dropBlob(of: put.key)
                 var blob: UInt64 = 0
                 if let length = put.blobLength {
                     blob = try tx.putBlob(Self.blobBytes(length, seed: seed, n: n, key: put.key)).rawValue
                 }
-                try tx.put(record(put, seed: seed, blob: blob), row: put.key, in: c,
-                           indexKeys: [IndexKey(tag, Self.tag(key: put.key, n: n)), IndexKey(group, Self.group(key: put.key, n: n))])
+                try tx.put(record(put, seed: seed, blob: blob), row: put.key, in: c, indexKeys: keys(key: put.key, n: n), previousKeys: previous)
             }
             var count: [UInt8] = []
             withUnsafeBytes(of: n.littleEndian) { count.append(contentsOf: $0) }

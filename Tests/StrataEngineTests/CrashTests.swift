@@ -55,12 +55,20 @@ enum CrashWorkload {
         let name = tx.index(named: "name", in: items)!.id
         let group = tx.index(named: "group", in: items)!.id
         let bytes = payload(row, version)
-        try tx.put(bytes, row: row, in: items, indexKeys: [IndexKey(name, nameKey(row, version)), IndexKey(group, groupKey(row))])
+        try tx.put(bytes, row: row, in: items, indexKeys: [IndexKey(name, nameKey(row, version)), IndexKey(group, groupKey(row))],
+                   previousKeys: keys(of: row, tx: tx, state: state))
         if state.rows[row] == nil { state.count += 1 }
         state.names = state.names.filter { $0.value != row }
         state.rows[row] = bytes
         state.names[nameKey(row, version)] = row
         state.groups.insert(.init(key: groupKey(row), row: row))
+    }
+
+    /// The index keys `row` has in the model (none when it does not exist).
+    static func keys(of row: RowID, tx: WriteTransaction, state: CrashState) -> [IndexKey] {
+        guard state.rows[row] != nil, let items = tx.collection(named: "items"),
+              let name = tx.index(named: "name", in: items)?.id, let group = tx.index(named: "group", in: items)?.id else { return [] }
+        return state.names.filter { $0.value == row }.map { IndexKey(name, $0.key) } + [IndexKey(group, groupKey(row))]
     }
 
     /// Applies commit number `state.sequence + 1` to the transaction and to the model; the
@@ -94,7 +102,7 @@ enum CrashWorkload {
             if existing.count > 3 {
                 let victim = existing[Int(k + 1) % existing.count]
                 if victim != existing[Int(k) % existing.count] {
-                    #expect(try tx.delete(victim, in: items))
+                    #expect(try tx.delete(victim, in: items, indexKeys: keys(of: victim, tx: tx, state: state)))
                     state.rows[victim] = nil
                     state.count -= 1
                     state.names = state.names.filter { $0.value != victim }

@@ -51,16 +51,17 @@ import Testing
         }
         try store.write { tx throws in
             // Re-putting a row with its own key is fine; moving it frees the old key.
-            try tx.put([1], row: 1, in: users, indexKeys: [IndexKey(email, KeyEncoding.encode("user1@example.com"))])
-            try tx.put([2], row: 2, in: users, indexKeys: [IndexKey(email, KeyEncoding.encode("second@example.com"))])
+            func key(_ i: Int) -> [IndexKey] { [IndexKey(email, KeyEncoding.encode("user\(i)@example.com"))] }
+            try tx.put([1], row: 1, in: users, indexKeys: key(1), previousKeys: key(1))
+            try tx.put([2], row: 2, in: users, indexKeys: [IndexKey(email, KeyEncoding.encode("second@example.com"))], previousKeys: key(2))
             #expect(try tx.lookup(KeyEncoding.encode("user2@example.com"), in: email) == nil)
             // ... so that another row can take it in the same transaction.
-            try tx.put([3], row: 3, in: users, indexKeys: [IndexKey(email, KeyEncoding.encode("user2@example.com"))])
+            try tx.put([3], row: 3, in: users, indexKeys: key(2), previousKeys: key(3))
             // A deleted row's key is free too.
-            try tx.delete(4, in: users)
-            try tx.put([5], row: 5, in: users, indexKeys: [IndexKey(email, KeyEncoding.encode("user4@example.com"))])
+            try tx.delete(4, in: users, indexKeys: key(4))
+            try tx.put([5], row: 5, in: users, indexKeys: key(4), previousKeys: key(5))
             // A row put without its key leaves the index.
-            try tx.put([6], row: 6, in: users)
+            try tx.put([6], row: 6, in: users, previousKeys: key(6))
         }
         try store.read { tx throws in
             #expect(try tx.lookup(KeyEncoding.encode("user1@example.com"), in: email) == 1)
@@ -95,7 +96,8 @@ import Testing
             // Row 2 tries to take row 1's email; its other keys (new name, new city) come first.
             let error = expectStoreError(.uniqueConstraintViolation) {
                 try tx.put([22], row: 2, in: c, indexKeys: [IndexKey(name, KeyEncoding.encode("Bobby")), IndexKey(city, KeyEncoding.encode("Faro")),
-                                                            IndexKey(email, KeyEncoding.encode("a@x"))])
+                                                            IndexKey(email, KeyEncoding.encode("a@x"))],
+                           previousKeys: [IndexKey(email, KeyEncoding.encode("b@x")), IndexKey(name, KeyEncoding.encode("Bob")), IndexKey(city, KeyEncoding.encode("Porto"))])
             }
             #expect(error?.conflict == UniqueConflict(index: email, key: KeyEncoding.encode("a@x"), existingRow: 1))
             #expect(try EngineStoreDump(tx) == before)
@@ -151,13 +153,15 @@ import Testing
             #expect(try tx.countEntries(in: n) == 1)
         }
         try expectClean(store)
-        try store.write { tx throws in try tx.put([1], row: 1, in: c, indexKeys: [IndexKey(n, [3]), IndexKey(n, [3])]) }
+        try store.write { tx throws in
+            try tx.put([1], row: 1, in: c, indexKeys: [IndexKey(n, [3]), IndexKey(n, [3])], previousKeys: [IndexKey(n, [2]), IndexKey(u, [1]), IndexKey(n, [2])])
+        }
         try store.read { tx throws in
             #expect(try tx.lookup([1], in: u) == nil)
             #expect(try Self.scan(tx, n) == [Entry(key: [3], row: 1)])
         }
         try expectClean(store)
-        try store.write { tx throws in try tx.delete(1, in: c) }
+        try store.write { tx throws in try tx.delete(1, in: c, indexKeys: [IndexKey(n, [3])]) }
         #expect(try store.read { try $0.countEntries(in: n) } == 0)
         try expectClean(store)
     }
@@ -189,10 +193,13 @@ import Testing
             #expect(try tx.lookup(KeyEncoding.encode("Lisbon"), in: city) == 3)   // the first row
         }
         try store.write { tx throws in
+            func keys(_ i: Int) -> [IndexKey] {
+                [IndexKey(city, KeyEncoding.encode(i % 3 == 0 ? "Lisbon" : "Porto")), IndexKey(tag, KeyEncoding.encode("t\(i % 2)")), IndexKey(tag, KeyEncoding.encode("all"))]
+            }
             // Row 3 moves to Porto and loses its tags; row 4 moves to Lisbon; row 6 is deleted.
-            try tx.put([3], row: 3, in: c, indexKeys: [IndexKey(city, KeyEncoding.encode("Porto"))])
-            try tx.put([4], row: 4, in: c, indexKeys: [IndexKey(city, KeyEncoding.encode("Lisbon")), IndexKey(tag, KeyEncoding.encode("all"))])
-            #expect(try tx.delete(6, in: c))
+            try tx.put([3], row: 3, in: c, indexKeys: [IndexKey(city, KeyEncoding.encode("Porto"))], previousKeys: keys(3))
+            try tx.put([4], row: 4, in: c, indexKeys: [IndexKey(city, KeyEncoding.encode("Lisbon")), IndexKey(tag, KeyEncoding.encode("all"))], previousKeys: keys(4))
+            #expect(try tx.delete(6, in: c, indexKeys: keys(6)))
             #expect(try rows(tx, city, "Lisbon") == [4, 9, 12, 15, 18, 21, 24, 27, 30])
         }
         try store.read { tx throws in
@@ -392,10 +399,12 @@ import Testing
             try tx.dropIndex(email)
             expectStoreError(.notFound) { try tx.dropIndex(email) }
             expectStoreError(.notFound) { try tx.lookup(KeyEncoding.encode("u1"), in: email) }
-            // Its key in put is now an error; the records still name it and that is fine.
-            expectStoreError(.invalidArgument) { try tx.put([1], row: 1, in: c, indexKeys: [IndexKey(email, KeyEncoding.encode("u1"))]) }
-            try tx.put([9], row: 1, in: c, indexKeys: [IndexKey(city, KeyEncoding.encode(0))])
-            try tx.delete(2, in: c)
+            // Its key in put is now an error, and the rows no longer have it.
+            let keys1 = [IndexKey(city, KeyEncoding.encode(1))]
+            expectStoreError(.invalidArgument) { try tx.put([1], row: 1, in: c, indexKeys: [IndexKey(email, KeyEncoding.encode("u1"))], previousKeys: keys1) }
+            expectStoreError(.indexKeyMismatch) { try tx.put([9], row: 1, in: c, indexKeys: keys1, previousKeys: keys1 + [IndexKey(email, KeyEncoding.encode("u1"))]) }
+            try tx.put([9], row: 1, in: c, indexKeys: [IndexKey(city, KeyEncoding.encode(0))], previousKeys: keys1)
+            try tx.delete(2, in: c, indexKeys: [IndexKey(city, KeyEncoding.encode(2))])
         }
         try store.read { tx throws in
             #expect(tx.index(named: "email", in: c) == nil)
@@ -410,7 +419,8 @@ import Testing
             let again = try tx.createIndex(named: "email", on: c, unique: true)
             #expect(again != email)
             #expect(try tx.countEntries(in: again) == 0)
-            try tx.put([1], row: 3, in: c, indexKeys: [IndexKey(again, KeyEncoding.encode("u1"))])   // "u1" is free
+            try tx.put([1], row: 3, in: c, indexKeys: [IndexKey(again, KeyEncoding.encode("u1"))],   // "u1" is free
+                       previousKeys: [IndexKey(city, KeyEncoding.encode(3))])
             return again
         }
         #expect(try store.read { try $0.lookup(KeyEncoding.encode("u1"), in: again) } == 3)

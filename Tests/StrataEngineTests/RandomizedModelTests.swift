@@ -241,8 +241,18 @@ private struct Run {
             if let holder = pending.holder(of: k, in: c), holder != target { conflict = (k, holder) }
         }
         log.append("put \(c)/\(target) \(record.count)B \(keys.count) keys\(conflict == nil ? "" : " (conflict)")")
+        let previous = pending.rows[c]![target]?.keys ?? []
+        if chance(5) {
+            // Wrong previous keys (one too few, or one too many) are refused and change nothing.
+            let wrong = previous.isEmpty || chance(50) ? previous + [IndexKey(indexes["b.number"]!, [0xEE])] : Array(previous.dropFirst())
+            log.append("put \(c)/\(target) with wrong previous keys")
+            do {
+                try tx.put(record, row: target, in: collection, indexKeys: keys, previousKeys: wrong)
+                Issue.record("a put with wrong previous keys succeeded: \(context)")
+            } catch let error as StoreError where error.code == .indexKeyMismatch {}
+        }
         do {
-            try tx.put(record, row: target, in: collection, indexKeys: keys)
+            try tx.put(record, row: target, in: collection, indexKeys: keys, previousKeys: previous)
             try #require(conflict == nil, "a put that takes another row's unique key succeeded: \(context)")
             pending.set(target, Model.Row(record: record, keys: keys), in: c)
         } catch let error as StoreError where error.code == .uniqueConstraintViolation {
@@ -258,7 +268,7 @@ private struct Run {
         let tx = try writer()
         let row = (chance(90) ? existingRow(in: c) : nil) ?? RowID.random(in: 1...1000, using: &g)
         log.append("delete \(c)/\(row)")
-        let existed = try tx.delete(row, in: collections[c]!)
+        let existed = try tx.delete(row, in: collections[c]!, indexKeys: pending.rows[c]![row]?.keys ?? [])
         try #require(existed == (pending.rows[c]![row] != nil), context)
         pending.set(row, nil, in: c)
     }

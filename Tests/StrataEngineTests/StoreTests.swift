@@ -225,7 +225,10 @@ import Testing
             }
             try store.write { tx throws in
                 let users = try #require(tx.collection(named: "users"))
-                for i in stride(from: 1, through: 300, by: 3) { try tx.delete(RowID(i), in: users) }
+                let email = try #require(tx.index(named: "email", in: users)).id, city = try #require(tx.index(named: "city", in: users)).id
+                for i in stride(from: 1, through: 300, by: 3) {
+                    try tx.delete(RowID(i), in: users, indexKeys: [IndexKey(email, KeyEncoding.encode("u\(i)@x")), IndexKey(city, KeyEncoding.encode("city \(i % 7)"))])
+                }
                 _ = try tx.allocateRowID(in: users)   // bumps the next row id past 301
             }
             before = try store.read { try EngineStoreDump($0, metadataNames: ["schema"]) }
@@ -273,8 +276,11 @@ import Testing
 
         // A reader begun while a write transaction is open sees only what was committed.
         let writer = try store.beginWrite()
-        for i in 1...500 where i % 2 == 0 { try writer.put(Self.bytes("v2 \(i)"), row: RowID(i), in: c, indexKeys: [IndexKey(index, KeyEncoding.encode(99))]) }
-        for i in 1...500 where i % 5 == 0 { try writer.delete(RowID(i), in: c) }
+        func keys(_ i: Int) -> [IndexKey] { [IndexKey(index, KeyEncoding.encode(i % 2 == 0 ? 99 : i % 10))] }
+        for i in 1...500 where i % 2 == 0 {
+            try writer.put(Self.bytes("v2 \(i)"), row: RowID(i), in: c, indexKeys: keys(i), previousKeys: [IndexKey(index, KeyEncoding.encode(i % 10))])
+        }
+        for i in 1...500 where i % 5 == 0 { try writer.delete(RowID(i), in: c, indexKeys: keys(i)) }
         for i in 501...800 { try writer.put(Self.bytes("new \(i)"), row: RowID(i), in: c) }
         try writer.setMetadata("m", [1])
         let during = try store.beginRead()
@@ -302,7 +308,7 @@ import Testing
 
         // And more commits after the compaction do not disturb them either.
         try store.write { tx throws in
-            for i in 1...800 { try tx.delete(RowID(i), in: c) }
+            for i in 1...800 { try tx.delete(RowID(i), in: c, indexKeys: i > 500 ? [] : keys(i)) }
         }
         #expect(try EngineStoreDump(old) == oldDump)
         #expect(try EngineStoreDump(new) == newDump)
@@ -374,10 +380,12 @@ import Testing
                 for _ in 0..<3 {
                     let from = Int.random(in: 1...accounts, using: &g), to = Int.random(in: 1...accounts, using: &g)
                     let moved = UInt64.random(in: 0...balances[from], using: &g)
+                    let before = balances
                     balances[from] -= moved
                     balances[to] += moved
-                    for row in [from, to] {
-                        try tx.put(amount(balances[row]), row: RowID(row), in: c, indexKeys: [IndexKey(index, KeyEncoding.encode(Int(balances[row])))])
+                    for row in Set([from, to]) {
+                        try tx.put(amount(balances[row]), row: RowID(row), in: c, indexKeys: [IndexKey(index, KeyEncoding.encode(Int(balances[row])))],
+                                   previousKeys: [IndexKey(index, KeyEncoding.encode(Int(before[row])))])
                     }
                 }
             }
@@ -622,17 +630,20 @@ import Testing
             return c
         }
         let (u, n) = try store.read { tx in (tx.index(named: "u", in: c)!.id, tx.index(named: "n", in: c)!.id) }
+        func keys(_ row: RowID, _ round: Int) -> [IndexKey] {
+            [IndexKey(u, KeyEncoding.encode(Int(row) * 1000 + round)), IndexKey(n, KeyEncoding.encode(round % 3))]
+        }
         // Many small commits that rewrite the same rows: most of the file is superseded.
         for round in 0..<30 {
             try store.write { tx throws in
                 for row in 1...100 as ClosedRange<RowID> {
                     try tx.put(Self.bytes("round \(round) row \(row) " + String(repeating: "x", count: 50)), row: row, in: c,
-                               indexKeys: [IndexKey(u, KeyEncoding.encode(Int(row) * 1000 + round)), IndexKey(n, KeyEncoding.encode(round % 3))])
+                               indexKeys: keys(row, round), previousKeys: round == 0 ? [] : keys(row, round - 1))
                 }
                 if round % 10 == 0 { try tx.setMetadata("round", [UInt8(round)]) }
             }
         }
-        try store.write { tx in for row in 51...100 as ClosedRange<RowID> { try tx.delete(row, in: c) } }
+        try store.write { tx in for row in 51...100 as ClosedRange<RowID> { try tx.delete(row, in: c, indexKeys: keys(row, 29)) } }
         let before = try store.read { try EngineStoreDump($0, metadataNames: ["round"]) }
         let sizeBefore = try Self.fileSize(path)
         let infoBefore = try store.info()
@@ -674,7 +685,10 @@ import Testing
                 let i = try tx.createIndex(named: "i", on: c, unique: false)
                 for row in 1...1000 as ClosedRange<RowID> { try tx.put([UInt8(row % 256)], row: row, in: c, indexKeys: [IndexKey(i, KeyEncoding.encode(Int(row % 13)))]) }
             }
-            try store.write { tx in for row in 1...500 as ClosedRange<RowID> { try tx.delete(row, in: tx.collection(named: "c")!) } }
+            try store.write { tx in
+                let c = tx.collection(named: "c")!, i = tx.index(named: "i", in: c)!.id
+                for row in 1...500 as ClosedRange<RowID> { try tx.delete(row, in: c, indexKeys: [IndexKey(i, KeyEncoding.encode(Int(row % 13)))]) }
+            }
             try store.compact()
             try store.write { tx in try tx.put([1], row: 5000, in: tx.collection(named: "c")!) }
             dump = try store.read { try EngineStoreDump($0) }

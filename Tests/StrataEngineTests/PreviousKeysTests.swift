@@ -1,0 +1,111 @@
+// Updating and deleting a row names the index keys it was stored with (the engine does not
+// keep them with the record): the right keys move its entries, wrong ones are refused with
+// `.indexKeyMismatch` and change nothing; `verify(indexKeys:)` checks every row against the
+// keys its record should have.
+import Foundation
+import Testing
+@testable import StrataEngine
+
+@Suite struct PreviousKeysTests {
+    struct Fixture {
+        let store: Store
+        let people: CollectionID
+        let email: IndexID
+        let age: IndexID
+
+        func keys(_ mail: String, _ years: Int) -> [IndexKey] {
+            [IndexKey(email, KeyEncoding.encode(mail)), IndexKey(age, KeyEncoding.encode(years))]
+        }
+    }
+
+    func fixture(_ dir: EngineTestDirectory) throws -> Fixture {
+        let store = try Store(path: dir.path())
+        let (people, email, age) = try store.write { tx throws in
+            let people = try tx.createCollection(named: "people")
+            return (people, try tx.createIndex(named: "email", on: people, unique: true),
+                    try tx.createIndex(named: "age", on: people, unique: false))
+        }
+        let f = Fixture(store: store, people: people, email: email, age: age)
+        try store.write { tx throws in
+            try tx.put(Array("Ada".utf8), row: 1, in: people, indexKeys: f.keys("ada@example.com", 36))
+            try tx.put(Array("Alan".utf8), row: 2, in: people, indexKeys: f.keys("alan@example.com", 41))
+        }
+        return f
+    }
+
+    @Test func anUpdateWithTheStoredKeysMovesTheEntries() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        try f.store.write { tx throws in
+            // Any order, and a key given twice, is the same set.
+            let previous = [f.keys("ada@example.com", 36)[1], f.keys("ada@example.com", 36)[0], f.keys("ada@example.com", 36)[1]]
+            try tx.put(Array("Ada L.".utf8), row: 1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 37), previousKeys: previous)
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.lookup(KeyEncoding.encode("ada@example.com"), in: f.email) == nil)
+            #expect(try tx.lookup(KeyEncoding.encode("ada@lovelace.org"), in: f.email) == 1)
+            #expect(try tx.countEntries(in: f.age, range: .exact(KeyEncoding.encode(36))) == 0)
+            #expect(try tx.countEntries(in: f.age, range: .exact(KeyEncoding.encode(37))) == 1)
+        }
+        try f.store.write { tx throws in
+            #expect(try tx.delete(1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 37)))
+            #expect(try tx.delete(1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 37)) == false)
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.countEntries(in: f.email) == 1)
+            #expect(try tx.countEntries(in: f.age) == 1)
+        }
+        try expectClean(f.store)
+    }
+
+    @Test func wrongPreviousKeysAreRefusedAndChangeNothing() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        let before = try f.store.read { try EngineStoreDump($0) }
+        try f.store.write { tx throws in
+            let wrong: [[IndexKey]] = [
+                [],                                                              // none (the plain put of a new row)
+                [f.keys("ada@example.com", 36)[0]],                              // one missing
+                f.keys("ada@example.com", 35),                                   // one different
+                f.keys("ada@example.com", 36) + [IndexKey(f.age, KeyEncoding.encode(1))],  // one too many
+            ]
+            for previous in wrong {
+                let error = expectStoreError(.indexKeyMismatch) {
+                    try tx.put([1], row: 1, in: f.people, indexKeys: f.keys("x@example.com", 1), previousKeys: previous)
+                }
+                #expect(error?.message.contains("row 1") == true)
+                expectStoreError(.indexKeyMismatch) { try tx.delete(1, in: f.people, indexKeys: previous) }
+            }
+            // A new row has no previous keys.
+            expectStoreError(.indexKeyMismatch) {
+                try tx.put([3], row: 3, in: f.people, indexKeys: [], previousKeys: f.keys("ada@example.com", 36))
+            }
+            #expect(try EngineStoreDump(tx) == before)
+        }
+        #expect(try f.store.read { try EngineStoreDump($0) } == before)
+        try expectClean(f.store)
+    }
+
+    @Test func verifyChecksEveryRowAgainstTheKeysItsRecordShouldHave() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        let right: RecordIndexKeys = { collection, row, record in
+            #expect(collection == f.people)
+            switch String(decoding: record, as: UTF8.self) {
+            case "Ada": return f.keys("ada@example.com", 36)
+            case "Alan": return f.keys("alan@example.com", 41)
+            default: return nil
+            }
+        }
+        #expect(try f.store.verify(indexKeys: right).isClean)
+        let wrong: RecordIndexKeys = { _, row, _ in row == 2 ? f.keys("alan@example.com", 40) : f.keys("ada@example.com", 36) }
+        let report = try f.store.verify(indexKeys: wrong)
+        #expect(report.problems.count == 1)
+        #expect(report.problems.first?.message.contains("row 2") == true)
+        struct Unreadable: Error {}
+        let failing: RecordIndexKeys = { _, _, _ in throw Unreadable() }
+        #expect(try f.store.verify(indexKeys: failing).problems.count == 2)
+        // Nil: the caller cannot tell, so the row is not judged.
+        #expect(try f.store.verify(indexKeys: { _, _, _ in nil }).isClean)
+    }
+}
