@@ -26,6 +26,8 @@ public final class ModelContainer: @unchecked Sendable {
     let handles: [StoreHandle]
     private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
     private let mainBox = MainContextBox()
+    /// Compiled queries, by shape (shared by the container's contexts).
+    let queries = QueryCache()
 
     /// A container for these models (and the models their relationships reach) in the stores
     /// of `configurations` (none: one store at the default location). Same as SwiftData's
@@ -113,6 +115,9 @@ public final class ModelContainer: @unchecked Sendable {
         return [own] + subclasses
     }
 
+    /// Where a model (entity) of this container's schema is kept.
+    func location(of entity: Entity) -> (StoreHandle, Table)? { handleByEntity[ObjectIdentifier(entity.type)] }
+
     func location(ofEntityNamed name: String) -> (StoreHandle, Table)? {
         handleByEntity.values.first { $0.1.entity.name == name }
     }
@@ -120,8 +125,17 @@ public final class ModelContainer: @unchecked Sendable {
     /// Deletes every object of every model in every store. Same as SwiftData's `deleteAllData()`.
     public func deleteAllData() {
         for handle in handles where handle.configuration.allowsSave {
-            try? handle.store.write { tx in
-                for table in handle.tables { if let c = table.collection { try tx.deleteAll(in: c) } }
+            guard let writer = try? handle.storage.beginWrite() else { continue }
+            do {
+                for table in handle.tables {
+                    guard let collection = table.collection else { continue }
+                    var rows: [RowID] = []
+                    try writer.forEachRecord(in: collection, from: nil) { row, _ in rows.append(row); return true }
+                    for row in rows { try writer.delete(row, in: collection, indexKeys: try table.storedIndexKeys(row: row, reader: writer)) }
+                }
+                try writer.commit()
+            } catch {
+                writer.rollback()
             }
         }
     }
@@ -129,12 +143,12 @@ public final class ModelContainer: @unchecked Sendable {
     /// Strata extra: compacts every store, reclaiming the space of superseded records.
     public func compact() throws {
         for handle in handles where handle.configuration.allowsSave {
-            do { try handle.store.compact() } catch { throw StrataError.store(error, while: "compact the store") }
+            do { try handle.storage.compact() } catch { throw StrataError.store(error, while: "compact the store") }
         }
     }
 
     /// Strata extra: the engine stores behind this container (one per configuration).
-    public var stores: [Store] { handles.map(\.store) }
+    public var stores: [Store] { handles.compactMap(\.engineStore) }
 }
 
 /// The main context, created on first use on the main actor.
@@ -149,211 +163,5 @@ final class MainContextBox: Sendable {
         made.autosaveEnabled = true     // as SwiftData's main context
         context = made
         return made
-    }
-}
-
-/// How one entity is kept in a store: its collection and indexes.
-struct Table: @unchecked Sendable {
-    let entity: Entity
-    /// Nil only in a read-only store that has never held this model.
-    let collection: CollectionID?
-    let uniqueIndexes: [IndexID]
-    let indexes: [IndexID]
-    /// For each property with a one-property index: the index and whether it is unique.
-    let singleIndex: [Int: (id: IndexID, unique: Bool)]
-    /// How to read records written with older layouts of the model (lightweight migration).
-    var layouts: EntityLayouts = .identity
-
-    func indexKeys(for object: AnyObject) -> [IndexKey] {
-        var keys: [IndexKey] = []
-        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
-        for (group, id) in zip(entity.uniqueGroups, uniqueIndexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
-        for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
-        return keys
-    }
-
-    /// The index keys of a stored record, computed from its fields as `indexKeys(for:)`
-    /// computes them from an object: the keys the row was saved with, which the engine needs
-    /// to update or delete it.
-    func indexKeys(ofRecord raw: UnsafeRawBufferPointer) throws -> [IndexKey] {
-        guard !uniqueIndexes.isEmpty || !indexes.isEmpty else { return [] }
-        let view = try RecordView(raw, layouts: layouts)
-        var keys: [IndexKey] = []
-        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
-        for (group, id) in Array(zip(entity.uniqueGroups, uniqueIndexes)) + Array(zip(entity.indexGroups, indexes)) {
-            var key: [UInt8] = []
-            for p in group { key += try entity.properties[p].indexKey(fromField: try view.field(p)) }
-            keys.append(IndexKey(id, key))
-        }
-        return keys
-    }
-
-    /// The keys row `row` was saved with, read from its stored record; [] when it has none.
-    func storedIndexKeys(row: RowID, tx: ReadTransaction) throws -> [IndexKey] {
-        guard let collection, !uniqueIndexes.isEmpty || !indexes.isEmpty else { return [] }
-        return try tx.withRecord(row, in: collection) { try indexKeys(ofRecord: $0) } ?? []
-    }
-}
-
-/// One configuration's open store.
-final class StoreHandle: @unchecked Sendable {
-    let configuration: ModelConfiguration
-    /// The engine store, shared with other containers of this process on the same file.
-    let opened: OpenStore
-    var store: Store { opened.store }
-    let tables: [Table]
-    let identifier: String
-    private let temporaryDirectory: URL?
-
-    static let schemaKey = "strata.schema"
-
-    init(configuration: ModelConfiguration, entities: [Entity], fileSystem: (any FileSystem)? = nil) throws {
-        self.configuration = configuration
-        var path = configuration.url.path
-        var durability = configuration.durability
-        if fileSystem != nil {
-            temporaryDirectory = nil   // the file system is the caller's: no folders made on the real disk
-        } else if configuration.isStoredInMemoryOnly {
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-memory-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            temporaryDirectory = dir
-            path = dir.appendingPathComponent("memory.store").path
-            durability = .deferred
-        } else {
-            temporaryDirectory = nil
-            let folder = configuration.url.deletingLastPathComponent()
-            if configuration.allowsSave && !FileManager.default.fileExists(atPath: folder.path) {
-                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            }
-        }
-        identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
-        let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
-        let openedPath = path
-        func open() throws -> Store {
-            do { return try fileSystem.map { try Store(path: openedPath, options: options, fileSystem: $0) } ?? Store(path: openedPath, options: options) } catch {
-                throw StrataError.store(error, while: "open the store at \(openedPath)")
-            }
-        }
-        let shared: Bool
-        if fileSystem == nil && !configuration.isStoredInMemoryOnly {
-            (opened, shared) = try OpenStores.shared.store(at: OpenStores.key(for: path), readOnly: options.readOnly, open: open)
-        } else {
-            (opened, shared) = (OpenStore(store: try open(), key: nil), false)
-        }
-        let store = opened.store
-        var rows: [String: RowID] = [:]
-        do {
-            let prepared = try StoreHandle.prepare(store: store, entities: entities, writable: configuration.allowsSave, path: path, shared: shared)
-            tables = prepared
-            try store.read { tx in
-                for t in prepared { if let c = t.collection { rows[t.entity.name] = try tx.nextRowID(in: c) } else { rows[t.entity.name] = 1 } }
-            }
-        } catch {
-            throw StrataError.store(error, while: "prepare the store at \(path)")
-        }
-        opened.startRows(rows)
-    }
-
-    deinit {
-        if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
-    }
-
-    /// A row id for a new object of `entity`, unique across every context of the container
-    /// (and of other containers of this process on the same store).
-    func allocateRow(_ entity: Entity) -> RowID { opened.allocateRow(entity) }
-
-    func table(for entity: Entity) -> Table? { tables.first { $0.entity === entity } }
-
-    /// Checks the stored schema against the models, applies lightweight changes (layouts,
-    /// new and removed indexes) and creates collections and indexes, in one transaction.
-    /// `shared`: another container of this process has the store open; its models must not change.
-    private static func prepare(store: Store, entities: [Entity], writable: Bool, path: String, shared: Bool) throws -> [Table] {
-        let stored: StoredSchema? = try store.read { tx in
-            guard let bytes = try tx.metadata(schemaKey) else { return nil }
-            do { return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
-                throw StrataError(.corruptRecord, "The store's schema record at \(path) cannot be read: \(error)")
-            }
-        }
-        var plans: [ObjectIdentifier: LightweightMigration.Plan] = [:]
-        var migrating = false
-        for entity in entities {
-            let old = stored?.entities.first { $0.name == entity.name }
-            let plan = try LightweightMigration.plan(for: entity, current: StoredEntity(entity), old: old, storePath: path)
-            if old != nil && plan.changed { migrating = true }
-            plans[ObjectIdentifier(entity)] = plan
-        }
-        var merged = stored ?? StoredSchema(entities: [])
-        for entity in entities {
-            guard let plan = plans[ObjectIdentifier(entity)] else { continue }
-            if let i = merged.entities.firstIndex(where: { $0.name == entity.name }) { merged.entities[i] = plan.stored } else { merged.entities.append(plan.stored) }
-        }
-        let needsWrite = merged != stored
-        func build(_ tx: ReadTransaction, create: WriteTransaction?) throws -> [Table] {
-            try entities.map { entity in
-                let plan = plans[ObjectIdentifier(entity)]
-                var collection = tx.collection(named: entity.name)
-                if collection == nil, let create { collection = try create.createCollection(named: entity.name) }
-                var unique: [IndexID] = []
-                var plain: [IndexID] = []
-                var single: [Int: (IndexID, Bool)] = [:]
-                var toFill: [(IndexID, [Int], Bool)] = []
-                if let collection {
-                    for group in entity.uniqueGroups {
-                        let name = entity.uniqueIndexName(group)
-                        let id = try create?.createIndex(named: name, on: collection, unique: true) ?? tx.index(named: name, in: collection)?.id
-                        guard let id else { continue }
-                        unique.append(id)
-                        if group.count == 1 { single[group[0]] = (id, true) }
-                        if plan?.newUnique.contains(group.map { entity.properties[$0].name }) == true && stored?.entities.contains(where: { $0.name == entity.name }) == true {
-                            toFill.append((id, group, true))
-                        }
-                    }
-                    for group in entity.indexGroups {
-                        let name = entity.indexName(group)
-                        let id = try create?.createIndex(named: name, on: collection, unique: false) ?? tx.index(named: name, in: collection)?.id
-                        guard let id else { continue }
-                        plain.append(id)
-                        if group.count == 1 && single[group[0]] == nil { single[group[0]] = (id, false) }
-                        if plan?.newIndexes.contains(group.map { entity.properties[$0].name }) == true && stored?.entities.contains(where: { $0.name == entity.name }) == true {
-                            toFill.append((id, group, false))
-                        }
-                    }
-                }
-                var table = Table(entity: entity, collection: collection, uniqueIndexes: unique, indexes: plain, singleIndex: single)
-                table.layouts = plan?.layouts ?? .identity
-                if let create, let collection {
-                    // Indexes the models no longer declare go (with their entries).
-                    let wanted = Set(entity.uniqueGroups.map(entity.uniqueIndexName) + entity.indexGroups.map(entity.indexName))
-                    for index in create.indexes(of: collection) where !wanted.contains(index.name) { try create.dropIndex(index.id) }
-                    var unfilled = Set(toFill.map(\.0))
-                    for (id, group, isUnique) in toFill {
-                        try LightweightMigration.fill(index: id, group: group, unique: isUnique, unfilled: unfilled, table: table, layouts: table.layouts, tx: create)
-                        unfilled.remove(id)
-                    }
-                }
-                return table
-            }
-        }
-        let missing = entities.contains { e in store.currentCollectionMissing(e.name) }
-        if migrating && shared {
-            throw StrataError(.schemaMismatch, "The store at \(path) is open in this process by another ModelContainer whose models differ from these. Let that container and the objects it fetched go before opening the store with changed models.")
-        }
-        if migrating && !writable {
-            throw StrataError(.readOnly, "The store at \(path) needs a schema change to be opened with these models, and it was opened read-only (allowsSave: false). Open it writable once to apply the change.")
-        }
-        if writable && (needsWrite || missing) {
-            return try store.write { tx in
-                let tables = try build(tx, create: tx)
-                try tx.setMetadata(schemaKey, Array(try JSONEncoder().encode(merged)))
-                return tables
-            }
-        }
-        return try store.read { tx in try build(tx, create: nil) }
-    }
-}
-
-extension Store {
-    func currentCollectionMissing(_ name: String) -> Bool {
-        (try? read { $0.collection(named: name) == nil }) ?? true
     }
 }

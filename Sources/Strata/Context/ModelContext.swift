@@ -35,28 +35,16 @@ public final class ModelContext {
     var isMainContext = false
     private var autosaveScheduled = false
 
-    struct RowKey: Hashable {
-        let entity: ObjectIdentifier
-        let row: RowID
-    }
-
-    struct Registration {
-        unowned(unsafe) let backing: ModelBacking
-        let object: Unmanaged<AnyObject>
-    }
-
-    var registered: [RowKey: Registration] = [:]
+    /// The identity map: for each model, the backing of each registered row (not retained: a
+    /// backing unregisters its object when the object goes away).
+    var registered: [ObjectIdentifier: [RowID: Unmanaged<ModelBacking>]] = [:]
     var inserted = OrderedObjects()
     var changed = OrderedObjects()
     var deleted = OrderedObjects()
-    /// During a save: how to undo what delete rules and upserts changed, if the save fails.
-    var ruleUndo: [() -> Void] = []
-    /// During a save: the blobs written for external values, applied to the objects once it commits.
-    var externalWrites: [(object: AnyObject, property: AnyProperty, blob: UInt64)] = []
-    /// During a save: the row each upserted insert moved to, by entity (for relationship fields).
-    var rowRemap: [ObjectIdentifier: [RowID: RowID]] = [:]
-    /// Rows selected by `delete(model:where:)` that were not registered as objects.
+    /// Rows selected by `delete(model:where:)` that were not registered as objects, by model.
     var batchDeletes: [ObjectIdentifier: Set<RowID>] = [:]
+    /// Records of prefetched related rows, by model (Query/Prefetch.swift).
+    var rowCache: [ObjectIdentifier: [RowID: [UInt8]]] = [:]
 
     /// Makes a context for `container`. Same as SwiftData's `ModelContext(_:)`.
     public init(_ container: ModelContainer) {
@@ -71,154 +59,9 @@ public final class ModelContext {
     }
 
     deinit {
-        for registration in registered.values { registration.backing.context = nil }
-    }
-
-    // MARK: Registration
-
-    func key(_ entity: Entity, _ row: RowID) -> RowKey { RowKey(entity: ObjectIdentifier(entity), row: row) }
-
-    func register(_ object: AnyObject, _ backing: ModelBacking) {
-        guard let entity = backing.entity else { return }
-        registered[key(entity, backing.rowID)] = Registration(backing: backing, object: .passUnretained(object))
-    }
-
-    func unregister(_ backing: ModelBacking) {
-        guard let entity = backing.entity else { return }
-        let k = key(entity, backing.rowID)
-        if let r = registered[k], r.backing === backing { registered.removeValue(forKey: k) }
-    }
-
-    /// An object went away (nothing held it): forget it.
-    func objectWentAway(_ backing: ModelBacking) {
-        unregister(backing)
-    }
-
-    func objectDidChange(_ object: AnyObject, _ backing: ModelBacking) {
-        changed.append(object)
-        if autosaveEnabled { autosaveIfNeeded() }
-    }
-
-    func registeredObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
-        registered[key(entity, row)]?.object.takeUnretainedValue()
-    }
-
-    /// Attaches a backing to every property of `object`.
-    func attach(_ object: AnyObject, entity: Entity, backing: ModelBacking?) {
-        backing?.object = object
-        for p in entity.properties { p.setBacking(backing, of: object) }
-    }
-
-    // MARK: External storage
-
-    /// Reads and decodes the blob of an `.externalStorage` value.
-    static func loadExternal<Value>(_ blob: UInt64, from handle: StoreHandle) -> Value? {
-        do {
-            let bytes = try handle.store.read { try $0.blob(BlobID(rawValue: blob)) }
-            let codec = try Codecs.make(Value.self)
-            return try bytes.withUnsafeBytes { try codec.decode($0) }
-        } catch {
-            return nil
+        for rows in registered.values {
+            for backing in rows.values { backing.takeUnretainedValue().context = nil }
         }
-    }
-
-    // MARK: Relationships
-
-    /// The object of a related row: the registered one, or one loaded from the store.
-    func relatedObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
-        if let registered = registeredObject(entity, row) { return registered }
-        guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return nil }
-        return try? handle.store.read { tx in
-            try tx.withRecord(row, in: collection) { raw in
-                try self.materialize(row, view: try RecordView(raw, layouts: table.layouts), entity: entity, handle: handle)
-            }
-        }
-    }
-
-    /// Makes sure a related object is in this context (inserting it if it is new) and returns its backing.
-    @discardableResult
-    func insertRelated(_ object: AnyObject, entity: Entity) -> ModelBacking? {
-        if let b = entity.backing(of: object), b.context === self, b.status != .detached { return b }
-        guard let model = object as? any PersistentModel else { return nil }
-        insert(model)
-        return entity.backing(of: object)
-    }
-
-    /// After an object is registered: inserts the new objects its relationships hold, names
-    /// them by row, and makes the inverse sides name this object by row too.
-    func linkRelationships(of object: AnyObject, backing: ModelBacking, entity: Entity) {
-        for relationship in entity.relationships {
-            guard let references = relationship.references(of: object) else { continue }
-            var rows: [RelatedReference] = []
-            let inverse = relationship.inverse(in: entity)
-            for reference in references {
-                switch reference {
-                case .row(let r):
-                    rows.append(.row(r))
-                case .object(let o):
-                    guard let b = insertRelated(o, entity: relationship.targetEntity) else { continue }
-                    rows.append(.row(b.rowID))
-                    if let inverse {
-                        // The other side may name this object by identity (set before insert).
-                        inverse.unlink(.object(ObjectIdentifier(object)), from: o)
-                        inverse.link(object, ownerKey: .row(backing.rowID), into: o, back: relationship, context: self)
-                    }
-                }
-            }
-            relationship.setReferences(rows, of: object)
-        }
-    }
-
-    // MARK: Inserting and deleting
-
-    /// Inserts a new object; it is saved by the next `save()`. Inserting an object that is
-    /// already registered here does nothing. Same as SwiftData's `insert(_:)`; with a unique
-    /// attribute, the save updates a stored object with the same value instead (an upsert).
-    public func insert<T: PersistentModel>(_ model: T) {
-        if let backing = model.backing {
-            if backing.context === self {
-                if backing.status == .deleted {
-                    // Inserting a deleted object again undoes the deletion.
-                    deleted.remove(model)
-                    backing.status = backing.wasInserted ? .inserted : .persisted
-                }
-                return
-            }
-            precondition(backing.context == nil || backing.status == .detached,
-                         "\(T.self) is registered in another ModelContext; insert it in one context only.")
-        }
-        do {
-            // The object's own class decides its model (a subclass instance typed as its base).
-            let (handle, table) = try container.location(of: type(of: model))
-            let backing = ModelBacking(entity: table.entity, rowID: handle.allocateRow(table.entity), context: self,
-                                       status: .inserted, storeIdentifier: handle.identifier)
-            attach(model, entity: table.entity, backing: backing)
-            register(model, backing)
-            inserted.append(model)
-            if !table.entity.relationships.isEmpty { linkRelationships(of: model, backing: backing, entity: table.entity) }
-            if autosaveEnabled { autosaveIfNeeded() }
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
-    /// Marks an object for deletion by the next `save()`. Same as SwiftData's `delete(_:)`.
-    public func delete<T: PersistentModel>(_ model: T) {
-        guard let backing = model.backing, backing.context === self else { return }
-        switch backing.status {
-        case .inserted:
-            inserted.remove(model)
-            backing.wasInserted = true
-            backing.status = .deleted
-            deleted.append(model)
-        case .persisted:
-            changed.remove(model)
-            backing.status = .deleted
-            deleted.append(model)
-        case .deleted, .detached:
-            return
-        }
-        if autosaveEnabled { autosaveIfNeeded() }
     }
 
     // MARK: State
@@ -233,52 +76,17 @@ public final class ModelContext {
     /// The objects deleted since the last save. Same as SwiftData.
     public var deletedModelsArray: [any PersistentModel] { deleted.objects.compactMap { $0 as? any PersistentModel } }
 
-    /// Drops unsaved inserts and deletions and restores changed objects to their saved values.
-    /// Same as SwiftData's `rollback()`.
-    public func rollback() {
-        for object in inserted.objects {
-            guard let backing = backingOf(object) else { continue }
-            unregister(backing)
-            backing.status = .detached
-            backing.context = nil
-        }
-        for object in deleted.objects {
-            guard let backing = backingOf(object) else { continue }
-            if backing.wasInserted {
-                unregister(backing)
-                backing.status = .detached
-                backing.context = nil
-            } else {
-                backing.status = .persisted
-                if backing.isChanged { changed.append(object) }
-            }
-        }
-        for object in changed.objects {
-            guard let backing = backingOf(object), let entity = backing.entity else { continue }
-            backing.isChanged = false
-            try? reload(object, entity: entity, row: backing.rowID)
-        }
-        inserted.removeAll()
-        deleted.removeAll()
-        changed.removeAll()
-        batchDeletes.removeAll()
+    /// Runs `block`, then saves (SwiftData's `transaction(block:)`). If `block` throws, nothing
+    /// is saved and the error is rethrown (the changes stay pending, as in SwiftData).
+    public func transaction(block: () throws -> Void) throws {
+        try block()
+        try save()
     }
 
-    func backingOf(_ object: AnyObject) -> ModelBacking? {
-        guard let entity = EntityRegistry.shared.entity(forClassOf: object) else { return nil }
-        for p in entity.properties { if let b = p.backing(of: object) { return b } }
-        return nil
-    }
-
-    /// Re-reads an object's values from its store.
-    func reload(_ object: AnyObject, entity: Entity, row: RowID) throws {
-        guard let (handle, table) = container.location(ofEntityNamed: entity.name), let collection = table.collection else { return }
-        try handle.store.read { tx in
-            _ = try tx.withRecord(row, in: collection) { raw in
-                let view = try RecordView(raw, layouts: table.layouts)
-                for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
-            }
-        }
+    /// Applies pending changes (inverse relationships are kept as they are set, so this only
+    /// autosaves when `autosaveEnabled` is true). Same as SwiftData's `processPendingChanges()`.
+    public func processPendingChanges() {
+        if autosaveEnabled && hasChanges { try? save() }
     }
 
     /// Saves when autosave is on and changes have piled up; for the main context, schedules a
@@ -310,35 +118,5 @@ public final class ModelContext {
     /// Keys of `didSave`'s `userInfo`. Same as SwiftData's `ModelContext.NotificationKey`.
     public enum NotificationKey: String {
         case insertedIdentifiers, updatedIdentifiers, deletedIdentifiers, queryGeneration, invalidatedAllIdentifiers
-    }
-}
-
-/// Objects in the order they were added, each once.
-struct OrderedObjects {
-    private var slots: [AnyObject?] = []
-    private var positions: [ObjectIdentifier: Int] = [:]
-
-    var isEmpty: Bool { positions.isEmpty }
-    var count: Int { positions.count }
-    var objects: [AnyObject] { slots.compactMap { $0 } }
-
-    mutating func append(_ object: AnyObject) {
-        let id = ObjectIdentifier(object)
-        guard positions[id] == nil else { return }
-        positions[id] = slots.count
-        slots.append(object)
-    }
-
-    mutating func remove(_ object: AnyObject) {
-        guard let p = positions.removeValue(forKey: ObjectIdentifier(object)) else { return }
-        slots[p] = nil
-        if positions.isEmpty { slots.removeAll() }
-    }
-
-    func contains(_ object: AnyObject) -> Bool { positions[ObjectIdentifier(object)] != nil }
-
-    mutating func removeAll() {
-        slots.removeAll()
-        positions.removeAll()
     }
 }

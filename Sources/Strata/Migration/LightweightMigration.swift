@@ -12,53 +12,6 @@ import StrataEngine
 // they were added (kept in the stored schema too, so that changing a default in code later
 // does not change what old records read as).
 
-/// How to read records of older layouts of one entity as the current properties.
-final class EntityLayouts: @unchecked Sendable {
-    /// The layout new records are written with.
-    let currentVersion: UInt16
-    /// For each older layout: the field of each current property, or -1 for "use the default".
-    private let maps: [UInt16: [Int]]
-    /// The encoded default of each property that an older layout lacks (the stored one; from
-    /// the model's `init()` in a store written before defaults were kept).
-    private let defaults: [Int: UnsafeRawBufferPointer]
-
-    static let identity = EntityLayouts(currentVersion: 0, maps: [:], defaults: [:])
-
-    init(currentVersion: UInt16, maps: [UInt16: [Int]], defaults: [Int: [UInt8]]) {
-        self.currentVersion = currentVersion
-        self.maps = maps
-        // Kept for the life of the process: a few bytes per new property.
-        self.defaults = defaults.mapValues { bytes in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(bytes.count, 1), alignment: 8)
-            buffer.copyBytes(from: bytes)
-            return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<bytes.count])
-        }
-    }
-
-    var isIdentity: Bool { maps.isEmpty }
-
-    /// Where property `i` is in a record of layout `version`: a field, or a default value.
-    @inline(__always)
-    func locate(_ i: Int, version: UInt16) throws -> (field: Int, fallback: UnsafeRawBufferPointer?) {
-        if version == currentVersion { return (i, nil) }
-        guard let map = maps[version], i < map.count else {
-            throw decodingFailure("a record of layout \(version), which the stored schema does not list")
-        }
-        let field = map[i]
-        if field >= 0 { return (field, nil) }
-        guard let fallback = defaults[i] else { throw decodingFailure("no default for a property added after layout \(version)") }
-        return (-1, fallback)
-    }
-}
-
-extension StoredEntity {
-    /// Every layout, oldest first (a store written before layouts were recorded has one).
-    var allLayouts: [[String]] {
-        guard let layouts, !layouts.isEmpty else { return [properties.map(\.name)] }
-        return layouts
-    }
-}
-
 enum LightweightMigration {
     /// What opening with `entity` does to the stored `old` description: the description to
     /// store, the layouts to read records with, and the indexes that need filling.
@@ -169,7 +122,7 @@ enum LightweightMigration {
                         throw StrataError(.schemaMismatch, "\(entity.name).\(property.name) is missing from records of layout \(version) of the store at \(storePath), which keeps no default for it, and the model gives it none. Give it a default value (= value) in the model.")
                     }
                     bytes = []
-                    try property.encodeValue(of: instance, into: &bytes)
+                    try property.encode(instance, into: &bytes, .plain)
                 }
                 defaults[i] = bytes
                 storedDefaults[property.name] = Data(bytes)
@@ -198,26 +151,22 @@ enum LightweightMigration {
     /// store — is left as it was.
     /// `unfilled` are the table's new indexes not filled yet, this one among them: stored rows
     /// have no keys for those.
-    static func fill(index: IndexID, group: [Int], unique: Bool, unfilled: Set<IndexID>, table: Table, layouts: EntityLayouts, tx: WriteTransaction) throws {
+    static func fill(index: IndexID, group: [Int], unique: Bool, unfilled: Set<IndexID>, table: Table, writer: any StorageWriter) throws {
         guard let collection = table.collection else { return }
-        var rows: [(RowID, [UInt8], [IndexKey])] = []
-        var cursor = try tx.rows(in: collection)
-        while let (row, record) = try cursor.next() {
-            let (key, others) = try record.withUnsafeBytes { raw -> ([UInt8], [IndexKey]) in
-                let view = try RecordView(raw, layouts: layouts)
-                var key: [UInt8] = []
-                for p in group { key += try table.entity.properties[p].indexKey(fromField: try view.field(p)) }
-                return (key, [])
-            }
-            rows.append((row, key, others))
+        var rows: [(RowID, [UInt8])] = []
+        try writer.forEachRecord(in: collection, from: nil) { row, raw in
+            rows.append((row, try table.entity.key(of: group, view: try RecordView(raw, layouts: table.layouts))))
+            return true
         }
-        for (row, key, _) in rows {
-            // Re-put the record with its index keys plus the new one (the engine keeps a row's
-            // keys with the row, so it can remove them on update and delete).
-            guard let record = try tx.record(row, in: collection) else { continue }
-            let existing = try record.withUnsafeBytes { try table.indexKeys(ofRecord: $0).filter { !unfilled.contains($0.index) } }
+        for (row, key) in rows {
+            // Re-put the record with its index keys plus the new one.
+            guard let (record, existing) = try writer.withRecord(row, in: collection, { raw in
+                (Array(raw), try table.indexKeys(of: try RecordView(raw, layouts: table.layouts)).filter { !unfilled.contains($0.index) })
+            }) else { continue }
             do {
-                try tx.put(record, row: row, in: collection, indexKeys: existing + [IndexKey(index, key)], previousKeys: existing)
+                try record.withUnsafeBytes {
+                    try writer.put($0, row: row, in: collection, indexKeys: existing + [IndexKey(index, key)], previousKeys: existing)
+                }
             } catch let error as StoreError where error.code == .uniqueConstraintViolation {
                 let names = group.map { table.entity.properties[$0].name }.joined(separator: ", ")
                 let value = KeyComponent.decode(key)?.map(\.description).joined(separator: ", ") ?? "\(key.count) bytes"

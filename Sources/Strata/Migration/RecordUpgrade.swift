@@ -71,13 +71,10 @@ package func upgradeRecords(in store: Store, progress: ((MigrationProgress) -> V
 
 private func upgradeRecords(_ tx: WriteTransaction, path: String,
                             progress: ((MigrationProgress) -> Void)?) throws -> (report: RecordUpgradeReport, stages: Int) {
-    guard let bytes = try wrapped("read the schema of \(path)", { try tx.metadata(StoreHandle.schemaKey) }) else {
+    guard let bytes = try wrapped("read the schema of \(path)", { try tx.metadata(StoredSchema.metadataKey) }) else {
         return (RecordUpgradeReport(hasSchema: false, entities: []), 0)
     }
-    let schema: StoredSchema
-    do { schema = try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
-        throw StrataError(.corruptRecord, "The store's schema record at \(path) cannot be read: \(error)")
-    }
+    let schema = try StoredSchema.decode(bytes, path: path)
     let work = schema.entities.compactMap { e in tx.collection(named: e.name).map { (entity: e, collection: $0) } }
     let stages = work.filter { $0.entity.allLayouts.count > 1 }.count
     var counts: [RecordUpgradeReport.EntityCount] = []
@@ -197,32 +194,9 @@ private struct LayoutUpgrade {
                     throw StrataError(.schemaMismatch, "\(entity).\(name) is missing from records of layout \(version) of the store at \(path) (row \(row)), and the store keeps no default for it (nor a former name it has in that layout): it was written before Strata kept them. Open the store once, writable, with the app's current models (Strata then records them), and run this again.")
                 }
             }
-            return Self.assemble(fields, version: current)
+            return RecordLayout.assemble(fields, version: current)
         } catch let failure as ValueDecodingFailure {
             throw StrataError(.corruptRecord, "Row \(row) of \(entity) in the store at \(path) does not decode with the stored schema: \(failure.message). Run `strata verify` on it.")
         }
-    }
-
-    /// A record as `RecordLayout.encode` writes it: 16-bit offsets when the fields fit them,
-    /// 32-bit ones otherwise.
-    private static func assemble(_ parts: [[UInt8]], version: UInt16) -> [UInt8] {
-        let total = parts.reduce(0) { $0 + $1.count }
-        let wide = total > Int(UInt16.max)
-        let count = parts.count
-        var record: [UInt8] = [wide ? RecordLayout.wide : RecordLayout.narrow,
-                               UInt8(truncatingIfNeeded: version), UInt8(truncatingIfNeeded: version >> 8),
-                               UInt8(truncatingIfNeeded: count), UInt8(truncatingIfNeeded: count >> 8)]
-        record.reserveCapacity(5 + (count + 1) * (wide ? 4 : 2) + total)
-        var end = 0
-        for offset in [0] + parts.map({ end += $0.count; return end }) {
-            record.append(UInt8(truncatingIfNeeded: offset))
-            record.append(UInt8(truncatingIfNeeded: offset >> 8))
-            if wide {
-                record.append(UInt8(truncatingIfNeeded: offset >> 16))
-                record.append(UInt8(truncatingIfNeeded: offset >> 24))
-            }
-        }
-        for part in parts { record += part }
-        return record
     }
 }

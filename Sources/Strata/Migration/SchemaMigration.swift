@@ -74,105 +74,58 @@ public struct MigrationProgress: Sendable {
 enum Migrator {
     static let versionKey = "strata.schema.version"
 
-    /// Runs the stages of `plan` that lie between the store's version and the plan's last one.
-    ///
-    /// The stages run on a copy of the store (`<store>.migrating`, its blob files hard-linked
-    /// into `<store>.migrating.blobs`: they are never changed in place). The copy replaces the
-    /// store by one rename only when every stage succeeded, after the new blob files were
-    /// linked into the store's blob folder and made durable; so an error or a crash at any
-    /// point leaves the store as it was, or (from the rename on) migrated. The store stays
-    /// locked for the whole run, so no other process writes to it meanwhile.
+    /// Runs the stages of `plan` that lie between the store's version and the plan's last one,
+    /// on a copy of the store that then takes its place (`PreparedStoreCopy`: the storage makes
+    /// the copy and swaps it in; an error or a crash at any point leaves the store as it was,
+    /// or migrated).
     static func migrate(configuration: ModelConfiguration, plan: any SchemaMigrationPlan.Type, fileSystem fs: any FileSystem) throws {
         guard !configuration.isStoredInMemoryOnly, configuration.allowsSave else { return }
         let path = configuration.url.path
-        guard fs.fileExists(path) else { return }
-        // Held (exclusively locked) until the migrated copy has replaced it.
-        let original: Store
-        do { original = try Store(path: path, options: StoreOptions(), fileSystem: fs) } catch {
-            throw StrataError.store(error, while: "open the store at \(path) to migrate it")
-        }
-        defer { original.close() }
-        // What an interrupted run left (a crash before or after its swap) goes first.
-        let work = path + ".migrating"
-        try removeLeftovers(of: work, fileSystem: fs)
-        guard let stored = try storedVersion(original, plan: plan) else { return }
+        guard let copy = try EngineStoreCopy(path: path, fileSystem: fs) else { return }
+        guard let stored = try storedVersion(copy, plan: plan) else { return }
         let stages = try stagesToRun(plan: plan, from: stored, path: path)
         if stages.isEmpty { return }
         let report = configuration.migrationProgress
         let parts = stages.count + 1   // copying the store, then each stage
-        let blobs = path + ".blobs", workBlobs = work + ".blobs"
-        let folder = path.parentDirectory
-        // Blob files linked into the store's folder for the migrated store, removed again if
-        // the swap does not happen.
-        var linked: [String] = []
-        var swapped = false
         do {
-            try copyFile(path, to: work, fileSystem: fs) { done, total in
+            try copy.make { done, total in
                 report?(MigrationProgress(stage: 0, stages: parts, step: "copy the store", completedUnitCount: done, totalUnitCount: total))
             }
-            if fs.isDirectory(blobs) {
-                try fs.createDirectory(workBlobs)
-                for name in try fs.listDirectory(blobs) { try fs.linkFile(blobs + "/" + name, to: workBlobs + "/" + name) }
-            }
-            let workURL = URL(fileURLWithPath: work)
             for (i, stage) in stages.enumerated() {
-                let step = "from \(stage.from.versionIdentifier) to \(stage.to.versionIdentifier)"
-                report?(MigrationProgress(stage: i + 1, stages: parts, step: step))
-                if case .custom(_, _, let will, _) = stage, let will {
-                    try run(will, models: stage.from.models, url: workURL, configuration: configuration, fileSystem: fs)
-                }
-                // Opening with the next models applies the lightweight part of the change.
-                try run({ _ in }, models: stage.to.models, url: workURL, configuration: configuration, fileSystem: fs)
-                if case .custom(_, _, _, let did) = stage, let did {
-                    try run(did, models: stage.to.models, url: workURL, configuration: configuration, fileSystem: fs)
-                }
-                try setVersion(stage.to.versionIdentifier, path: work, fileSystem: fs)
+                report?(MigrationProgress(stage: i + 1, stages: parts, step: "from \(stage.from.versionIdentifier) to \(stage.to.versionIdentifier)"))
+                try run(stage, on: copy, configuration: configuration, fileSystem: fs)
             }
             report?(MigrationProgress(stage: parts, stages: parts, step: "replace the store"))
-            // The migrated store's new blob files go into the store's folder, durably, before
-            // the store that refers to them: a power cut after the rename must not leave it
-            // pointing at missing files.
-            if fs.isDirectory(workBlobs) {
-                if !fs.isDirectory(blobs) { try fs.createDirectory(blobs) }
-                for name in try fs.listDirectory(workBlobs) where !fs.fileExists(blobs + "/" + name) {
-                    try fs.linkFile(workBlobs + "/" + name, to: blobs + "/" + name)
-                    linked.append(blobs + "/" + name)
-                }
-                try fs.syncDirectory(blobs)
-                try fs.syncDirectory(folder)
-            }
-            // The version's commit was deferred: make the whole copy durable, then swap.
-            let copy = try Store(path: work, options: StoreOptions(), fileSystem: fs)
-            try copy.sync()
-            copy.close()
-            try fs.rename(work, to: path)
-            swapped = true
-            try fs.syncDirectory(folder)
+            try copy.replaceOriginal()
         } catch {
-            // Before the rename the store is untouched; take away what the migration added.
-            if !swapped {
-                for file in linked { try? fs.removeFile(file) }
-                try? removeLeftovers(of: work, fileSystem: fs)
-            }
-            if swapped {
-                throw StrataError(.storeFailure, "The store at \(path) was migrated, but making the change durable failed: \(error). Reopen it; if the disk lost the change, the migration runs again.", underlying: error)
-            }
-            if error is SystemError || error is StoreError {
-                throw StrataError(.storeFailure, "Strata could not migrate the store at \(path): \(error). The store was left as it was; free space or fix the cause and open it again.", underlying: error)
-            }
-            throw error
+            copy.discard()
+            throw failure(error, path: path, swapped: copy.replaced)
         }
-        // Blob files in the store's folder that the copy's folder no longer has are those the
-        // stages deleted: the migrated store does not refer to them. (A crash before this
-        // leaves them for the next compaction.)
-        if fs.isDirectory(workBlobs), fs.isDirectory(blobs), let kept = try? Set(fs.listDirectory(workBlobs)) {
-            for name in (try? fs.listDirectory(blobs)) ?? [] where name.hasSuffix(".blob") && !kept.contains(name) {
-                try? fs.removeFile(blobs + "/" + name)
-            }
-        }
-        // The links of the copy's blob files; the store's folder has its own now.
-        try? removeLeftovers(of: work, fileSystem: fs)
+        copy.finish()
         report?(MigrationProgress(stage: parts, stages: parts, step: "done"))
+    }
+
+    /// One stage on the copy: `willMigrate` with the old models, opening with the new ones
+    /// (which applies the lightweight part of the change), `didMigrate`, then the version.
+    private static func run(_ stage: MigrationStage, on copy: any PreparedStoreCopy, configuration: ModelConfiguration, fileSystem: any FileSystem) throws {
+        if case .custom(_, _, let will, _) = stage, let will {
+            try run(will, models: stage.from.models, url: copy.url, configuration: configuration, fileSystem: fileSystem)
+        }
+        try run({ _ in }, models: stage.to.models, url: copy.url, configuration: configuration, fileSystem: fileSystem)
+        if case .custom(_, _, _, let did) = stage, let did {
+            try run(did, models: stage.to.models, url: copy.url, configuration: configuration, fileSystem: fileSystem)
+        }
+        try copy.setMetadata(versionKey, Array(try JSONEncoder().encode(stage.to.versionIdentifier)))
+    }
+
+    private static func failure(_ error: any Error, path: String, swapped: Bool) -> any Error {
+        if swapped {
+            return StrataError(.storeFailure, "The store at \(path) was migrated, but making the change durable failed: \(error). Reopen it; if the disk lost the change, the migration runs again.", underlying: error)
+        }
+        if error is SystemError || error is StoreError {
+            return StrataError(.storeFailure, "Strata could not migrate the store at \(path): \(error). The store was left as it was; free space or fix the cause and open it again.", underlying: error)
+        }
+        return error
     }
 
     /// The stages from version `stored` to the plan's last version, in order.
@@ -197,35 +150,6 @@ enum Migrator {
         return stages
     }
 
-    /// Removes what an interrupted migration left: the copy and its blob links.
-    private static func removeLeftovers(of work: String, fileSystem fs: any FileSystem) throws {
-        if fs.fileExists(work) { try fs.removeFile(work) }
-        let workBlobs = work + ".blobs"
-        if fs.isDirectory(workBlobs) {
-            for name in try fs.listDirectory(workBlobs) { try fs.removeFile(workBlobs + "/" + name) }
-            try fs.removeDirectory(workBlobs)
-        }
-    }
-
-    /// Copies the file at `from` to a new file `to`, synced, in 1 MiB pieces.
-    private static func copyFile(_ from: String, to: String, fileSystem fs: any FileSystem, progress: (Int64, Int64) -> Void) throws {
-        let source = try fs.openFile(from, readOnly: true, create: false)
-        defer { source.close() }
-        let target = try fs.openFile(to, readOnly: false, create: true)
-        defer { target.close() }
-        let size = try source.size()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: UInt64 = 0
-        while offset < size {
-            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0, at: offset) }
-            if n == 0 { break }
-            try buffer.withUnsafeBytes { try target.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: offset) }
-            offset += UInt64(n)
-            progress(Int64(offset), Int64(size))
-        }
-        try target.sync()
-    }
-
     private static func run(_ body: (ModelContext) throws -> Void, models: [any PersistentModel.Type], url: URL,
                             configuration: ModelConfiguration, fileSystem: any FileSystem) throws {
         var config = ModelConfiguration(configuration.name, url: url)
@@ -234,18 +158,18 @@ enum Migrator {
         let context = ModelContext(container)
         try body(context)
         try context.save()
-        // One sync for the whole step (its saves were deferred); it also lets the engine remove
+        // One sync for the whole step (its saves were deferred); it also lets the storage remove
         // the files of blobs the step deleted, so the copy's blob folder holds exactly its blobs.
-        for handle in container.handles { try handle.store.sync() }
+        for handle in container.handles { try handle.storage.sync() }
     }
 
     /// The version the store was written with: recorded, or found by its entities' shape.
-    private static func storedVersion(_ store: Store, plan: any SchemaMigrationPlan.Type) throws -> Schema.Version? {
-        let (recorded, schema) = try store.read { tx -> (Data?, Data?) in
-            (try tx.metadata(versionKey).map { Data($0) }, try tx.metadata(StoreHandle.schemaKey).map { Data($0) })
+    private static func storedVersion(_ copy: any PreparedStoreCopy, plan: any SchemaMigrationPlan.Type) throws -> Schema.Version? {
+        let (recorded, stored) = try copy.read { reader -> (Data?, StoredSchema?) in
+            (try reader.metadata(versionKey).map { Data($0) }, try? StoredSchema.read(from: reader, path: copy.url.path))
         }
         if let recorded, let version = try? JSONDecoder().decode(Schema.Version.self, from: recorded) { return version }
-        guard let schema, let stored = try? JSONDecoder().decode(StoredSchema.self, from: schema) else { return nil }
+        guard let stored else { return nil }
         // The latest version whose models the store matches: all of them (the store was
         // written with exactly that version), else those the store holds (a store of one
         // configuration, with a subset of the models). Oldest-first would take a store written
@@ -261,19 +185,20 @@ enum Migrator {
         return partial
     }
 
-    /// The version recorded in the store, if any.
-    static func recordedVersion(_ store: Store) throws -> Schema.Version? {
-        try store.read { tx in try tx.metadata(versionKey).flatMap { try? JSONDecoder().decode(Schema.Version.self, from: Data($0)) } }
+    /// The version recorded in a store, if any.
+    static func recordedVersion(_ storage: any StorageBackend) throws -> Schema.Version? {
+        try storage.read { reader in try reader.metadata(versionKey).flatMap { try? JSONDecoder().decode(Schema.Version.self, from: Data($0)) } }
     }
 
-    static func setVersion(_ version: Schema.Version, path: String, fileSystem: any FileSystem) throws {
-        let store = try Store(path: path, options: StoreOptions(durability: .deferred), fileSystem: fileSystem)
-        defer { store.close() }
-        try setVersion(version, in: store)
-    }
-
-    static func setVersion(_ version: Schema.Version, in store: Store) throws {
-        try store.write { tx in try tx.setMetadata(versionKey, Array(try JSONEncoder().encode(version))) }
+    static func setVersion(_ version: Schema.Version, in storage: any StorageBackend) throws {
+        let writer = try storage.beginWrite()
+        do {
+            try writer.setMetadata(versionKey, Array(try JSONEncoder().encode(version)))
+            try writer.commit()
+        } catch {
+            writer.rollback()
+            throw error
+        }
     }
 }
 
@@ -312,7 +237,7 @@ extension ModelContainer {
         // without comparing shapes (written once, not at every open).
         if let last = migrationPlan?.schemas.last?.versionIdentifier {
             for handle in handles where handle.configuration.allowsSave && !handle.configuration.isStoredInMemoryOnly {
-                if (try? Migrator.recordedVersion(handle.store)) != last { try? Migrator.setVersion(last, in: handle.store) }
+                if (try? Migrator.recordedVersion(handle.storage)) != last { try? Migrator.setVersion(last, in: handle.storage) }
             }
         }
     }

@@ -49,15 +49,23 @@ struct AttributeDeclaration: Sendable, Hashable {
 ///     init() {}
 /// }
 /// ```
-/// Same as SwiftData's `@Attribute`, which SwiftData's `@Model` macro adds implicitly; Strata
-/// has no macro, so every persisted property carries it (see API.md, "Porting").
+/// Same as SwiftData's `@Attribute`, which SwiftData's `@Model` macro adds implicitly; without
+/// the macro every persisted property carries it (see API.md, "Porting"). Reading the property
+/// is observed and setting it notifies observers (`Observation`), as for SwiftData's models.
+///
+/// The storage holds the value, and the object's link to its one `ModelBacking` (Strata writes
+/// it when the object is registered; the first property of an object also keeps the backing
+/// alive). Its accessors read the storage first and call into Strata after, so that the
+/// compiler needs no run-time exclusivity checks for it.
 @propertyWrapper
 public struct Attribute<Value: Codable> {
     @usableFromInline var value: Value?
-    @usableFromInline var backing: ModelBacking?
+    /// The object's backing (unretained), and this property's slot in it.
+    @usableFromInline var link: Unmanaged<ModelBacking>? = nil
+    @usableFromInline var slot: Int32 = 0
+    /// The backing, retained: set in an object's first persisted property only.
+    @usableFromInline var keeper: ModelBacking? = nil
     @usableFromInline let declaration: AttributeDeclaration
-    /// For `.externalStorage`: the stored value's blob (0: none), loaded when first read.
-    @usableFromInline var external: UInt64 = 0
 
     /// A persisted property without options, whose value is assigned in an initializer.
     @inlinable public init() {
@@ -81,60 +89,56 @@ public struct Attribute<Value: Codable> {
         declaration = AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName)
     }
 
-    /// The value. Setting it on a registered object marks the object changed.
-    @inlinable public var wrappedValue: Value {
-        get {
-            if let value { return value }
-            return unsetValue()
-        }
-        set {
-            if let backing { backing.willChange() }
-            value = newValue
-        }
+    @available(*, unavailable, message: "@Attribute is only available on properties of classes")
+    public var wrappedValue: Value {
+        get { preconditionFailure("unavailable") }
+        set { preconditionFailure("unavailable") }
     }
 
-    /// The slow path of the getter: a probe that maps key paths to properties, or a
-    /// programmer error (a property read before it was ever set).
-    @usableFromInline @inline(never)
-    func unsetValue() -> Value {
-        if external != 0, let backing, let loaded: Value = backing.loadExternal(external) {
-            return loaded
-        }
-        if let backing {
-            if backing.probeIndex >= 0 {
-                backing.recordProbe()
-                return Placeholder.make(Value.self)
+    /// The value, observed. Setting it on a registered object marks the object changed.
+    @inlinable
+    public static subscript<Owner: AnyObject>(_enclosingInstance owner: Owner,
+                                              wrapped wrapped: ReferenceWritableKeyPath<Owner, Value>,
+                                              storage storage: ReferenceWritableKeyPath<Owner, Attribute<Value>>) -> Value {
+        get {
+            var link = owner[keyPath: storage].link
+            var slot = owner[keyPath: storage].slot
+            let value = owner[keyPath: storage].value
+            if link == nil, ModelBacking.attachIfModel(owner) {
+                link = owner[keyPath: storage].link
+                slot = owner[keyPath: storage].slot
             }
-            preconditionFailure("\(backing.entity?.name ?? "A model"): a persisted property of type \(Value.self) was read before it was set. Set every persisted property in an initializer or give it a default value.")
+            guard let link else {
+                if let value { return value }
+                ModelBacking.unset(Value.self, in: owner)
+            }
+            link._withUnsafeGuaranteedRef { $0.observe(slot) }
+            if let value { return value }
+            return link._withUnsafeGuaranteedRef { $0.missingValue(slot) }
         }
-        preconditionFailure("A persisted property of type \(Value.self) was read before it was set. Set every persisted property of a model in its initializers or give it a default value.")
+        set {
+            let link = owner[keyPath: storage].link
+            let slot = owner[keyPath: storage].slot
+            owner[keyPath: storage].value = newValue
+            if let link { link._withUnsafeGuaranteedRef { $0.didSet(slot) } }
+        }
     }
 }
 
 extension Attribute: AttributeStorage {
-    static var valueType: Any.Type { Value.self }
-    static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> AnyProperty {
-        try Property<Value>(named: name, offset: offset, index: index, declaration: declaration)
+    static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> PersistedProperty {
+        let access: AttributeAccess
+        do { access = try StoredValues.access(for: Value.self) } catch let problem as SchemaProblem {
+            throw SchemaProblem("\(name): \(problem.message)")
+        }
+        return AttributeProperty(name: name, offset: offset, index: index, declaration: declaration, access: access,
+                                 link: StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
     }
-    var hasValue: Bool { value != nil }
     var attributeDeclaration: AttributeDeclaration { declaration }
 }
 
 /// What schema discovery needs from an `Attribute<Value>` it finds in a model's fields.
 protocol AttributeStorage {
-    static var valueType: Any.Type { get }
-    static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> AnyProperty
-    var hasValue: Bool { get }
+    static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> PersistedProperty
     var attributeDeclaration: AttributeDeclaration { get }
 }
-
-/// Marks a stored property of a model that is never persisted. Same as SwiftData's `@Transient`.
-@propertyWrapper
-public struct Transient<Value> {
-    public var wrappedValue: Value
-    public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
-}
-
-/// Marks fields of model classes that schema discovery skips.
-protocol TransientStorage {}
-extension Transient: TransientStorage {}

@@ -1,49 +1,89 @@
+@_spi(Reflection) import Swift
 import Foundation
 import Synchronization
 import StrataEngine
 
 /// What Strata knows about one model class: its persisted properties, unique constraints and
-/// indexes, discovered from the class itself (an `init()` instance and its property wrappers).
+/// indexes, discovered from the class itself (an `init()` instance and its property wrappers),
+/// and where an object keeps its backing.
 final class Entity: @unchecked Sendable {
     let name: String
     let type: any PersistentModel.Type
-    let properties: [AnyProperty]
+    let properties: [PersistedProperty]
     /// The relationship properties (also in `properties`).
     let relationships: [RelationshipProperty]
     /// The `.externalStorage` attributes.
-    let externals: [AnyProperty]
+    let externals: [AttributeProperty]
     /// Predicates and sorts that fall back to objects use registered ones (relationships and
     /// external values load through the context).
     let needsRegisteredObjects: Bool
     let propertyIndex: [String: Int]
     /// Unique constraints (single `.unique` attributes and `uniqueConstraints`), as property indexes.
-    let uniqueGroups: [[Int]]
+    private(set) var uniqueGroups: [[Int]] = []
     /// Secondary indexes from `static var indexes`, as property indexes.
-    let indexGroups: [[Int]]
+    private(set) var indexGroups: [[Int]] = []
+    /// The `@Transient` storages, which take part in observation (slots after the persisted ones).
+    private let transients: [(offset: Int, link: StorageLink)]
+    /// The key path observers of each slot are registered under (see `ModelBacking.observe`).
+    let observationKeyPaths: [KeyPath<ModelBacking, Int>]
     private let makeInstance: () -> AnyObject
-    private let probe: KeyPathProber
+    private var prober: KeyPathProber!
 
     init<T: PersistentModel>(_ type: T.Type) throws {
         let name = String(describing: T.self)
         self.name = name
         self.type = type
         self.makeInstance = { T() }
+        let (properties, transients) = try Entity.discoverFields(of: T.self, name: name)
+        self.properties = properties
+        self.transients = transients
+        self.relationships = properties.compactMap { $0 as? RelationshipProperty }
+        self.externals = properties.compactMap { $0 as? AttributeProperty }.filter(\.isExternal)
+        self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
+        self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
+        self.observationKeyPaths = (0..<(properties.count + transients.count)).map { \ModelBacking.[observed: $0] }
+        let prober = KeyPathProber(T.self, entity: self)
+        self.prober = prober
+        func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
+            try declared.map { group in
+                try group.map { kp in
+                    guard let p = prober.property(for: kp) else {
+                        throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
+                    }
+                    return p
+                }
+            }.filter { !$0.isEmpty }
+        }
+        var unique: [[Int]] = properties.filter(\.isUnique).map { [$0.index] }
+        for group in try groups(T.uniqueConstraints, "uniqueConstraints") where !unique.contains(group) { unique.append(group) }
+        var indexes: [[Int]] = []
+        for group in try groups(T.indexes, "indexes") where !indexes.contains(group) && !unique.contains(group) { indexes.append(group) }
+        self.uniqueGroups = unique
+        self.indexGroups = indexes
+    }
+
+    /// The persisted properties and the transient storages of a model class, in field order.
+    private static func discoverFields<T: PersistentModel>(of type: T.Type, name: String) throws
+        -> ([PersistedProperty], [(offset: Int, link: StorageLink)]) {
         let sample = T()
-        var properties: [AnyProperty] = []
+        var properties: [PersistedProperty] = []
+        var transients: [(offset: Int, link: StorageLink)] = []
         for field in FieldReflection.fields(of: T.self) {
+            let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
+            if let observed = field.type as? ObservedTransientStorage.Type {
+                transients.append((field.offset, observed.storageLink))
+                continue
+            }
             if field.type is TransientStorage.Type { continue }
             if let relationship = field.type as? RelationshipStorage.Type {
-                let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-                let declaration = Entity.relationshipDeclaration(of: relationship, in: sample, offset: field.offset)
+                let declaration = FieldReflection.read(relationship, in: sample, at: field.offset) { $0.relationshipDeclaration }
                 properties.append(relationship.makeRelationship(name: propertyName, offset: field.offset, index: properties.count, declaration: declaration))
                 continue
             }
             guard let storage = field.type as? AttributeStorage.Type else {
-                let shown = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-                throw StrataError.schema("\(name).\(shown) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
+                throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
             }
-            let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-            let declaration = Entity.declaration(of: storage, in: sample, offset: field.offset)
+            let declaration = FieldReflection.read(storage, in: sample, at: field.offset) { $0.attributeDeclaration }
             do {
                 properties.append(try storage.makeProperty(name: propertyName, offset: field.offset, index: properties.count, declaration: declaration))
             } catch let problem as SchemaProblem {
@@ -53,59 +93,44 @@ final class Entity: @unchecked Sendable {
         guard !properties.isEmpty else {
             throw StrataError.schema("\(name) has no @Attribute or @Relationship property; a model needs at least one persisted property.")
         }
-        self.properties = properties
-        self.relationships = properties.compactMap { $0 as? RelationshipProperty }
-        self.externals = properties.filter(\.isExternal)
-        self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
-        self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
-        let prober = KeyPathProber(T.self, properties: properties)
-        self.probe = prober
-        var unique: [[Int]] = properties.filter(\.isUnique).map { [$0.index] }
-        for group in T.uniqueConstraints {
-            let indexes = try group.map { kp -> Int in
-                guard let p = prober.property(for: kp) else {
-                    throw StrataError.schema("\(name).uniqueConstraints names a key path that is not an @Attribute property of \(name).")
-                }
-                return p
-            }
-            if !indexes.isEmpty && !unique.contains(indexes) { unique.append(indexes) }
-        }
-        var indexGroups: [[Int]] = []
-        for group in T.indexes {
-            let indexes = try group.map { kp -> Int in
-                guard let p = prober.property(for: kp) else {
-                    throw StrataError.schema("\(name).indexes names a key path that is not an @Attribute property of \(name).")
-                }
-                return p
-            }
-            if !indexes.isEmpty && !indexGroups.contains(indexes) && !unique.contains(indexes) { indexGroups.append(indexes) }
-        }
-        self.uniqueGroups = unique
-        self.indexGroups = indexGroups
-    }
-
-    private static func relationshipDeclaration(of storage: RelationshipStorage.Type, in object: AnyObject, offset: Int) -> RelationshipDeclaration {
-        func read<S: RelationshipStorage>(_: S.Type) -> RelationshipDeclaration {
-            UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-                .advanced(by: offset).assumingMemoryBound(to: S.self).pointee.relationshipDeclaration
-        }
-        return read(storage)
-    }
-
-    private static func declaration(of storage: AttributeStorage.Type, in object: AnyObject, offset: Int) -> AttributeDeclaration {
-        func read<S: AttributeStorage>(_: S.Type) -> AttributeDeclaration {
-            UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-                .advanced(by: offset).assumingMemoryBound(to: S.self).pointee.attributeDeclaration
-        }
-        return read(storage)
+        return (properties, transients)
     }
 
     /// A new, empty instance (the model's `init()`).
     func newInstance() -> AnyObject { makeInstance() }
 
+    // MARK: Backings
+
+    /// Links every property storage of `object` to `backing`; its first persisted property
+    /// keeps `backing` alive.
+    func attach(_ backing: ModelBacking, to object: AnyObject) {
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let link = Unmanaged.passUnretained(backing)
+        for property in properties { property.writeLink(link, into: base) }
+        properties[0].keeperSlot(base).pointee = backing
+        for (i, transient) in transients.enumerated() {
+            let storage = base.advanced(by: transient.offset)
+            storage.advanced(by: transient.link.link).assumingMemoryBound(to: Unmanaged<ModelBacking>?.self).pointee = link
+            storage.advanced(by: transient.link.slot).assumingMemoryBound(to: Int32.self).pointee = Int32(properties.count + i)
+        }
+    }
+
+    /// The backing of an object of this model, if it has one.
+    @inline(__always)
+    func backing(of object: AnyObject) -> ModelBacking? {
+        properties[0].keeperSlot(UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())).pointee
+    }
+
+    /// The relationship at property index `index`.
+    func relationship(at index: Int) -> RelationshipProperty {
+        unsafeDowncast(properties[index], to: RelationshipProperty.self)
+    }
+
+    // MARK: Key paths and keys
+
     /// The property a key path of this model reads, if it is one property's own key path.
-    func property(for keyPath: AnyKeyPath) -> AnyProperty? {
-        probe.property(for: keyPath).map { properties[$0] }
+    func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
+        prober.property(for: keyPath).map { properties[$0] }
     }
 
     /// The engine's name for a unique constraint's index.
@@ -114,67 +139,48 @@ final class Entity: @unchecked Sendable {
 
     /// The index key of a group of properties for an object.
     func key(of group: [Int], object: AnyObject) -> [UInt8] {
-        if group.count == 1 { return properties[group[0]].indexKey(of: object) }
-        return group.reduce(into: []) { $0 += properties[$1].indexKey(of: object) }
+        var key: [UInt8] = []
+        for p in group { properties[p].appendKey(of: object, to: &key) }
+        return key
+    }
+
+    /// The index key of a group of properties for a stored record.
+    func key(of group: [Int], view: RecordView) throws -> [UInt8] {
+        var key: [UInt8] = []
+        for p in group { try properties[p].appendKey(ofField: try view.field(p), to: &key) }
+        return key
     }
 }
 
-/// Maps key paths to properties by reading them on a probe instance whose attribute storages
-/// are empty and marked: the getter's slow path records which property was read. The answer is
-/// then checked by writing two distinct marker values into that property and reading them
-/// back through the key path, so a computed property is never taken for a stored one.
-final class KeyPathProber: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cache: [AnyKeyPath: Int?] = [:]
-    private let session = ProbeSession()
-    private let probe: AnyObject
-    private let properties: [AnyProperty]
-    private let apply: (AnyKeyPath) -> Any?
-
-    init<T: PersistentModel>(_ type: T.Type, properties: [AnyProperty]) {
-        let probe = T()
-        let session = self.session
-        for p in properties {
-            p.clearValue(of: probe)
-            p.setBacking(ModelBacking(probeIndex: p.index, session: session), of: probe)
-        }
-        self.probe = probe
-        self.properties = properties
-        apply = { keyPath in
-            guard let kp = keyPath as? PartialKeyPath<T> else { return nil }
-            return probe[keyPath: kp]
-        }
+/// The fields of a class and its model superclasses, as the runtime reports them.
+enum FieldReflection {
+    struct Field {
+        let name: String
+        let offset: Int
+        let type: Any.Type
     }
 
-    func property(for keyPath: AnyKeyPath) -> Int? {
-        lock.withLock {
-            if let known = cache[keyPath] { return known }
-            session.hits.removeAll()
-            _ = apply(keyPath)
-            var found: Int? = nil
-            if session.hits.count == 1, let hit = session.hits.first {
-                let property = properties[hit]
-                if let relationship = property as? RelationshipProperty {
-                    // Relationships have no marker values: the key path's type must be the property's.
-                    let confirmed = type(of: keyPath).valueType == relationship.declaredValueType
-                    cache[keyPath] = .some(confirmed ? hit : nil)
-                    return confirmed ? hit : nil
+    /// Fields of `type` and of its superclasses, base class first.
+    static func fields(of type: AnyClass) -> [Field] {
+        var chain: [AnyClass] = [type]
+        while let superclass = _getSuperclass(chain[chain.count - 1]) { chain.append(superclass) }
+        var fields: [Field] = []
+        var seen = Set<Int>()
+        // Some runtimes list inherited fields with a subclass, some do not: walk the chain from
+        // the base and keep each offset once.
+        for cls in chain.reversed() {
+            _ = _forEachField(of: cls, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+                if seen.insert(offset).inserted {
+                    fields.append(Field(name: String(cString: name), offset: offset, type: fieldType))
                 }
-                var confirmed = type(of: keyPath).valueType == property.valueType
-                for variant in 0..<2 where confirmed {
-                    guard property.setMarker(variant, on: probe), let read = apply(keyPath) else { confirmed = false; break }
-                    confirmed = property.isMarker(variant, read)
-                }
-                property.clearValue(of: probe)
-                if confirmed { found = hit }
+                return true
             }
-            cache[keyPath] = .some(found)
-            return found
         }
+        return fields.sorted { $0.offset < $1.offset }
     }
-}
 
-/// Where a probe's getters record what was read.
-final class ProbeSession: @unchecked Sendable {
-    var hits: [Int] = []
+    /// Reads something from the storage of type `S` at `offset` in `object`.
+    static func read<S, R>(_ type: S.Type, in object: AnyObject, at offset: Int, _ body: (S) -> R) -> R {
+        body(UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()).advanced(by: offset).assumingMemoryBound(to: S.self).pointee)
+    }
 }

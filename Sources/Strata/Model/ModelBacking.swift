@@ -1,8 +1,12 @@
 import Foundation
+import Observation
 import StrataEngine
 
-/// The bookkeeping of one registered object: its context, row and state. Every `@Attribute`
-/// storage of the object points to it; it goes away with the object, and then unregisters it.
+/// The one bookkeeping object of a model object: its model (entity), row, state and context,
+/// its observation registrar, and what it holds beside the property storages (the blobs of
+/// external values, the properties a partial fetch left unloaded). Every property storage of
+/// the object links to it without retaining it; the object's first persisted property keeps it
+/// alive, so it lives exactly as long as the object, and unregisters the object when it goes.
 ///
 /// Lifetimes: a registered object keeps its container (and so its store) alive, and an object
 /// without unsaved changes also keeps its context alive, so that it reads its relationships
@@ -12,69 +16,119 @@ import StrataEngine
 /// relationships through a context of the container made for them (`readingContext`).
 @usableFromInline
 final class ModelBacking {
-    enum Status { case inserted, persisted, deleted, detached }
+    enum Status {
+        /// In no context: new, rolled back, saved as deleted, or made only to evaluate a predicate.
+        case detached
+        case inserted, persisted, deleted
+    }
 
-    let entity: Entity?
+    /// The object (not retained: it retains this backing).
+    unowned(unsafe) let object: AnyObject
+    let entity: Entity
     var rowID: RowID
+    /// The store the row is in (nil until the object is inserted).
+    private(set) var handle: StoreHandle?
     weak var context: ModelContext? { didSet { updateAnchor() } }
     var status: Status { didSet { updateAnchor() } }
     /// A persisted object whose properties were set since it was loaded or saved.
     var isChanged = false { didSet { updateAnchor() } }
+    /// A deleted object that was inserted in the same unsaved session.
+    var wasInserted = false
     /// The context, held strongly while it does not hold the object (see above).
     private var contextAnchor: ModelContext?
     /// The container of the context the object was registered in.
     private(set) var container: ModelContainer?
-    /// A deleted object that was inserted in the same unsaved session.
-    var wasInserted = false
-    let storeIdentifier: String?
-    /// For the key-path probe only: which property this storage is, and where to record reads.
-    let probeIndex: Int
-    private let session: ProbeSession?
+    private var orphanReader: ModelContext?
 
-    init(entity: Entity, rowID: RowID, context: ModelContext, status: Status, storeIdentifier: String?) {
+    /// Made on the first observed read.
+    var registrar: ObservationRegistrar?
+    /// For `.externalStorage` attributes: the blob each stored value is in, by property index,
+    /// and the values read from blobs so far.
+    var externalBlobs: [Int: UInt64] = [:]
+    var externalCache: [Int: Any] = [:]
+    /// Properties a partial fetch (`propertiesToFetch`) did not load; they load on first access.
+    var unloaded: Set<Int>? = nil
+    /// For the key-path probe only: where reads are recorded.
+    let probe: ProbeSession?
+    /// False for objects made only to evaluate a predicate or a sort: nobody observes them.
+    let isObserved: Bool
+
+    /// A backing for an object that is in no context yet.
+    init(object: AnyObject, entity: Entity) {
+        self.object = object
         self.entity = entity
-        self.rowID = rowID
+        self.rowID = 0
+        self.status = .detached
+        self.probe = nil
+        self.isObserved = true
+    }
+
+    /// A backing that only names a stored row, for an object made to evaluate a predicate or a
+    /// sort on a record: `persistentModelID` is the row's, and nothing of it is registered,
+    /// tracked or saved.
+    init(object: AnyObject, entity: Entity, identityOf row: RowID, handle: StoreHandle?) {
+        self.object = object
+        self.entity = entity
+        self.rowID = row
+        self.handle = handle
+        self.status = .detached
+        self.probe = nil
+        self.isObserved = false
+    }
+
+    /// A backing for an object made from a stored record, registered in `context`.
+    init(object: AnyObject, entity: Entity, row: RowID, handle: StoreHandle, context: ModelContext) {
+        self.object = object
+        self.entity = entity
+        self.rowID = row
+        self.handle = handle
+        self.status = .persisted
         self.context = context
-        self.status = status
-        self.storeIdentifier = storeIdentifier
-        self.probeIndex = -1
-        self.session = nil
         self.container = context.container
+        self.probe = nil
+        self.isObserved = true
         updateAnchor()
     }
 
-    /// A backing that only names a stored row (entity, row, store), for an object made to
-    /// evaluate a predicate or a sort on a record: `persistentModelID` is the row's, and
-    /// nothing of it is registered, tracked or saved.
-    init(identityOf row: RowID, entity: Entity, storeIdentifier: String?) {
+    init(probeOf object: AnyObject, entity: Entity, session: ProbeSession) {
+        self.object = object
         self.entity = entity
-        self.rowID = row
-        self.status = .detached
-        self.storeIdentifier = storeIdentifier
-        self.probeIndex = -1
-        self.session = nil
-    }
-
-    init(probeIndex: Int, session: ProbeSession) {
-        self.entity = nil
         self.rowID = 0
         self.status = .detached
-        self.storeIdentifier = nil
-        self.probeIndex = probeIndex
-        self.session = session
+        self.probe = session
+        self.isObserved = false
     }
 
     deinit {
-        if probeIndex < 0, let context {
-            context.objectWentAway(self)
-        }
+        if probe == nil, let context { context.unregister(self) }
     }
 
+    /// Makes the object a member of `context`: its row in `handle`'s store and its state.
+    func register(in context: ModelContext, row: RowID, handle: StoreHandle, status: Status) {
+        rowID = row
+        self.handle = handle
+        container = context.container
+        isChanged = false
+        wasInserted = false
+        self.status = status
+        self.context = context
+    }
+
+    /// Takes the object out of its context (rolled back, or saved as deleted).
+    func detach() {
+        status = .detached
+        context = nil
+        isChanged = false
+    }
+
+    /// The store's identifier, for `persistentModelID`.
+    var storeIdentifier: String? { handle?.identifier }
+
     private func updateAnchor() {
-        guard probeIndex < 0 else { return }
+        guard probe == nil else { return }
         if status == .detached || context == nil {
             contextAnchor = nil
-            if status == .detached { container = nil }
+            if status == .detached { container = nil; orphanReader = nil }
             return
         }
         contextAnchor = status == .persisted && !isChanged ? context : nil
@@ -90,41 +144,19 @@ final class ModelBacking {
         orphanReader = made
         return made
     }
-    private var orphanReader: ModelContext?
 
-    /// The object whose storages point here (set when it is registered).
-    unowned(unsafe) var object: AnyObject?
-
-    /// External-storage values loaded so far, by blob id.
-    var externalCache: [UInt64: Any] = [:]
-    /// For an object loaded with external values not read yet: its store, so that they can be
-    /// read even after the context is gone (the store stays open while such objects live).
-    var externalStore: StoreHandle?
-
-    /// Loads (once) the value of an `.externalStorage` attribute from its blob.
-    @usableFromInline
-    func loadExternal<Value>(_ blob: UInt64) -> Value? {
-        // (Look the entry up first: `nil as? Optional<T>` succeeds, with nil.)
-        if let entry = externalCache[blob], let cached = entry as? Value { return cached }
-        guard let entity, let handle = externalStore ?? context?.container.location(ofEntityNamed: entity.name)?.0,
-              let value: Value = ModelContext.loadExternal(blob, from: handle) else { return nil }
-        externalCache[blob] = value
-        return value
-    }
-
-    func recordProbe() {
-        session?.hits.append(probeIndex)
-    }
-
-    /// Called by a setter before it changes a value.
-    @usableFromInline
-    func willChange() {
+    /// Marks a persisted object changed (a setter, or a relationship's other side).
+    func markChanged() {
         guard status == .persisted, !isChanged else { return }
         // The context may be held only by this object's anchor, which the change drops: keep
         // it alive until it has taken the object into its changes.
         let context = self.context
         isChanged = true
-        if let object { context?.objectDidChange(object, self) }
+        context?.objectDidChange(object, self)
     }
+}
 
+/// Where a probe's getters record what was read.
+final class ProbeSession: @unchecked Sendable {
+    var hits: [Int] = []
 }

@@ -27,67 +27,14 @@ struct RelationshipDeclaration {
 
 /// One related object as a relationship holds it: a row of the context, or an object not yet
 /// inserted into any context (it is inserted along with its owner).
+@usableFromInline
 enum RelatedReference {
     case row(RowID)
     case object(AnyObject)
 }
 
-/// The value types a relationship may have: an optional model (to-one), an array of models
-/// (to-many), or an optional array of models (to-many, as CloudKit-ready SwiftData models
-/// declare them: `var animals: [Animal]? = []`).
-public protocol RelationshipValue {
-    /// The related model class.
-    static var relatedType: any PersistentModel.Type { get }
-    /// True for a to-many relationship.
-    static var isToMany: Bool { get }
-    /// The related objects.
-    var relatedObjects: [AnyObject] { get }
-    /// A value holding `objects` (for a to-one: the first, or nil).
-    static func relationshipValue(_ objects: [AnyObject]) -> Self
-}
-
-/// What an optional relationship may wrap: a model (a to-one relationship) or an array of
-/// models (an optional to-many one). `PersistentModel` refines it; nobody else conforms.
-public protocol OptionalRelationshipWrapped {
-    static var _relatedType: any PersistentModel.Type { get }
-    static var _isToMany: Bool { get }
-    var _relatedObjects: [AnyObject] { get }
-    /// The value a relationship holding `objects` has (for a to-one: the first, or nil).
-    static func _relationshipValue(_ objects: [AnyObject]) -> Self?
-}
-
-extension PersistentModel {
-    public static var _relatedType: any PersistentModel.Type { Self.self }
-    public static var _isToMany: Bool { false }
-    public var _relatedObjects: [AnyObject] { [self] }
-    public static func _relationshipValue(_ objects: [AnyObject]) -> Self? { objects.first as? Self }
-}
-
-extension Array: OptionalRelationshipWrapped where Element: PersistentModel {
-    public static var _relatedType: any PersistentModel.Type { Element.self }
-    public static var _isToMany: Bool { true }
-    public var _relatedObjects: [AnyObject] { map { $0 as AnyObject } }
-    /// An optional to-many reads as an array, empty when it holds nothing (the store keeps
-    /// no difference between nil and empty).
-    public static func _relationshipValue(_ objects: [AnyObject]) -> Self? { objects.compactMap { $0 as? Element } }
-}
-
-extension Optional: RelationshipValue where Wrapped: OptionalRelationshipWrapped {
-    public static var relatedType: any PersistentModel.Type { Wrapped._relatedType }
-    public static var isToMany: Bool { Wrapped._isToMany }
-    public var relatedObjects: [AnyObject] { self?._relatedObjects ?? [] }
-    public static func relationshipValue(_ objects: [AnyObject]) -> Self { Wrapped._relationshipValue(objects) }
-}
-
-extension Array: RelationshipValue where Element: PersistentModel {
-    public static var relatedType: any PersistentModel.Type { Element.self }
-    public static var isToMany: Bool { true }
-    public var relatedObjects: [AnyObject] { map { $0 as AnyObject } }
-    public static func relationshipValue(_ objects: [AnyObject]) -> Self { objects.compactMap { $0 as? Element } }
-}
-
-/// Marks a property of a model that refers to other models: to-one (`Model?`) or to-many
-/// (`[Model]`). Same as SwiftData's `@Relationship`.
+/// Marks a property of a model that refers to other models: to-one (`Model?`), to-many
+/// (`[Model]`) or optional to-many (`[Model]?`). Same as SwiftData's `@Relationship`.
 ///
 /// ```swift
 /// final class Trip: PersistentModel {
@@ -98,13 +45,17 @@ extension Array: RelationshipValue where Element: PersistentModel {
 /// ```
 /// Setting either side of a relationship whose objects are in a context updates the other side
 /// at once, with or without `inverse:` (Strata finds the inverse when the related model has
-/// exactly one relationship back). Related objects load on first access. A to-many
-/// relationship keeps the order it was given, across saves and reopens (SwiftData does not).
+/// exactly one relationship back), and notifies the observers of both sides. Related objects
+/// load on first access. A to-many relationship keeps the order it was given, across saves and
+/// reopens (SwiftData does not).
 @propertyWrapper
 public struct Relationship<Value: RelationshipValue> {
-    var references: [RelatedReference]?
-    var backing: ModelBacking?
-    var property: RelationshipProperty?
+    @usableFromInline var references: [RelatedReference]?
+    /// The object's backing (unretained), and this property's slot in it.
+    @usableFromInline var link: Unmanaged<ModelBacking>? = nil
+    @usableFromInline var slot: Int32 = 0
+    /// The backing, retained: set in an object's first persisted property only.
+    @usableFromInline var keeper: ModelBacking? = nil
     let declaration: RelationshipDeclaration
 
     /// A relationship without options; give it a value in an initializer or a default.
@@ -141,59 +92,50 @@ public struct Relationship<Value: RelationshipValue> {
         set { preconditionFailure("unavailable") }
     }
 
-    public static subscript<EnclosingSelf: AnyObject>(
-        _enclosingInstance owner: EnclosingSelf,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Relationship<Value>>
-    ) -> Value {
+    public static subscript<Owner: AnyObject>(_enclosingInstance owner: Owner,
+                                              wrapped wrapped: ReferenceWritableKeyPath<Owner, Value>,
+                                              storage storage: ReferenceWritableKeyPath<Owner, Relationship<Value>>) -> Value {
         get {
-            let storage = owner[keyPath: storageKeyPath]
-            guard let references = storage.references else { return storage.unsetValue() }
-            return Value.relationshipValue(storage.resolve(references))
+            var link = owner[keyPath: storage].link
+            var slot = owner[keyPath: storage].slot
+            if link == nil, ModelBacking.attachIfModel(owner) {
+                link = owner[keyPath: storage].link
+                slot = owner[keyPath: storage].slot
+            }
+            guard let link else {
+                // Not a model Strata can discover (or while it is being discovered): what it was given.
+                guard let references = owner[keyPath: storage].references else { ModelBacking.unset(Value.self, in: owner) }
+                return Value.relationshipValue(references.compactMap { if case .object(let o) = $0 { o } else { nil } })
+            }
+            return link._withUnsafeGuaranteedRef { $0.relationshipValue(slot) }
         }
         set {
-            let storage = owner[keyPath: storageKeyPath]
-            if let backing = storage.backing, backing.probeIndex >= 0 { return }
-            if let entity = EntityRegistry.shared.entity(forClassOf: owner),
-               let property = storage.property ?? entity.property(for: wrappedKeyPath) as? RelationshipProperty {
-                property.assign(newValue.relatedObjects, to: owner, ownerEntity: entity)
-            } else {
-                // A model no container has seen yet: keep the objects; insert links them up.
-                owner[keyPath: storageKeyPath].references = newValue.relatedObjects.map { .object($0) }
+            var link = owner[keyPath: storage].link
+            var slot = owner[keyPath: storage].slot
+            if link == nil, ModelBacking.attachIfModel(owner) {
+                link = owner[keyPath: storage].link
+                slot = owner[keyPath: storage].slot
             }
-        }
-    }
-
-    private func resolve(_ references: [RelatedReference]) -> [AnyObject] {
-        references.compactMap { reference in
-            switch reference {
-            case .object(let o): return o
-            case .row(let row): return property.flatMap { p in backing?.readingContext?.relatedObject(p.targetEntity, row) }
+            guard let link else {
+                owner[keyPath: storage].references = newValue.relatedObjects.map { .object($0) }
+                return
             }
+            link._withUnsafeGuaranteedRef { $0.assignRelationship(slot, newValue.relatedObjects) }
         }
-    }
-
-    @inline(never)
-    func unsetValue() -> Value {
-        if let backing, backing.probeIndex >= 0 {
-            backing.recordProbe()
-            return Value.relationshipValue([])
-        }
-        preconditionFailure("A relationship of type \(Value.self) was read before it was set. Give it a default value (= nil or = []) or set it in the initializer.")
     }
 }
 
 extension Relationship: RelationshipStorage {
-    static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> AnyProperty {
-        RelationshipProperty(name: name, offset: offset, index: index, relationship: declaration,
-                             storage: RelationshipStorageAccess<Value>.self)
+    static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> PersistedProperty {
+        RelationshipProperty(name: name, offset: offset, index: index, relationship: declaration, valueType: Value.self,
+                             referencesOffset: MemoryLayout<Relationship<Value>>.offset(of: \Relationship<Value>.references) ?? 0,
+                             link: StorageLink(Relationship<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
     }
     var relationshipDeclaration: RelationshipDeclaration { declaration }
-    var hasReferences: Bool { references != nil }
 }
 
 /// What schema discovery needs from a `Relationship<Value>` field.
 protocol RelationshipStorage {
-    static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> AnyProperty
+    static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> PersistedProperty
     var relationshipDeclaration: RelationshipDeclaration { get }
 }

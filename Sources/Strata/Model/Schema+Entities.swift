@@ -107,7 +107,7 @@ extension Schema {
         public let isOptional: Bool
         public var isUnique: Bool { options.contains(.unique) }
 
-        init(_ property: AnyProperty) {
+        init(_ property: PersistedProperty) {
             name = property.name
             originalName = property.declaration.originalName ?? property.name
             options = AttributeOption.all.filter { property.declaration.has($0) }

@@ -2,11 +2,19 @@ import Foundation
 import StrataEngine
 
 // The query planner's first half: turning Foundation's predicate expression tree into a
-// closure that evaluates it on an encoded record, without making an object. One small
+// function that evaluates it on an encoded record, without making an object. One small
 // conformance per `PredicateExpressions` type (as swift-foundation's NSPredicate conversion
 // does). A tree with any node that has no conformance is evaluated the slow way instead:
-// `Predicate.evaluate` on an object decoded from the record. Either way, the answer is
+// `Predicate.evaluate` on an object made from the record. Either way, the answer is
 // Foundation's.
+//
+// A tree is compiled once per shape (QueryShape.swift): the compiled plan of a node is a
+// function from a node of the same shape, with any constants, to the record function with
+// those constants bound. Key paths are looked up and fast paths chosen when compiling; binding
+// reads the constants and makes the closures.
+
+/// A function of a record.
+typealias RowFunction<Output> = (RecordView) throws -> Output
 
 /// Compiles predicate expressions over one entity's records.
 final class RowCompiler {
@@ -21,39 +29,56 @@ final class RowCompiler {
         self.identifierKeyPath = \T.persistentModelID
     }
 
+    /// The plan of `expression`: from a node of its shape to a function of a record; nil if
+    /// some part has no record function.
+    func compile<E: PredicateExpression>(_ expression: E) -> ((E) -> RowFunction<E.Output>)? {
+        guard let evaluable = expression as? any RowEvaluable else { return nil }
+        return open(evaluable) as? (E) -> RowFunction<E.Output>
+    }
+
+    private func open<R: RowEvaluable>(_ r: R) -> Any? {
+        guard let plan = r.rowPlan(self) else { return nil }
+        return plan
+    }
+
     /// True if `expression` is the input's `persistentModelID`.
     func isIdentifier<E: PredicateExpression>(_ expression: E) -> Bool {
         (expression as? any InputKeyPath)?.isIdentifier(self) ?? false
     }
 
-    /// A closure computing `expression` from a record, or nil if some part cannot.
-    func compile<E: PredicateExpression>(_ expression: E) -> ((RecordView) throws -> E.Output)? {
-        guard let evaluable = expression as? any RowEvaluable else { return nil }
-        return open(evaluable) as? (RecordView) throws -> E.Output
-    }
-
-    private func open<R: RowEvaluable>(_ r: R) -> Any? {
-        guard let f = r.rowFunction(self) else { return nil }
-        return f
-    }
-
     /// The property that `expression` reads directly from the predicate's input, if any.
-    func inputProperty<E: PredicateExpression>(_ expression: E) -> AnyProperty? {
+    func inputProperty<E: PredicateExpression>(_ expression: E) -> PersistedProperty? {
         (expression as? any InputKeyPath)?.inputProperty(self)
     }
 
-    /// The constant value of `expression`, if it is one.
-    func constant<E: PredicateExpression>(_ expression: E) -> Any?? {
+    /// True when `expression` is a constant (its value is bound at execution).
+    func isConstant<E: PredicateExpression>(_ expression: E) -> Bool { expression is any ConstantExpression }
+
+    /// The value of a constant expression (nil: not a constant; `.some(nil)`: the constant nil).
+    static func constant<E: PredicateExpression>(_ expression: E) -> Any?? {
         (expression as? any ConstantExpression).map { $0.constantValue }
+    }
+
+    /// The fast path of `lhs op rhs` when one side reads a stored property and the other is a
+    /// constant: bound to a test on the field's bytes when the constant has a fast path.
+    func scalarPlan<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, _ rhs: R, _ op: ComparisonOperator) -> ((L, R) -> RowTest?)? {
+        if let property = inputProperty(lhs), isConstant(rhs) {
+            return { _, r in RowCompiler.constant(r).flatMap { $0 }.flatMap { property.scalarTest($0, op) } }
+        }
+        if let property = inputProperty(rhs), isConstant(lhs) {
+            return { l, _ in RowCompiler.constant(l).flatMap { $0 }.flatMap { property.scalarTest($0, op.swapped) } }
+        }
+        return nil
     }
 }
 
 protocol RowEvaluable: PredicateExpression {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)?
+    /// This node's plan, compiled from it once per shape.
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Output>)?
 }
 
 protocol InputKeyPath {
-    func inputProperty(_ c: RowCompiler) -> AnyProperty?
+    func inputProperty(_ c: RowCompiler) -> PersistedProperty?
     func isIdentifier(_ c: RowCompiler) -> Bool
 }
 
@@ -61,17 +86,18 @@ protocol ConstantExpression {
     var constantValue: Any? { get }
 }
 
-
 extension PredicateExpressions.Value: RowEvaluable, ConstantExpression {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
-        let v = value
-        return { _ in v }
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Output>)? {
+        { node in
+            let v = node.value
+            return { _ in v }
+        }
     }
     var constantValue: Any? { value }
 }
 
 extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
-    func inputProperty(_ c: RowCompiler) -> AnyProperty? {
+    func inputProperty(_ c: RowCompiler) -> PersistedProperty? {
         guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input else { return nil }
         return c.entity.property(for: keyPath)
     }
@@ -81,145 +107,102 @@ extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
         return keyPath as AnyKeyPath == c.identifierKeyPath
     }
 
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Output>)? {
         if let property = inputProperty(c) {
-            return property.anyRowReader() as? (RecordView) throws -> Output
+            guard let reader = property.rowReader() as? RowFunction<Output> else { return nil }
+            return { _ in reader }
         }
         guard let base = c.compile(root) else { return nil }
-        let path = keyPath
-        return { try base($0)[keyPath: path] }
+        return { node in
+            let root = base(node.root)
+            let path = node.keyPath
+            return { try root($0)[keyPath: path] }
+        }
     }
 }
 
 extension PredicateExpressions.Equal: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        if let fast = c.scalarComparison(lhs, rhs, .equal) { return fast }
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
+        let scalar = c.scalarPlan(lhs, rhs, .equal)
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { try l($0) == r($0) }
+        return { node in
+            if let fast = scalar?(node.lhs, node.rhs) { return fast }
+            let lf = l(node.lhs), rf = r(node.rhs)
+            return { try lf($0) == rf($0) }
+        }
     }
 }
 
 extension PredicateExpressions.NotEqual: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        if let fast = c.scalarComparison(lhs, rhs, .notEqual) { return fast }
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
+        let scalar = c.scalarPlan(lhs, rhs, .notEqual)
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { try l($0) != r($0) }
+        return { node in
+            if let fast = scalar?(node.lhs, node.rhs) { return fast }
+            let lf = l(node.lhs), rf = r(node.rhs)
+            return { try lf($0) != rf($0) }
+        }
     }
 }
 
 extension PredicateExpressions.Comparison: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        let scalar: ScalarComparison.Operator?
-        switch op {
-        case .lessThan: scalar = .less
-        case .lessThanOrEqual: scalar = .lessOrEqual
-        case .greaterThan: scalar = .greater
-        case .greaterThanOrEqual: scalar = .greaterOrEqual
-        @unknown default: scalar = nil
-        }
-        if let scalar, let fast = c.scalarComparison(lhs, rhs, scalar) { return fast }
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
+        guard let op = ComparisonOperator(op) else { return nil }
+        let scalar = c.scalarPlan(lhs, rhs, op)
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
+        return { node in
+            if let fast = scalar?(node.lhs, node.rhs) { return fast }
+            let lf = l(node.lhs), rf = r(node.rhs)
+            switch op {
+            case .less: return { try lf($0) < rf($0) }
+            case .lessOrEqual: return { try lf($0) <= rf($0) }
+            case .greater: return { try lf($0) > rf($0) }
+            case .greaterOrEqual: return { try lf($0) >= rf($0) }
+            case .equal: return { try lf($0) == rf($0) }
+            case .notEqual: return { try lf($0) != rf($0) }
+            }
+        }
+    }
+}
+
+extension ComparisonOperator {
+    init?(_ op: PredicateExpressions.ComparisonOperator) {
         switch op {
-        case .lessThan: return { try l($0) < r($0) }
-        case .lessThanOrEqual: return { try l($0) <= r($0) }
-        case .greaterThan: return { try l($0) > r($0) }
-        case .greaterThanOrEqual: return { try l($0) >= r($0) }
+        case .lessThan: self = .less
+        case .lessThanOrEqual: self = .lessOrEqual
+        case .greaterThan: self = .greater
+        case .greaterThanOrEqual: self = .greaterOrEqual
         @unknown default: return nil
         }
     }
 }
 
 extension PredicateExpressions.Conjunction: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { try l($0) && r($0) }
-    }
-}
-
-extension PredicateExpressions.Disjunction: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { try l($0) || r($0) }
-    }
-}
-
-extension PredicateExpressions.Negation: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        guard let w = c.compile(wrapped) else { return nil }
-        return { try !w($0) }
-    }
-}
-
-extension PredicateExpressions.Arithmetic: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
-        guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        switch op {
-        case .add: return { try l($0) + r($0) }
-        case .subtract: return { try l($0) - r($0) }
-        case .multiply: return { try l($0) * r($0) }
-        @unknown default: return nil
+        return { node in
+            let lf = l(node.lhs), rf = r(node.rhs)
+            return { try lf($0) && rf($0) }
         }
     }
 }
 
-extension PredicateExpressions.UnaryMinus: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
-        guard let w = c.compile(wrapped) else { return nil }
-        return { try -w($0) }
-    }
-}
-
-extension PredicateExpressions.NilCoalesce: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
+extension PredicateExpressions.Disjunction: RowEvaluable {
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
         guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { try l($0) ?? r($0) }
+        return { node in
+            let lf = l(node.lhs), rf = r(node.rhs)
+            return { try lf($0) || rf($0) }
+        }
     }
 }
 
-extension PredicateExpressions.NilLiteral: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
-        { _ in nil }
-    }
-}
-
-extension PredicateExpressions.Conditional: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
-        guard let t = c.compile(test), let a = c.compile(trueBranch), let b = c.compile(falseBranch) else { return nil }
-        return { try t($0) ? a($0) : b($0) }
-    }
-}
-
-extension PredicateExpressions.SequenceContains: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        guard let s = c.compile(sequence), let e = c.compile(element) else { return nil }
-        return { try s($0).contains(try e($0)) }
-    }
-}
-
-extension PredicateExpressions.SequenceStartsWith: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        guard let b = c.compile(base), let p = c.compile(prefix) else { return nil }
-        return { try b($0).starts(with: try p($0)) }
-    }
-}
-
-extension PredicateExpressions.StringLocalizedStandardContains: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        guard let r = c.compile(root), let o = c.compile(other) else { return nil }
-        return { LocalizedStandard.contains(try r($0), try o($0)) }
-    }
-}
-
-extension PredicateExpressions.CollectionContainsCollection: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Bool)? {
-        guard let b = c.compile(base), let o = c.compile(other) else { return nil }
-        return { try b($0).contains(try o($0)) }
-    }
-}
-
-extension PredicateExpressions.ForcedUnwrap: RowEvaluable {
-    func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {
-        // Foundation throws for nil; the slow path gives exactly its error.
-        nil
+extension PredicateExpressions.Negation: RowEvaluable {
+    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
+        guard let w = c.compile(wrapped) else { return nil }
+        return { node in
+            let wf = w(node.wrapped)
+            return { try !wf($0) }
+        }
     }
 }

@@ -155,13 +155,13 @@ package struct StoredModelSchema: Sendable {
     }
 
     /// The metadata entry that holds the schema.
-    package static let metadataName = StoreHandle.schemaKey
+    package static let metadataName = StoredSchema.metadataKey
 
     package let entities: [Entity]
 
     /// Reads the schema from the JSON of the `strata.schema` metadata entry.
     package init(json bytes: [UInt8]) throws {
-        let stored = try JSONDecoder().decode(StoredSchema.self, from: Data(bytes))
+        let stored = try StoredSchema.decode(bytes, path: "this store")
         let options: [AttributeOption] = [.unique, .externalStorage, .ephemeral, .spotlight, .allowsCloudEncryption, .preserveValueOnDeletion]
         entities = stored.entities.map { e in
             Entity(name: e.name,
@@ -344,35 +344,8 @@ indirect enum StoredType: Sendable {
     }
 
     private static func decodePrimitive(_ name: String, _ raw: UnsafeRawBufferPointer) throws -> JSONValue {
-        func integer<I: FixedWidthInteger>(_: I.Type) throws -> I { try IntegerCodec<I>().decode(raw) }
-        switch name {
-        case "String": return .string(StringCodec().decode(raw))
-        case "Bool": return .bool(try BoolCodec().decode(raw))
-        case "Int": return .integer(Int64(try integer(Int.self)))
-        case "Int8": return .integer(Int64(try integer(Int8.self)))
-        case "Int16": return .integer(Int64(try integer(Int16.self)))
-        case "Int32": return .integer(Int64(try integer(Int32.self)))
-        case "Int64": return .integer(try integer(Int64.self))
-        case "UInt": return .unsigned(UInt64(try integer(UInt.self)))
-        case "UInt8": return .unsigned(UInt64(try integer(UInt8.self)))
-        case "UInt16": return .unsigned(UInt64(try integer(UInt16.self)))
-        case "UInt32": return .unsigned(UInt64(try integer(UInt32.self)))
-        case "UInt64": return .unsigned(try integer(UInt64.self))
-        case "Double": return .double(try DoubleCodec().decode(raw))
-        case "Float": return .double(Double(try FloatCodec().decode(raw)))
-        case "Date": return .string(isoDate(try DateCodec().decode(raw)))
-        case "Data": return .string(Data(raw).base64EncodedString())
-        case "UUID": return .string(try UUIDCodec().decode(raw).uuidString)
-        case "URL": return .string(try URLCodec().decode(raw).absoluteString)
-        case "Decimal":
-            let text = try DecimalCodec().decode(raw).description
-            return Double(text) != nil && !text.contains(where: { $0.isLetter }) ? .number(text) : .string(text)
-        default: throw decodingFailure("an unknown type \(name)")
-        }
-    }
-
-    private static func isoDate(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        guard let decode = StoredValues.dumpDecoder(named: name) else { throw decodingFailure("an unknown type \(name)") }
+        return try decode(raw)
     }
 }
 

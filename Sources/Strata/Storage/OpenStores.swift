@@ -13,7 +13,8 @@ final class OpenStore: @unchecked Sendable {
     /// The registry key (canonical path), or nil for a store that is not shared (in-memory,
     /// or opened through a test's file system).
     let key: String?
-    private let nextRows = Mutex<[String: RowID]>([:])
+    /// Row ids for new objects, unique across every container sharing this store.
+    let rows = RowAllocator()
 
     init(store: Store, key: String?) {
         self.store = store
@@ -23,23 +24,6 @@ final class OpenStore: @unchecked Sendable {
     deinit {
         if let key { OpenStores.shared.forget(key, self) }
         store.close()
-    }
-
-    /// A row id for a new object of `entity`, unique across every context of every container
-    /// sharing this store. `first` gives the collection's next row id the first time.
-    func allocateRow(_ entity: Entity) -> RowID {
-        nextRows.withLock { rows in
-            let row = rows[entity.name, default: 1]
-            rows[entity.name] = row + 1
-            return row
-        }
-    }
-
-    /// Starts row allocation for entities this store has not allocated for yet.
-    func startRows(_ first: [String: RowID]) {
-        nextRows.withLock { rows in
-            for (name, row) in first where rows[name] == nil { rows[name] = row }
-        }
     }
 }
 
@@ -76,6 +60,30 @@ final class OpenStores: Sendable {
     fileprivate func forget(_ key: String, _ store: OpenStore) {
         entries.withLock { entries in
             if let entry = entries[key], entry.store == nil || entry.store === store { entries.removeValue(forKey: key) }
+        }
+    }
+}
+
+/// Hands out row ids for new objects, per model, starting from each collection's next row id.
+@_spi(StorageBackend)
+public final class RowAllocator: Sendable {
+    private let next = Mutex<[String: RowID]>([:])
+
+    public init() {}
+
+    /// A row id for a new object of the model named `name`.
+    public func allocate(_ name: String) -> RowID {
+        next.withLock { rows in
+            let row = rows[name, default: 1]
+            rows[name] = row + 1
+            return row
+        }
+    }
+
+    /// Starts allocation for models this allocator has not allocated for yet.
+    public func start(_ first: [String: RowID]) {
+        next.withLock { rows in
+            for (name, row) in first where rows[name] == nil { rows[name] = row }
         }
     }
 }

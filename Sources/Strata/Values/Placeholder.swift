@@ -1,44 +1,19 @@
 import Foundation
 
 /// A value of any type, for the key-path probe only: it reads a property on an empty object
-/// and throws the value away. Known types get their natural empty value; `Decodable` types are
-/// decoded from an all-defaults decoder; enums use their first case when `CaseIterable`.
+/// and throws the value away. Stored values give their own (`StoredValue.placeholder`);
+/// containers are empty; enums use their first case when `CaseIterable`; other `Decodable`
+/// types are decoded from an all-defaults decoder.
 enum Placeholder {
     static func make<V>(_ type: V.Type) -> V {
-        if let known = known(type) { return known }
+        if let stored = V.self as? any StoredValue.Type, let v = storedPlaceholder(stored) as? V { return v }
         if let maker = V.self as? any PlaceholderMaking.Type, let v = maker.makePlaceholder() as? V { return v }
         if let iterable = V.self as? any CaseIterable.Type, let first = firstCase(iterable) as? V { return first }
         if let decodable = V.self as? any Decodable.Type, let v = decoded(decodable) as? V { return v }
         return zeroed(type)
     }
 
-    private static func known<V>(_ type: V.Type) -> V? {
-        let v: Any?
-        switch type {
-        case is String.Type: v = ""
-        case is Int.Type: v = 0 as Int
-        case is Int64.Type: v = 0 as Int64
-        case is Int32.Type: v = 0 as Int32
-        case is Int16.Type: v = 0 as Int16
-        case is Int8.Type: v = 0 as Int8
-        case is UInt.Type: v = 0 as UInt
-        case is UInt64.Type: v = 0 as UInt64
-        case is UInt32.Type: v = 0 as UInt32
-        case is UInt16.Type: v = 0 as UInt16
-        case is UInt8.Type: v = 0 as UInt8
-        case is Bool.Type: v = false
-        case is Double.Type: v = 0.0 as Double
-        case is Float.Type: v = 0 as Float
-        case is Date.Type: v = Date(timeIntervalSinceReferenceDate: 0)
-        case is Data.Type: v = Data()
-        case is UUID.Type: v = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        case is URL.Type: v = URL(string: "about:blank")
-        case is Decimal.Type: v = Decimal(0)
-        default: v = nil
-        }
-        return v as? V
-    }
-
+    private static func storedPlaceholder<T: StoredValue>(_ type: T.Type) -> Any { T.placeholder }
     private static func firstCase<C: CaseIterable>(_ type: C.Type) -> Any? { C.allCases.first }
     private static func decoded<D: Decodable>(_ type: D.Type) -> Any? { try? D(from: DefaultsDecoder()) }
 
@@ -94,47 +69,22 @@ struct DefaultsDecoder: Decoder {
         var codingPath: [any CodingKey] = []
         func decodeNil() -> Bool { false }
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            if let v = Placeholder.knownValue(type) { return v }
+            if let stored = T.self as? any StoredValue.Type, let v = Placeholder.make(stored) as? T { return v }
             return try T(from: DefaultsDecoder())
         }
     }
 }
 
-extension Placeholder {
-    static func knownValue<V>(_ type: V.Type) -> V? { known(type) }
-}
-
 /// Two distinct values of a type, for checking a key path against a property.
 enum Marker {
     static func make<V>(_ type: V.Type, _ variant: Int) -> V? {
-        let v: Any?
-        switch type {
-        case is String.Type: v = "\u{1}strata-marker-\(variant)"
-        case is Int.Type: v = 0x5EED_0000 + variant
-        case is Int64.Type: v = Int64(0x5EED_0000 + variant)
-        case is Int32.Type: v = Int32(0x5EED_0000 + variant)
-        case is Int16.Type: v = Int16(0x5EED + variant)
-        case is Int8.Type: v = Int8(0x5E + variant)
-        case is UInt.Type: v = UInt(0x5EED_0000 + variant)
-        case is UInt64.Type: v = UInt64(0x5EED_0000 + variant)
-        case is UInt32.Type: v = UInt32(0x5EED_0000 + variant)
-        case is UInt16.Type: v = UInt16(0x5EED + variant)
-        case is UInt8.Type: v = UInt8(0x5E + variant)
-        case is Bool.Type: v = variant == 1
-        case is Double.Type: v = 1234.5678 + Double(variant)
-        case is Float.Type: v = Float(1234.5 + Double(variant))
-        case is Date.Type: v = Date(timeIntervalSinceReferenceDate: 123_456.789 + Double(variant))
-        case is Data.Type: v = Data([0x5E, 0xED, UInt8(variant)])
-        case is UUID.Type: v = UUID(uuid: (0x5E, 0xED, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(variant)))
-        case is URL.Type: v = URL(string: "strata-marker:\(variant)")
-        case is Decimal.Type: v = Decimal(1234 + variant)
-        default: v = nil
-        }
-        if let v { return v as? V }
+        if let stored = V.self as? any StoredValue.Type { return storedMarker(stored, variant) as? V }
         if let container = V.self as? any MarkerMaking.Type { return container.makeMarker(variant) as? V }
         if let iterable = V.self as? any CaseIterable.Type { return nthCase(iterable, variant) as? V }
         return nil
     }
+
+    private static func storedMarker<T: StoredValue>(_ type: T.Type, _ variant: Int) -> Any? { T.marker(variant) }
 
     private static func nthCase<C: CaseIterable>(_ type: C.Type, _ n: Int) -> Any? {
         let all = Array(C.allCases)

@@ -1,0 +1,77 @@
+import Foundation
+import StrataEngine
+
+// Making objects from records: registered objects (what fetches return), and throwaway ones to
+// evaluate a predicate or a sort that needs an object.
+
+extension ModelContext {
+    /// The registered object of a row, or a new one made from its record and registered.
+    /// `loading`: the properties to decode (nil: all); the others load on first access.
+    func object(_ row: RowID, view: RecordView, table: Table, handle: StoreHandle, loading: [Int]? = nil) throws -> AnyObject {
+        let entity = table.entity
+        if let existing = registeredObject(entity, row) { return existing }
+        let object = entity.newInstance()
+        let backing = ModelBacking(object: object, entity: entity, row: row, handle: handle, context: self)
+        entity.attach(backing, to: object)
+        if let loading {
+            for i in loading { try entity.properties[i].decode(try view.field(i), into: object, backing: backing) }
+            let rest = Set(entity.properties.indices).subtracting(loading)
+            if !rest.isEmpty { backing.unloaded = rest }
+        } else {
+            for property in entity.properties { try property.decode(try view.field(property.index), into: object, backing: backing) }
+        }
+        if !backing.externalBlobs.isEmpty { try checkBlobFiles(backing, handle: handle) }
+        register(backing)
+        return object
+    }
+
+    /// External values load when read, and a getter cannot throw: a missing blob file is
+    /// reported when the object is made, as damage rather than a trap later.
+    private func checkBlobFiles(_ backing: ModelBacking, handle: StoreHandle) throws {
+        try handle.storage.read { reader in
+            for (index, blob) in backing.externalBlobs where blob != 0 {
+                guard try reader.blobFileExists(BlobID(rawValue: blob)) else {
+                    throw StrataError(.corruptRecord, "\(backing.entity.name) row \(backing.rowID): the file of its \(backing.entity.properties[index].name) value (blob \(blob)) is missing. The store is damaged; run `strata verify`.")
+                }
+            }
+        }
+    }
+
+    /// An object made from a record to evaluate a predicate or a sort on it: its values and
+    /// its row's identity (`persistentModelID`), never registered, tracked or observed.
+    static func scratchObject(_ row: RowID, view: RecordView, entity: Entity, handle: StoreHandle?, loading: [Int]? = nil) throws -> AnyObject {
+        let object = entity.newInstance()
+        let backing = ModelBacking(object: object, entity: entity, identityOf: row, handle: handle)
+        entity.attach(backing, to: object)
+        guard let loading else {
+            for p in entity.properties { try p.decode(try view.field(p.index), into: object, backing: backing) }
+            return object
+        }
+        for i in loading { try entity.properties[i].decode(try view.field(i), into: object, backing: backing) }
+        let rest = Set(entity.properties.indices).subtracting(loading)
+        if !rest.isEmpty { backing.unloaded = rest }
+        return object
+    }
+
+    /// The object of a related row: the registered one, or one loaded from the store.
+    func relatedObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
+        if let registered = registeredObject(entity, row) { return registered }
+        if let prefetched = prefetchedObject(entity, row) { return prefetched }
+        guard let (handle, table) = container.location(of: entity) else { return nil }
+        return try? handle.storage.read { reader in
+            try reader.withRecord(row, in: table) { view in try self.object(row, view: view, table: table, handle: handle) }
+        }
+    }
+
+    /// Re-reads an object's values from its store, telling its observers.
+    func reload(_ object: AnyObject, backing: ModelBacking) throws {
+        guard let (handle, table) = container.location(of: backing.entity) else { return }
+        try handle.storage.read { reader in
+            _ = try reader.withRecord(backing.rowID, in: table) { view in
+                for p in backing.entity.properties { try p.decode(try view.field(p.index), into: object, backing: backing) }
+            }
+        }
+        backing.unloaded = nil
+        for p in backing.entity.properties { backing.notifyObservers(p.index) }
+    }
+}

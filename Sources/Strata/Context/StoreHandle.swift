@@ -1,0 +1,41 @@
+import Foundation
+import StrataEngine
+
+/// One configuration's open store: its storage, and each model's table in it.
+final class StoreHandle: @unchecked Sendable {
+    let configuration: ModelConfiguration
+    let storage: any StorageBackend
+    let tables: [Table]
+    private let tablePositions: [ObjectIdentifier: Int]
+    /// The store's identifier in `PersistentIdentifier`s: its path (a name for an in-memory one).
+    let identifier: String
+
+    init(configuration: ModelConfiguration, entities: [Entity], fileSystem: (any FileSystem)? = nil) throws {
+        self.configuration = configuration
+        let (engine, shared) = try EngineStorage.open(configuration, fileSystem: fileSystem)
+        storage = engine
+        identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
+        let path = engine.store.path
+        do {
+            let tables = try StoreSchema.prepare(engine, entities: entities, writable: configuration.allowsSave, path: path, shared: shared)
+            var first: [String: RowID] = [:]
+            try engine.read { reader in
+                for t in tables { first[t.entity.name] = try t.collection.map { try reader.nextRowID(in: $0) } ?? 1 }
+            }
+            engine.rows.start(first)
+            self.tables = tables
+        } catch {
+            throw StrataError.store(error, while: "prepare the store at \(path)")
+        }
+        tablePositions = Dictionary(uniqueKeysWithValues: tables.enumerated().map { (ObjectIdentifier($1.entity), $0) })
+    }
+
+    /// The engine store, for the Strata extras that speak of it (`ModelContainer.stores`).
+    var engineStore: Store? { (storage as? EngineStorage)?.store }
+
+    /// A row id for a new object of `entity`, unique across every context of the container
+    /// (and of other containers of this process on the same store).
+    func allocateRow(_ entity: Entity) -> RowID { storage.rows.allocate(entity.name) }
+
+    func table(for entity: Entity) -> Table? { tablePositions[ObjectIdentifier(entity)].map { tables[$0] } }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import StrataEngine
+
+/// Opening a store with a set of models: the stored schema is checked against them, lightweight
+/// changes are applied (layouts, new and removed indexes), and collections and indexes are
+/// created, in one transaction.
+enum StoreSchema {
+    /// The tables of `entities` in `storage`. `shared`: another container of this process has
+    /// the store open; its models must not change.
+    static func prepare(_ storage: any StorageBackend, entities: [Entity], writable: Bool, path: String, shared: Bool) throws -> [Table] {
+        let stored = try storage.read { try StoredSchema.read(from: $0, path: path) }
+        var plans: [ObjectIdentifier: LightweightMigration.Plan] = [:]
+        var migrating = false
+        var merged = stored ?? StoredSchema(entities: [])
+        for entity in entities {
+            let old = stored?.entities.first { $0.name == entity.name }
+            let plan = try LightweightMigration.plan(for: entity, current: StoredEntity(entity), old: old, storePath: path)
+            if old != nil && plan.changed { migrating = true }
+            plans[ObjectIdentifier(entity)] = plan
+            if let i = merged.entities.firstIndex(where: { $0.name == entity.name }) { merged.entities[i] = plan.stored } else { merged.entities.append(plan.stored) }
+        }
+        if migrating && shared {
+            throw StrataError(.schemaMismatch, "The store at \(path) is open in this process by another ModelContainer whose models differ from these. Let that container and the objects it fetched go before opening the store with changed models.")
+        }
+        if migrating && !writable {
+            throw StrataError(.readOnly, "The store at \(path) needs a schema change to be opened with these models, and it was opened read-only (allowsSave: false). Open it writable once to apply the change.")
+        }
+        let missing = try storage.read { reader in entities.contains { reader.collection(named: $0.name) == nil } }
+        let build = Builder(entities: entities, plans: plans, stored: stored)
+        guard writable && (merged != stored || missing) else { return try storage.read { try build.tables($0, create: nil) } }
+        let writer = try storage.beginWrite()
+        do {
+            let tables = try build.tables(writer, create: writer)
+            try merged.write(to: writer)
+            try writer.commit()
+            return tables
+        } catch {
+            writer.rollback()
+            throw error
+        }
+    }
+
+    /// Makes each entity's table: finds (or creates) its collection and indexes, drops indexes
+    /// the models no longer declare, and fills new ones.
+    private struct Builder {
+        let entities: [Entity]
+        let plans: [ObjectIdentifier: LightweightMigration.Plan]
+        let stored: StoredSchema?
+
+        func tables(_ reader: any StorageReader, create: (any StorageWriter)?) throws -> [Table] {
+            try entities.map { try table(of: $0, reader, create: create) }
+        }
+
+        private func table(of entity: Entity, _ reader: any StorageReader, create: (any StorageWriter)?) throws -> Table {
+            let plan = plans[ObjectIdentifier(entity)]
+            var collection = reader.collection(named: entity.name)
+            if collection == nil, let create { collection = try create.createCollection(named: entity.name) }
+            guard let collection else {
+                return Table(entity: entity, collection: nil, uniqueIndexes: [], indexes: [], singleIndex: [:], layouts: plan?.layouts ?? .identity)
+            }
+            let wasStored = stored?.entities.contains { $0.name == entity.name } == true
+            var unique: [IndexID] = [], plain: [IndexID] = []
+            var single: [Int: (id: IndexID, unique: Bool)] = [:]
+            var toFill: [(IndexID, [Int], Bool)] = []
+            for (groups, isUnique) in [(entity.uniqueGroups, true), (entity.indexGroups, false)] {
+                for group in groups {
+                    let name = isUnique ? entity.uniqueIndexName(group) : entity.indexName(group)
+                    guard let id = try create?.createIndex(named: name, on: collection, unique: isUnique) ?? reader.index(named: name, in: collection)?.id else { continue }
+                    if isUnique { unique.append(id) } else { plain.append(id) }
+                    if group.count == 1 && single[group[0]] == nil { single[group[0]] = (id, isUnique) }
+                    let names = group.map { entity.properties[$0].name }
+                    if wasStored && ((isUnique ? plan?.newUnique : plan?.newIndexes)?.contains(names) ?? false) { toFill.append((id, group, isUnique)) }
+                }
+            }
+            let table = Table(entity: entity, collection: collection, uniqueIndexes: unique, indexes: plain, singleIndex: single,
+                              layouts: plan?.layouts ?? .identity)
+            if let create { try update(table, collection, filling: toFill, create) }
+            return table
+        }
+
+        private func update(_ table: Table, _ collection: CollectionID, filling toFill: [(IndexID, [Int], Bool)], _ writer: any StorageWriter) throws {
+            let entity = table.entity
+            // Indexes the models no longer declare go (with their entries).
+            let wanted = Set(entity.uniqueGroups.map(entity.uniqueIndexName) + entity.indexGroups.map(entity.indexName))
+            for index in writer.indexes(of: collection) where !wanted.contains(index.name) { try writer.dropIndex(index.id) }
+            var unfilled = Set(toFill.map(\.0))
+            for (id, group, isUnique) in toFill {
+                try LightweightMigration.fill(index: id, group: group, unique: isUnique, unfilled: unfilled, table: table, writer: writer)
+                unfilled.remove(id)
+            }
+        }
+    }
+}

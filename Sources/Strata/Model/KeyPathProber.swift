@@ -1,0 +1,59 @@
+import Foundation
+
+/// Maps key paths to properties by reading them on a probe instance whose attribute storages
+/// are empty and linked to a probe backing: the getter's slow path records which property was
+/// read. The answer is then checked by writing two distinct marker values into that property
+/// and reading them back through the key path, so a computed property is never taken for a
+/// stored one.
+final class KeyPathProber: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cache: [AnyKeyPath: Int?] = [:]
+    private let session = ProbeSession()
+    private let probe: AnyObject
+    private let backing: ModelBacking
+    private unowned let entity: Entity
+    private let apply: (AnyKeyPath) -> Any?
+
+    init<T: PersistentModel>(_ type: T.Type, entity: Entity) {
+        let probe = T()
+        self.probe = probe
+        self.entity = entity
+        backing = ModelBacking(probeOf: probe, entity: entity, session: session)
+        entity.attach(backing, to: probe)
+        for p in entity.properties { p.clear(probe) }
+        apply = { keyPath in
+            guard let kp = keyPath as? PartialKeyPath<T> else { return nil }
+            return probe[keyPath: kp]
+        }
+    }
+
+    func property(for keyPath: AnyKeyPath) -> Int? {
+        lock.withLock {
+            if let known = cache[keyPath] { return known }
+            session.hits.removeAll()
+            _ = apply(keyPath)
+            var found: Int? = nil
+            if session.hits.count == 1, let hit = session.hits.first {
+                found = confirmed(hit, keyPath) ? hit : nil
+            }
+            cache[keyPath] = .some(found)
+            return found
+        }
+    }
+
+    /// True if `keyPath` reads property `hit` itself: its type is the property's, and (for an
+    /// attribute) it reads back the marker values written into the property.
+    private func confirmed(_ hit: Int, _ keyPath: AnyKeyPath) -> Bool {
+        let property = entity.properties[hit]
+        // Relationships have no marker values: the key path's type must be the property's.
+        guard type(of: keyPath).valueType == property.valueType else { return false }
+        if property is RelationshipProperty { return true }
+        var confirmed = true
+        for variant in 0..<2 where confirmed {
+            guard property.setMarker(variant, on: probe), let read = apply(keyPath) else { confirmed = false; break }
+            confirmed = property.isMarker(variant, read)
+        }
+        property.clear(probe)
+        return confirmed
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Observation
+import StrataEngine
+
+// What the accessors of `@Attribute`, `@Relationship` and `@Transient` properties call, after
+// they have read the property's storage: observation, change tracking, and the slow paths of a
+// value that is not in the storage (an external value in a blob, a property a partial fetch
+// did not load, the key-path probe).
+
+/// Observers of a property are registered with the object's registrar under the key path
+/// `\ModelBacking.[observed: slot]` (a slot per persisted, then transient, property): key paths
+/// of Strata's own, so that the model's key paths never leave the accessors.
+extension ModelBacking: Observable {
+    subscript(observed slot: Int) -> Int { slot }
+}
+
+extension ModelBacking {
+    /// Records a read of property `slot` for `withObservationTracking`.
+    @usableFromInline
+    func observe(_ slot: Int32) {
+        guard isObserved else { return }
+        let registrar: ObservationRegistrar
+        if let made = self.registrar { registrar = made } else {
+            registrar = ObservationRegistrar()
+            self.registrar = registrar
+        }
+        registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
+    }
+
+    /// After a setter changed property `slot`: the object is changed (a persisted property)
+    /// and its observers are told.
+    @usableFromInline
+    func didSet(_ slot: Int32) {
+        let index = Int(slot)
+        if index < entity.properties.count {
+            if status == .persisted && !isChanged { markChanged() }
+            if unloaded != nil { unloaded?.remove(index) }
+        }
+        notifyObservers(index)
+    }
+
+    /// Tells the observers of property `slot` that it changed (no-op when nobody observed the object).
+    func notifyObservers(_ slot: Int) {
+        guard let registrar else { return }
+        let keyPath = entity.observationKeyPaths[slot]
+        registrar.willSet(self, keyPath: keyPath)
+        registrar.didSet(self, keyPath: keyPath)
+    }
+
+    /// The value of persisted property `slot` when its storage has none: a value kept in a
+    /// blob, a property not loaded yet, a probe's read, or a programmer error.
+    @usableFromInline
+    func missingValue<V>(_ slot: Int32) -> V {
+        let index = Int(slot)
+        if let probe {
+            probe.hits.append(index)
+            return Placeholder.make(V.self)
+        }
+        if unloaded?.contains(index) == true, loadUnloaded(), let value = entity.properties[index].value(of: object) as? V {
+            return value
+        }
+        if let blob = externalBlobs[index], blob != 0, let value: V = loadExternal(index, blob: blob) { return value }
+        preconditionFailure("\(entity.name).\(entity.properties[index].name): a persisted property of type \(V.self) was read before it was set. Set every persisted property in an initializer or give it a default value.")
+    }
+
+    /// A property read before it was ever set, on an object Strata has no backing for.
+    @usableFromInline
+    static func unset<V>(_ type: V.Type, in object: AnyObject) -> Never {
+        preconditionFailure("\(Swift.type(of: object)): a persisted property of type \(V.self) was read before it was set. Set every persisted property of a model in its initializers or give it a default value.")
+    }
+
+    /// Gives an object of a model class that has no backing yet (a new object read for the
+    /// first time) one, so that its properties are observed. False for a class that is not a
+    /// model Strata can discover, or while it is being discovered.
+    @usableFromInline
+    static func attachIfModel(_ object: AnyObject) -> Bool {
+        guard let entity = EntityRegistry.shared.attachableEntity(for: type(of: object)) else { return false }
+        if entity.backing(of: object) == nil { entity.attach(ModelBacking(object: object, entity: entity), to: object) }
+        return true
+    }
+
+    // MARK: Relationships
+
+    /// The value of relationship `slot`: the related objects, loaded through the context.
+    @usableFromInline
+    func relationshipValue<V: RelationshipValue>(_ slot: Int32) -> V {
+        let index = Int(slot)
+        if let probe {
+            probe.hits.append(index)
+            return V.relationshipValue([])
+        }
+        observe(slot)
+        let property = entity.relationship(at: index)
+        if property.references(of: object) == nil, unloaded?.contains(index) == true { _ = loadUnloaded() }
+        guard let references = property.references(of: object) else {
+            preconditionFailure("\(entity.name).\(property.name): a relationship of type \(V.self) was read before it was set. Give it a default value (= nil or = []) or set it in the initializer.")
+        }
+        return V.relationshipValue(references.compactMap { property.object(of: $0, context: readingContext) })
+    }
+
+    /// Sets relationship `slot` (and the other side, for objects in a context).
+    @usableFromInline
+    func assignRelationship(_ slot: Int32, _ objects: [AnyObject]) {
+        guard probe == nil else { return }
+        entity.relationship(at: Int(slot)).assign(objects, to: object, backing: self)
+    }
+
+    /// After a relationship's other side changed this object's relationship `index`.
+    func relationshipDidChange(_ index: Int) {
+        markChanged()
+        notifyObservers(index)
+    }
+
+    // MARK: Values outside the storage
+
+    /// Loads (once) the value of an `.externalStorage` attribute from its blob.
+    func loadExternal<V>(_ index: Int, blob: UInt64) -> V? {
+        // (Look the entry up first: `nil as? Optional<T>` succeeds, with nil.)
+        if let entry = externalCache[index], let cached = entry as? V { return cached }
+        guard let handle, let property = entity.properties[index] as? AttributeProperty,
+              let value = try? handle.storage.loadBlob(blob, as: property.access) as? V else { return nil }
+        externalCache[index] = value
+        return value
+    }
+
+    /// Reads the properties a partial fetch left out from the object's record. False when the
+    /// record cannot be read (then the values stay missing).
+    func loadUnloaded() -> Bool {
+        guard let missing = unloaded, let handle, let table = handle.table(for: entity) else { return false }
+        do {
+            let found = try handle.storage.read { reader in
+                try reader.withRecord(rowID, in: table) { view in
+                    for index in missing.sorted() { try entity.properties[index].decode(try view.field(index), into: object) }
+                }
+            }
+            guard found != nil else { return false }
+        } catch {
+            return false
+        }
+        unloaded = nil
+        return true
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import StrataEngine
+
+/// One persisted property of a model class, an attribute or a relationship: where its storage
+/// is in an object, and how its record field is written and read. Built once per class by
+/// schema discovery; everything here works on objects through raw pointers and offsets, without
+/// key paths or generics.
+class PersistedProperty: @unchecked Sendable {
+    let name: String
+    /// The property's position among the entity's persisted properties: its record field, and
+    /// its slot in the object's backing.
+    let index: Int
+    /// Byte offset of the property's storage inside an object.
+    let offset: Int
+    let declaration: AttributeDeclaration
+    /// Where the storage keeps its link to the object's backing.
+    let link: StorageLink
+
+    init(name: String, offset: Int, index: Int, declaration: AttributeDeclaration, link: StorageLink) {
+        self.name = name
+        self.offset = offset
+        self.index = index
+        self.declaration = declaration
+        self.link = link
+    }
+
+    @inline(__always)
+    final func storage(_ object: AnyObject) -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()).advanced(by: offset)
+    }
+
+    /// Links the storage in `object` to its backing (without retaining it).
+    @inline(__always)
+    final func writeLink(_ backing: Unmanaged<ModelBacking>, into object: UnsafeMutableRawPointer) {
+        let storage = object.advanced(by: offset)
+        storage.advanced(by: link.link).assumingMemoryBound(to: Unmanaged<ModelBacking>?.self).pointee = backing
+        storage.advanced(by: link.slot).assumingMemoryBound(to: Int32.self).pointee = Int32(truncatingIfNeeded: index)
+    }
+
+    /// The retained backing of an object whose first persisted property this is.
+    @inline(__always)
+    final func keeperSlot(_ object: UnsafeMutableRawPointer) -> UnsafeMutablePointer<ModelBacking?> {
+        object.advanced(by: offset + (link.keeper ?? 0)).assumingMemoryBound(to: ModelBacking?.self)
+    }
+
+    var isUnique: Bool { declaration.has(.unique) }
+    var isExternal: Bool { false }
+    /// The type the model declares.
+    var valueType: Any.Type { preconditionFailure("abstract") }
+    /// A stable description of the value type, stored with the schema.
+    var typeName: String { String(reflecting: valueType) }
+    /// True when index order is value order (numbers, dates, Bool).
+    var keyOrderIsValueOrder: Bool { false }
+
+    func hasValue(_ object: AnyObject) -> Bool { preconditionFailure("abstract") }
+    func clear(_ object: AnyObject) { preconditionFailure("abstract") }
+    /// Appends the property's field for `object`.
+    func encode(_ object: AnyObject, into bytes: inout [UInt8], _ encoding: RecordEncoding) throws { preconditionFailure("abstract") }
+    /// Decodes a field into `object` (whose backing, if it has one yet, is `backing`).
+    func decode(_ field: UnsafeRawBufferPointer, into object: AnyObject, backing: ModelBacking? = nil) throws { preconditionFailure("abstract") }
+    /// Appends the index key of `object`'s value.
+    func appendKey(of object: AnyObject, to key: inout [UInt8]) {}
+    /// Appends the index key of a field's value.
+    func appendKey(ofField field: UnsafeRawBufferPointer, to key: inout [UInt8]) throws {}
+    /// The index key of a value given as `Any` (a predicate's constant), if it is of this type.
+    func keyOfConstant(_ value: Any) -> [UInt8]? { nil }
+    /// The value in `object`, if any (for messages, faults and the slow paths).
+    func value(of object: AnyObject) -> Any? { preconditionFailure("abstract") }
+    /// The value of a field.
+    func fieldValue(_ field: UnsafeRawBufferPointer) throws -> Any { preconditionFailure("abstract") }
+    /// A `(RecordView) throws -> Value` closure reading this property, or nil when predicates
+    /// on it take the slow path.
+    func rowReader() -> Any? { nil }
+    /// The fast comparison of this property with a constant, if its type has one.
+    func scalarTest(_ constant: Any, _ op: ComparisonOperator) -> RowTest? { nil }
+    /// Puts marker value `variant` (0 or 1) in the property; false if the type has none.
+    func setMarker(_ variant: Int, on object: AnyObject) -> Bool { false }
+    /// True if `value` is marker `variant`.
+    func isMarker(_ variant: Int, _ value: Any) -> Bool { false }
+}
+
+/// Where a property storage keeps its link to the object's backing: byte offsets inside it.
+struct StorageLink {
+    let link: Int
+    let slot: Int
+    /// Where the first persisted property of an object retains the backing (nil: a transient).
+    let keeper: Int?
+
+    init<S>(_ type: S.Type, link: PartialKeyPath<S>, slot: PartialKeyPath<S>, keeper: PartialKeyPath<S>?) {
+        self.link = MemoryLayout<S>.offset(of: link) ?? 0
+        self.slot = MemoryLayout<S>.offset(of: slot) ?? 0
+        self.keeper = keeper.flatMap { MemoryLayout<S>.offset(of: $0) }
+    }
+}
+
+/// What a save hands down to the encoder of a record: nothing the encoder asks back for.
+struct RecordEncoding {
+    /// Rows that inserts moved to (an upsert onto a stored row), by entity, for relationship fields.
+    var movedRows: [ObjectIdentifier: [RowID: RowID]] = [:]
+    /// The blob this save wrote for each external value of the object, by property index.
+    var blobs: [Int: UInt64] = [:]
+
+    static let plain = RecordEncoding()
+}
+
+/// A problem found while discovering a model's schema.
+struct SchemaProblem: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import StrataEngine
+
+// Keeping both sides of a relationship in step in memory, as SwiftData does: setting one side
+// updates the other at once, and the observers of both sides are told.
+
+extension RelationshipProperty {
+    /// How a reference names an object: its row once registered, else its identity.
+    enum ReferenceKey: Hashable {
+        case row(RowID)
+        case object(ObjectIdentifier)
+    }
+
+    static func key(of object: AnyObject, entity: Entity) -> ReferenceKey {
+        if let b = entity.backing(of: object), b.status != .detached, b.context != nil { return .row(b.rowID) }
+        return .object(ObjectIdentifier(object))
+    }
+
+    func key(of reference: RelatedReference) -> ReferenceKey {
+        switch reference {
+        case .row(let r): return .row(r)
+        case .object(let o): return RelationshipProperty.key(of: o, entity: targetEntity)
+        }
+    }
+
+    func object(of reference: RelatedReference, context: ModelContext?) -> AnyObject? {
+        switch reference {
+        case .object(let o): return o
+        case .row(let r): return context?.relatedObject(targetEntity, r)
+        }
+    }
+
+    /// Sets this relationship of `owner` to `objects` and keeps the inverse side in step, for
+    /// registered and new objects alike. An owner that is new but now refers to an object of a
+    /// context is inserted into that context (and its new related objects with it).
+    func assign(_ objects: [AnyObject], to owner: AnyObject, backing ownerBacking: ModelBacking) {
+        let ownerEntity = ownerBacking.entity
+        if ownerBacking.status == .detached || ownerBacking.context == nil,
+           let context = objects.lazy.compactMap({ self.targetEntity.backing(of: $0) }).first(where: { $0.status != .detached })?.context,
+           let model = owner as? any PersistentModel {
+            context.insert(model)
+        }
+        let context = ownerBacking.status == .detached ? nil : ownerBacking.context
+        let old = references(of: owner) ?? []
+        var new: [RelatedReference] = []
+        for object in objects {
+            if let context, let b = context.insertRelated(object, entity: targetEntity) {
+                new.append(.row(b.rowID))
+            } else {
+                new.append(.object(object))
+            }
+        }
+        setReferences(new, of: owner)
+        ownerBacking.relationshipDidChange(index)
+        guard let inverse = inverse(in: ownerEntity) else { return }
+        let ownerKey = RelationshipProperty.key(of: owner, entity: ownerEntity)
+        let newKeys = Set(new.map(key(of:)))
+        let oldKeys = Set(old.map(key(of:)))
+        for reference in old where !newKeys.contains(key(of: reference)) {
+            if let target = object(of: reference, context: context) { inverse.unlink(ownerKey, from: target) }
+        }
+        for reference in new where !oldKeys.contains(key(of: reference)) {
+            if let target = object(of: reference, context: context) {
+                inverse.link(owner, ownerKey: ownerKey, into: target, back: self, context: context)
+            }
+        }
+    }
+
+    /// Removes the owner named by `ownerKey` from this relationship of `object`.
+    func unlink(_ ownerKey: ReferenceKey, from object: AnyObject) {
+        guard var references = references(of: object) else { return }
+        let before = references.count
+        references.removeAll { key(of: $0) == ownerKey }
+        guard references.count != before else { return }
+        setReferences(references, of: object)
+        targetOwnerBacking(object)?.relationshipDidChange(index)
+    }
+
+    /// Adds `owner` to this relationship of `object`; for a to-one, the object it pointed to
+    /// before loses `object` from its side (`back`).
+    func link(_ owner: AnyObject, ownerKey: ReferenceKey, into object: AnyObject, back: RelationshipProperty, context: ModelContext?) {
+        var references = references(of: object) ?? []
+        if references.contains(where: { key(of: $0) == ownerKey }) { return }
+        if !isToMany {
+            // A to-one holds one owner: the previous one loses this object.
+            let objectKey = RelationshipProperty.key(of: object, entity: back.targetEntity)
+            for reference in references {
+                if let previous = self.object(of: reference, context: context) { back.unlink(objectKey, from: previous) }
+            }
+            references = []
+        }
+        if case .row(let r) = ownerKey { references.append(.row(r)) } else { references.append(.object(owner)) }
+        setReferences(references, of: object)
+        targetOwnerBacking(object)?.relationshipDidChange(index)
+    }
+
+    /// The backing of an object this relationship belongs to (an object of the related model).
+    private func targetOwnerBacking(_ object: AnyObject) -> ModelBacking? {
+        EntityRegistry.shared.entity(forClassOf: object)?.backing(of: object)
+    }
+}

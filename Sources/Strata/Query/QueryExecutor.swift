@@ -1,0 +1,66 @@
+import Foundation
+import StrataEngine
+
+/// The stored rows of a run that pass its filter, in row order, visited whole or in pieces
+/// (`enumerate` stops after each batch and goes on later). Each row's record is read once,
+/// and the visitor gets it: the record a row was filtered on is the one its object is made from.
+struct StoredRows<T: PersistentModel> {
+    let run: QueryRun<T>
+    /// Rows the context's unsaved changes replace (or that it deletes).
+    let excluded: Set<RowID>
+    /// The candidate rows from indexes or identifiers (nil: every row of the collection).
+    private let list: [RowID]?
+    /// Where the next visit starts: a row id for a scan, a position in `list` otherwise.
+    private var next = 0
+    private(set) var isDone = false
+
+    init(_ run: QueryRun<T>, excluded: Set<RowID>, reader: any StorageReader) throws {
+        self.run = run
+        self.excluded = excluded
+        switch run.source {
+        case .scan:
+            list = nil
+        case .rows(let rows):
+            list = rows
+        case .lookups(let index, let keys):
+            var rows = Set<RowID>()
+            for key in keys { if let row = try reader.lookup(key, in: index) { rows.insert(row) } }
+            list = rows.sorted()
+        case .ranges(let index, let ranges):
+            var rows = Set<RowID>()
+            for range in ranges { try reader.forEachEntry(in: index, range: range, reverse: false) { rows.insert($0); return true } }
+            list = rows.sorted()
+        }
+        isDone = run.table.collection == nil
+    }
+
+    /// Calls `body` with each passing row from where the last visit stopped, until `body`
+    /// returns false (the visit stops after that row) or the rows run out.
+    mutating func visit(_ reader: any StorageReader, _ body: (RowID, RecordView) throws -> Bool) throws {
+        guard !isDone, let collection = run.table.collection else { return }
+        let run = self.run, excluded = self.excluded, layouts = run.table.layouts
+        var stopped = false
+        if let list {
+            while next < list.count && !stopped {
+                let row = list[next]
+                next += 1
+                if excluded.contains(row) { continue }
+                _ = try reader.withRecord(row, in: collection) { raw in
+                    let view = try RecordView(raw, layouts: layouts)
+                    if try run.passes(row, view) { stopped = try !body(row, view) }
+                }
+            }
+            if next >= list.count { isDone = true }
+            return
+        }
+        var last: RowID? = nil
+        try reader.forEachRecord(in: collection, from: next == 0 ? nil : RowID(next)) { row, raw in
+            last = row
+            if excluded.contains(row) { return true }
+            let view = try RecordView(raw, layouts: layouts)
+            if try run.passes(row, view) { stopped = try !body(row, view) }
+            return !stopped
+        }
+        if stopped, let last, last < RowID(Int.max) { next = Int(last + 1) } else { isDone = true }
+    }
+}

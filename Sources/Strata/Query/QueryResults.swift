@@ -1,0 +1,117 @@
+import Foundation
+import StrataEngine
+
+/// One result of a query before it becomes an object: a stored row, or an object (one of the
+/// context's, or one made from the record the query read).
+enum FetchItem {
+    case stored(RowID)
+    case object(AnyObject)
+}
+
+// A run's results in order, paged: sorting, offset and limit, written once for every kind of
+// fetch. Stored rows become objects from the bytes the visit read (`materialize`), so a row is
+// located once, except where unsaved changes must be merged in first or a sort's page is known
+// only at the end (then the page's rows are read again).
+
+extension ModelContext {
+    /// Unsaved objects the run selects, and the stored rows they (or deletions) replace.
+    /// A predicate that throws for an unsaved object (a forced unwrap of nil) fails the fetch,
+    /// as it does for a stored row and as Foundation's `filter { try predicate.evaluate($0) }` does.
+    func pendingState<T: PersistentModel>(_ run: QueryRun<T>) throws -> (objects: [AnyObject], excluded: Set<RowID>) {
+        var excluded = batchDeletes[ObjectIdentifier(run.entity)] ?? []
+        guard run.descriptor.includePendingChanges else { return ([], excluded) }
+        var objects: [AnyObject] = []
+        for object in deleted.objects {
+            if let b = backingOf(object), b.entity === run.entity { excluded.insert(b.rowID) }
+        }
+        for object in changed.objects + inserted.objects {
+            guard let b = backingOf(object), b.entity === run.entity, let model = object as? T else { continue }
+            excluded.insert(b.rowID)
+            if let predicate = run.descriptor.predicate {
+                guard try predicate.evaluate(model) else { continue }
+            }
+            objects.append(object)
+        }
+        return (objects, excluded)
+    }
+
+    /// The run's results in order, with offset and limit applied; stored rows made into
+    /// objects when `materialize` is true.
+    func results<T: PersistentModel>(_ run: QueryRun<T>, reader: any StorageReader, materialize: Bool) throws -> [FetchItem] {
+        let pending = try pendingState(run)
+        let paging = run.descriptor.paging
+        if run.descriptor.sortBy.isEmpty {
+            return try rowOrderResults(run, pending, paging, reader, materialize)
+        }
+        if pending.objects.isEmpty, let order = run.indexOrder, run.source.isScan || run.filter.isAll {
+            return try indexOrderResults(run, order, pending.excluded, paging, reader, materialize)
+        }
+        return try sortedResults(run, pending, paging, reader, materialize)
+    }
+
+    /// Row order: stored rows and unsaved objects merged by row id.
+    private func rowOrderResults<T: PersistentModel>(_ run: QueryRun<T>, _ pending: (objects: [AnyObject], excluded: Set<RowID>),
+                                                     _ paging: Paging, _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
+        var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
+        var items: [FetchItem] = []
+        if pending.objects.isEmpty {
+            var skipped = 0
+            try rows.visit(reader) { row, view in
+                if let limit = paging.limit, items.count >= limit { return false }
+                if skipped < paging.offset { skipped += 1; return true }
+                items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle)) : .stored(row))
+                return paging.limit.map { items.count < $0 } ?? true
+            }
+            return items
+        }
+        var merged: [(RowID, FetchItem)] = []
+        try rows.visit(reader) { row, _ in merged.append((row, .stored(row))); return true }
+        for o in pending.objects { merged.append((backingOf(o)?.rowID ?? .max, .object(o))) }
+        merged.sort { $0.0 < $1.0 }
+        return try paging.apply(merged.map(\.1)).map { try made($0, run, reader, materialize) }
+    }
+
+    /// The order of an index: entries in key order, each row read only if the filter needs
+    /// it or it is on the page.
+    private func indexOrderResults<T: PersistentModel>(_ run: QueryRun<T>, _ order: (index: IndexID, reverse: Bool), _ excluded: Set<RowID>,
+                                                       _ paging: Paging, _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
+        guard let collection = run.table.collection else { return [] }
+        var items: [FetchItem] = []
+        var skipped = 0
+        try reader.forEachEntry(in: order.index, range: .all, reverse: order.reverse) { row in
+            if let limit = paging.limit, items.count >= limit { return false }
+            if excluded.contains(row) { return true }
+            let onPage = skipped >= paging.offset
+            if run.filter.isAll && !(onPage && materialize) {
+                if onPage { items.append(.stored(row)) } else { skipped += 1 }
+                return true
+            }
+            try reader.withRecord(row, in: collection) { raw in
+                let view = try RecordView(raw, layouts: run.table.layouts)
+                guard try run.passes(row, view) else { return }
+                if !onPage { skipped += 1; return }
+                items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle)) : .stored(row))
+            }
+            return true
+        }
+        return items
+    }
+
+    /// A stored row as an object (read again), or the item as it is.
+    func made<T: PersistentModel>(_ item: FetchItem, _ run: QueryRun<T>, _ reader: any StorageReader, _ materialize: Bool) throws -> FetchItem {
+        guard materialize, case .stored(let row) = item else { return item }
+        if let registered = registeredObject(run.entity, row) { return .object(registered) }
+        guard let made = try reader.withRecord(row, in: run.table, { try object(row, view: $0, table: run.table, handle: run.handle) }) else {
+            throw StrataError(.corruptRecord, "The row \(row) of \(T.self) could not be read again from the snapshot its fetch read.")
+        }
+        return .object(made)
+    }
+}
+
+extension RowSource {
+    var isScan: Bool { if case .scan = self { true } else { false } }
+}
+
+extension RowFilter {
+    var isAll: Bool { if case .all = self { true } else { false } }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+// `minimumModelCount` and `maximumModelCount` of to-many relationships, checked for every
+// object the save writes and every stored row whose relationship a rule edits.
+
+extension RelationshipProperty {
+    /// Throws when a to-many relationship holding `count` objects breaks its declared bounds.
+    func checkCount(_ count: Int, of entity: Entity) throws {
+        guard isToMany else { return }
+        if let minimum = relationship.minimumModelCount, minimum > 0, count < minimum {
+            throw StrataError(.relationshipCount, "\(entity.name).\(name) holds \(count) object(s); its minimumModelCount is \(minimum). Nothing was saved.")
+        }
+        if let maximum = relationship.maximumModelCount, maximum > 0, count > maximum {
+            throw StrataError(.relationshipCount, "\(entity.name).\(name) holds \(count) object(s); its maximumModelCount is \(maximum). Nothing was saved.")
+        }
+    }
+}
+
+extension SaveOperation {
+    /// Checks the to-many relationships of every object about to be saved.
+    func checkRelationshipCounts() throws {
+        for object in context.inserted.objects + changedObjects {
+            guard let entity = context.backingOf(object)?.entity else { continue }
+            for relationship in entity.relationships where relationship.isToMany {
+                try relationship.checkCount(relationship.rows(of: object).count, of: entity)
+            }
+        }
+    }
+}

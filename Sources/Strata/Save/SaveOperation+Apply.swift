@@ -1,0 +1,62 @@
+import Foundation
+import StrataEngine
+
+extension SaveOperation {
+    /// After every store committed: external values, deleted objects, inserts (and the stored
+    /// objects they took the place of), and changed objects are brought up to date.
+    func apply() {
+        for (object, property, blob) in externalWrites {
+            if let backing = context.backingOf(object) { property.setExternal(blob, of: object, backing: backing) }
+        }
+        for object in deletedObjects {
+            guard let backing = context.backingOf(object) else { continue }
+            context.unregister(backing)
+            backing.detach()
+        }
+        for store in stores {
+            for (object, backing, row) in store.decided { applyInsert(object, backing, row: row) }
+        }
+        remapReferences()
+        for object in context.changed.objects {
+            guard let backing = context.backingOf(object), backing.status == .persisted,
+                  !superseded.contains(ObjectIdentifier(object)) else { continue }
+            backing.isChanged = false
+            saved.updated.append(identifier(backing))
+        }
+    }
+
+    /// An insert saved at `row`: its own, or the row of the stored object it updated, whose
+    /// registered object (if any) it replaces.
+    private func applyInsert(_ object: AnyObject, _ backing: ModelBacking, row: RowID) {
+        if row != backing.rowID {
+            context.unregister(backing)
+            if let previous = context.registeredBacking(backing.entity, row) {
+                context.unregister(previous)
+                previous.detach()
+                context.changed.remove(previous.object)
+            }
+            backing.rowID = row
+            context.register(backing)
+        }
+        backing.status = .persisted
+        backing.isChanged = false
+        saved.inserted.append(identifier(backing))
+    }
+
+    /// Relationships of the saved objects that name an insert by the row it moved from.
+    private func remapReferences() {
+        guard !movedRows.isEmpty else { return }
+        for object in insertedObjects + context.changed.objects {
+            guard let entity = context.backingOf(object)?.entity else { continue }
+            for relationship in entity.relationships {
+                guard let moved = movedRows[ObjectIdentifier(relationship.targetEntity)],
+                      let references = relationship.references(of: object) else { continue }
+                relationship.setReferences(references.map { if case .row(let r) = $0, let to = moved[r] { .row(to) } else { $0 } }, of: object)
+            }
+        }
+    }
+
+    private func identifier(_ backing: ModelBacking) -> PersistentIdentifier {
+        PersistentIdentifier(entityName: backing.entity.name, storeIdentifier: backing.storeIdentifier, rowID: Int64(backing.rowID))
+    }
+}

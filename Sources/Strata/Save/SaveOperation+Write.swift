@@ -1,0 +1,118 @@
+import Foundation
+import StrataEngine
+
+extension SaveOperation {
+    /// Writes the blobs of external values set since the last save (written and synced before
+    /// the transaction commits); the blobs they replace are deleted with it. Tiny and nil
+    /// values stay in the record.
+    func writeBlobs() throws {
+        for object in context.inserted.objects + changedObjects {
+            guard let backing = context.backingOf(object), !backing.entity.externals.isEmpty else { continue }
+            let (writer, _) = try writer(for: backing.entity)
+            for property in backing.entity.externals {
+                let (old, pending) = property.external(of: object)
+                guard let bytes = pending else { continue }
+                if old != 0 { try? writer.deleteBlob(BlobID(rawValue: old)) }
+                if bytes.count <= 16 {
+                    if old != 0 { externalWrites.append((object, property, 0)) }
+                    continue
+                }
+                let blob = try writer.putBlob(bytes).rawValue
+                blobs[ObjectIdentifier(object), default: [:]][property.index] = blob
+                externalWrites.append((object, property, blob))
+            }
+        }
+    }
+
+    /// The write phase: deletions first (they free unique values), then edits of stored rows,
+    /// changes (a unique value a changed object gives up is free for an insert to take), and
+    /// inserts.
+    func write() throws {
+        try writeDeletions()
+        try applyEdits()
+        for object in changedObjects { try writeChange(object) }
+        for object in insertedObjects {
+            guard let backing = context.backingOf(object), backing.status == .inserted,
+                  !superseded.contains(ObjectIdentifier(object)) else { continue }
+            try writeInsert(object, backing)
+        }
+    }
+
+    /// Deletes every row being deleted, with the index keys and blobs its record has.
+    private func writeDeletions() throws {
+        let entities = Dictionary(container.handles.flatMap(\.tables).map { (ObjectIdentifier($0.entity), $0.entity) }, uniquingKeysWith: { a, _ in a })
+        for (model, rows) in deleting {
+            guard let entity = entities[model] else { continue }
+            let (writer, table) = try writer(for: entity)
+            guard let collection = table.collection else { continue }
+            for row in rows.sorted() {
+                guard let stored = try StoredRow.read(row, table: table, reader: writer) else { continue }
+                guard try writer.delete(row, in: collection, indexKeys: stored.keys) else { continue }
+                for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
+                saved.deleted.append(PersistentIdentifier(entityName: entity.name, storeIdentifier: location(entity)?.store.handle.identifier, rowID: Int64(row)))
+            }
+        }
+    }
+
+    private func writeChange(_ object: AnyObject) throws {
+        guard let backing = context.backingOf(object) else { return }
+        let (writer, table) = try writer(for: backing.entity)
+        if backing.unloaded != nil { _ = backing.loadUnloaded() }
+        let stored = try StoredRow.read(backing.rowID, table: table, reader: writer) ?? .none
+        try put(object, row: backing.rowID, previous: stored.keys, table: table, writer: writer)
+    }
+
+    /// Writes an insert at the row prepare decided, or (a model without relationships) at its
+    /// own row unless the store's unique check finds a stored object to update instead.
+    private func writeInsert(_ object: AnyObject, _ backing: ModelBacking) throws {
+        let (writer, table) = try writer(for: backing.entity)
+        guard let collection = table.collection, let (store, _) = location(backing.entity) else { return }
+        if let decided = store.decided.last(where: { $0.object === object }) {
+            let stored = decided.row == backing.rowID ? StoredRow.none : try StoredRow.read(decided.row, table: table, reader: writer) ?? .none
+            for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
+            return try put(object, row: decided.row, previous: stored.keys, table: table, writer: writer)
+        }
+        let record = try encode(object, table: table)
+        let keys = table.indexKeys(for: object)
+        guard let conflict = try record.withUnsafeBytes({
+            try writer.putUnlessConflicting($0, row: backing.rowID, in: collection, indexKeys: keys, previousKeys: [])
+        }) else {
+            return store.decided.append((object, backing, backing.rowID))
+        }
+        var row = conflict.existingRow
+        if table.uniqueIndexes.count > 1 {
+            for (group, index) in zip(backing.entity.uniqueGroups, table.uniqueIndexes) {
+                guard let holder = try writer.lookup(backing.entity.key(of: group, object: object), in: index), holder != backing.rowID else { continue }
+                if holder != row { throw twoHolders(backing.entity, group) }
+            }
+        }
+        let stored = try StoredRow.read(row, table: table, reader: writer) ?? .none
+        for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
+        movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
+        try put(record, of: object, row: row, keys: keys, previous: stored.keys, table: table, writer: writer)
+        row = conflict.existingRow
+        store.decided.append((object, backing, row))
+    }
+
+    private func encode(_ object: AnyObject, table: Table) throws -> [UInt8] {
+        try RecordLayout.encode(object, entity: table.entity, layoutVersion: table.layouts.currentVersion,
+                                RecordEncoding(movedRows: movedRows, blobs: blobs[ObjectIdentifier(object)] ?? [:]))
+    }
+
+    private func put(_ object: AnyObject, row: RowID, previous: [IndexKey], table: Table, writer: any StorageWriter) throws {
+        try put(try encode(object, table: table), of: object, row: row, keys: table.indexKeys(for: object), previous: previous, table: table, writer: writer)
+    }
+
+    private func put(_ record: [UInt8], of object: AnyObject, row: RowID, keys: [IndexKey], previous: [IndexKey], table: Table, writer: any StorageWriter) throws {
+        guard let collection = table.collection else { return }
+        do {
+            try record.withUnsafeBytes { try writer.put($0, row: row, in: collection, indexKeys: keys, previousKeys: previous) }
+        } catch let error as StoreError where error.code == .uniqueConstraintViolation {
+            let entity = table.entity
+            let which = error.conflict.flatMap { c in zip(entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == c.index }?.0 }
+            let names = which.map { $0.map { entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"
+            let values = which.map { $0.map { "\(entity.properties[$0].value(of: object).map { "\($0)" } ?? "nil")" }.joined(separator: ", ") } ?? ""
+            throw StrataError(.uniqueConstraintViolation, "Another stored \(entity.name) already has \(names) = \(values); a changed object cannot take it. Change the value, or delete the other object first.", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import StrataEngine
+
+/// One `save()`, as a type of its own, in three named phases:
+/// - **prepare**: the delete rules (on registered objects and on stored rows), upsert
+///   resolution (unique keys looked up once, inside the write), relationship counts, and the
+///   blobs of external values;
+/// - **write**: one transaction per store: deletions, edits of stored rows, changes and
+///   inserts, each record encoded and written once;
+/// - **apply**: after every store committed, the objects' rows and states are brought up to
+///   date.
+/// Its working state lives here, not in the context; the encoder of a record gets what it
+/// needs handed down (`RecordEncoding`). A failed save undoes what it changed in memory.
+final class SaveOperation {
+    /// The identifiers `didSave` reports.
+    struct Saved {
+        var inserted: [PersistentIdentifier] = []
+        var updated: [PersistentIdentifier] = []
+        var deleted: [PersistentIdentifier] = []
+    }
+
+    let context: ModelContext
+    var container: ModelContainer { context.container }
+    /// Each store's part, by position in the container's stores.
+    var stores: [StoreWork]
+    /// What prepare changed in memory (delete rules, upserts), undone newest first on failure.
+    var undo: [() -> Void] = []
+    /// Rows being deleted, by model (objects' rows and rows of rules and `delete(model:where:)`).
+    var deleting: [ObjectIdentifier: Set<RowID>] = [:]
+    /// Deleted registered objects (rules add to them), and the inserts as the save found them.
+    var deletedObjects: [AnyObject]
+    let insertedObjects: [AnyObject]
+    /// Rows that inserts move to (upserts onto stored objects), by model, for relationship fields.
+    var movedRows: [ObjectIdentifier: [RowID: RowID]] = [:]
+    /// Objects whose record is not written because an insert takes their row.
+    var superseded = Set<ObjectIdentifier>()
+    /// Stored rows whose relationship fields rules and upserts edit (rows without objects).
+    var edits: [Edit.Target: Edit] = [:]
+    /// The blobs prepare wrote for external values, by object and property index, and the
+    /// objects' external values to update once the save committed.
+    var blobs: [ObjectIdentifier: [Int: UInt64]] = [:]
+    var externalWrites: [(object: AnyObject, property: AttributeProperty, blob: UInt64)] = []
+    var saved = Saved()
+
+    init(_ context: ModelContext) {
+        self.context = context
+        self.stores = context.container.handles.map { StoreWork(handle: $0) }
+        self.deletedObjects = context.deleted.objects
+        self.insertedObjects = context.inserted.objects
+    }
+
+    /// Runs the save: the identifiers of what it inserted, updated and deleted.
+    func run() throws -> Saved {
+        do {
+            try beginWriting()
+            try prepare()
+            try write()
+            try commit()
+        } catch {
+            for store in stores { store.writer?.rollback() }
+            for undo in undo.reversed() { undo() }
+            throw StrataError.store(error, while: "save")
+        }
+        apply()
+        return saved
+    }
+
+    // MARK: Prepare
+
+    private func prepare() throws {
+        try applyDeleteRules()
+        try resolveUpserts()
+        try checkRelationshipCounts()
+        try writeBlobs()
+    }
+
+    /// The context's changed objects as the write finds them (rules and upserts add to them),
+    /// without those that are deleted or that an insert supersedes.
+    var changedObjects: [AnyObject] {
+        context.changed.objects.filter { object in
+            guard let b = context.backingOf(object) else { return false }
+            return b.status == .persisted && !superseded.contains(ObjectIdentifier(object))
+        }
+    }
+
+    // MARK: Stores
+
+    /// The store part and table of a model.
+    func location(_ entity: Entity) -> (store: StoreWork, table: Table)? {
+        guard let (handle, table) = container.location(of: entity),
+              let store = stores.first(where: { $0.handle === handle }) else { return nil }
+        return (store, table)
+    }
+
+    /// Opens the writers of the stores this save may touch, in the container's order (so that
+    /// two saves never wait on each other): those with work, and with deletions whose rules
+    /// may reach other stores, all writable ones.
+    private func beginWriting() throws {
+        let cascading = !deletedObjects.isEmpty || !context.batchDeletes.isEmpty
+        for store in stores {
+            let handle = store.handle
+            let hasWork = (insertedObjects + context.changed.objects + deletedObjects).contains { object in
+                context.backingOf(object).map { handle.table(for: $0.entity) != nil } ?? false
+            } || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
+            if hasWork && !handle.configuration.allowsSave {
+                throw StrataError(.readOnly, "The store \(handle.identifier) was opened with allowsSave: false; it cannot save changes.")
+            }
+            guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
+            store.writer = try handle.storage.beginWrite()
+        }
+    }
+
+    /// The writer of the store a model is in (a store the save did not open cannot be written).
+    func writer(for entity: Entity) throws -> (any StorageWriter, Table) {
+        guard let (store, table) = location(entity) else {
+            throw StrataError(.unknownModel, "\(entity.name) is not in this container's schema.")
+        }
+        guard let writer = store.writer else {
+            throw StrataError(.readOnly, "The store \(store.handle.identifier) was opened with allowsSave: false; it cannot save changes.")
+        }
+        store.touched = true
+        return (writer, table)
+    }
+
+    private func commit() throws {
+        for store in stores {
+            guard let writer = store.writer else { continue }
+            if store.touched { try writer.commit() } else { writer.rollback() }
+            store.writer = nil
+        }
+    }
+}
+
+/// One store's part of a save.
+final class StoreWork {
+    let handle: StoreHandle
+    var writer: (any StorageWriter)?
+    /// True once the save wrote (or read for writing) through `writer`.
+    var touched = false
+    /// Inserts and the rows they were written to (their own, or an upsert's).
+    var decided: [(object: AnyObject, backing: ModelBacking, row: RowID)] = []
+
+    init(handle: StoreHandle) { self.handle = handle }
+}
+
+/// What a save reads of a stored row it replaces or deletes, once: the index keys it was
+/// stored with, and the blobs of its external values.
+struct StoredRow {
+    var keys: [IndexKey]
+    var blobs: [UInt64]
+
+    static let none = StoredRow(keys: [], blobs: [])
+
+    init(keys: [IndexKey], blobs: [UInt64]) {
+        self.keys = keys
+        self.blobs = blobs
+    }
+
+    init(_ view: RecordView, table: Table) throws {
+        keys = try table.indexKeys(of: view)
+        blobs = try table.entity.externals.compactMap { AttributeProperty.blob(ofField: try view.field($0.index)) }
+    }
+
+    /// The row's stored state, or nil when there is no such row.
+    static func read(_ row: RowID, table: Table, reader: any StorageReader) throws -> StoredRow? {
+        guard table.hasIndexes || !table.entity.externals.isEmpty else {
+            return try reader.withRecord(row, in: table) { _ in StoredRow.none }
+        }
+        return try reader.withRecord(row, in: table) { try StoredRow($0, table: table) }
+    }
+}

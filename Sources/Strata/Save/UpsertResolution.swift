@@ -1,0 +1,113 @@
+import Foundation
+import StrataEngine
+
+// Unique upserts: an insert whose unique attribute (or compound constraint) matches a stored
+// object updates that object instead, as SwiftData does; of two inserts with the same value in
+// one save, the later wins.
+//
+// For a model that takes part in relationships, the row each insert goes to is decided before
+// anything is written (unique keys looked up once, inside the write), so that records referring
+// to a moved insert are encoded once with the row it moves to, and the stored object's
+// relationships that the insert does not keep lose it from their other side. A lookup takes
+// this save's own work into account: rows it deletes give their values up, changed objects hold
+// their new values, and earlier inserts their claims. Other models resolve upserts as they are
+// written (`SaveOperation+Write.swift`): the store's own unique check finds the stored object.
+
+extension SaveOperation {
+    /// True when the model has relationships or is the target of one.
+    func takesPartInRelationships(_ entity: Entity) -> Bool {
+        if !entity.relationships.isEmpty { return true }
+        return container.handles.contains { handle in
+            handle.tables.contains { table in table.entity.relationships.contains { $0.targetType == entity.type } }
+        }
+    }
+
+    func resolveUpserts() throws {
+        var claims: [IndexID: [[UInt8]: RowID]] = [:]
+        var changedKeys: [IndexID: [[UInt8]: RowID]]? = nil
+        for object in insertedObjects {
+            guard let backing = context.backingOf(object), backing.status == .inserted else { continue }
+            let entity = backing.entity
+            guard !entity.uniqueGroups.isEmpty, takesPartInRelationships(entity) else { continue }
+            let (writer, table) = try writer(for: entity)
+            if changedKeys == nil { changedKeys = uniqueKeysOfChangedObjects() }
+            var target: RowID? = nil
+            var keys: [(IndexID, [UInt8])] = []
+            for (group, index) in zip(entity.uniqueGroups, table.uniqueIndexes) {
+                let key = entity.key(of: group, object: object)
+                keys.append((index, key))
+                let holder = try claims[index]?[key] ?? changedKeys?[index]?[key] ?? storedHolder(key, index, group, entity, writer)
+                guard let holder, holder != backing.rowID else { continue }
+                if let t = target, t != holder { throw twoHolders(entity, group) }
+                target = holder
+            }
+            let row = target ?? backing.rowID
+            for (index, key) in keys { claims[index, default: [:]][key] = row }
+            try decide(object, backing, row: row, table: table, writer: writer)
+        }
+    }
+
+    /// The stored row holding `key`, unless this save deletes it or changes it to another value.
+    private func storedHolder(_ key: [UInt8], _ index: IndexID, _ group: [Int], _ entity: Entity, _ writer: any StorageWriter) throws -> RowID? {
+        guard let holder = try writer.lookup(key, in: index) else { return nil }
+        if deleting[ObjectIdentifier(entity)]?.contains(holder) == true { return nil }
+        if let changed = context.registeredBacking(entity, holder), changed.isChanged, entity.key(of: group, object: changed.object) != key {
+            return nil
+        }
+        return holder
+    }
+
+    /// The unique keys changed objects take with their new values, by index.
+    private func uniqueKeysOfChangedObjects() -> [IndexID: [[UInt8]: RowID]] {
+        var keys: [IndexID: [[UInt8]: RowID]] = [:]
+        for object in changedObjects {
+            guard let backing = context.backingOf(object), let (_, table) = container.location(of: backing.entity) else { continue }
+            for (group, index) in zip(backing.entity.uniqueGroups, table.uniqueIndexes) {
+                keys[index, default: [:]][backing.entity.key(of: group, object: object)] = backing.rowID
+            }
+        }
+        return keys
+    }
+
+    /// Records where an insert goes. Going to another row, it takes that row's place: the
+    /// object registered there (an earlier insert, a stored object) is not written, and the
+    /// stored object's relationships the insert does not keep lose it from their other side.
+    private func decide(_ object: AnyObject, _ backing: ModelBacking, row: RowID, table: Table, writer: any StorageWriter) throws {
+        guard let (store, _) = location(backing.entity) else { return }
+        store.decided.append((object, backing, row))
+        guard row != backing.rowID else { return }
+        movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
+        if let earlier = store.decided.dropLast().last(where: { $0.row == row }) {
+            superseded.insert(ObjectIdentifier(earlier.object))
+            return
+        }
+        if let holder = context.registeredBacking(backing.entity, row) { superseded.insert(ObjectIdentifier(holder.object)) }
+        try reconcile(object, backing.entity, holder: row, table: table, writer: writer)
+    }
+
+    /// The stored object at `holder` loses the related objects the insert taking its place does
+    /// not refer to, on their side (as if the relationship had been set on it).
+    private func reconcile(_ object: AnyObject, _ entity: Entity, holder: RowID, table: Table, writer: any StorageWriter) throws {
+        let stored = context.registeredBacking(entity, holder)
+        for relationship in entity.relationships {
+            guard let inverse = relationship.inverse(in: entity) else { continue }
+            let had = try stored.map { relationship.rows(of: $0.object) }
+                ?? writer.withRecord(holder, in: table) { try RelationshipProperty.decodeRows(try $0.field(relationship.index)) } ?? []
+            let keep = Set(relationship.rows(of: object))
+            let target = relationship.targetEntity
+            for row in had where !keep.contains(row) {
+                if let related = context.registeredBacking(target, row) {
+                    recordUnlink(inverse, related.object)
+                    inverse.unlink(.row(holder), from: related.object)
+                } else {
+                    edits[Edit.Target(entity: ObjectIdentifier(target), row: row), default: Edit(entity: target, row: row)].remove(holder, from: inverse)
+                }
+            }
+        }
+    }
+
+    func twoHolders(_ entity: Entity, _ group: [Int]) -> StrataError {
+        let names = group.map { entity.properties[$0].name }.joined(separator: ", ")
+        return StrataError(.uniqueConstraintViolation, "A new \(entity.name) matches two different stored objects on its unique attributes (\(names) matches another one than the first). Make the values agree or delete one of the stored objects.")
+    }
+}

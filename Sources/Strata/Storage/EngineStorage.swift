@@ -1,0 +1,82 @@
+import Foundation
+import StrataEngine
+
+/// The storage seam's implementation on StrataEngine: a `Store`, shared by the containers of
+/// this process that open the same file (`OpenStores`).
+final class EngineStorage: StorageBackend, @unchecked Sendable {
+    let opened: OpenStore
+    var store: Store { opened.store }
+    /// A folder made for an in-memory configuration, removed with the storage.
+    private let temporaryDirectory: URL?
+
+    private init(opened: OpenStore, temporaryDirectory: URL?) {
+        self.opened = opened
+        self.temporaryDirectory = temporaryDirectory
+    }
+
+    deinit {
+        if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+    }
+
+    var isReadOnly: Bool { store.options.readOnly }
+    var rows: RowAllocator { opened.rows }
+    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R { try store.read { try body($0) } }
+    func beginRead() throws -> any StorageReader { try store.beginRead() }
+    func beginWrite() throws -> any StorageWriter { try store.beginWrite() }
+    func sync() throws { try store.sync() }
+    func compact() throws { try store.compact() }
+
+    /// Opens the store of `configuration` (an in-memory one in a temporary folder), sharing
+    /// one this process already has open on the same file. `shared`: it was open already.
+    static func open(_ configuration: ModelConfiguration, fileSystem: (any FileSystem)?) throws -> (storage: EngineStorage, shared: Bool) {
+        var path = configuration.url.path
+        var durability = configuration.durability
+        var temporary: URL? = nil
+        if fileSystem == nil && configuration.isStoredInMemoryOnly {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-memory-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            temporary = dir
+            path = dir.appendingPathComponent("memory.store").path
+            durability = .deferred
+        } else if fileSystem == nil {
+            let folder = configuration.url.deletingLastPathComponent()
+            if configuration.allowsSave && !FileManager.default.fileExists(atPath: folder.path) {
+                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+        }
+        let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
+        let openedPath = path
+        func open() throws -> Store {
+            do { return try fileSystem.map { try Store(path: openedPath, options: options, fileSystem: $0) } ?? Store(path: openedPath, options: options) } catch {
+                throw StrataError.store(error, while: "open the store at \(openedPath)")
+            }
+        }
+        if fileSystem == nil && !configuration.isStoredInMemoryOnly {
+            let (opened, shared) = try OpenStores.shared.store(at: OpenStores.key(for: path), readOnly: options.readOnly, open: open)
+            return (EngineStorage(opened: opened, temporaryDirectory: nil), shared)
+        }
+        return (EngineStorage(opened: OpenStore(store: try open(), key: nil), temporaryDirectory: temporary), false)
+    }
+}
+
+// StrataEngine's transactions are the storage seam's readers and writers.
+
+@_spi(StorageBackend)
+extension ReadTransaction: StorageReader {
+    public func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEachRecord(in: collection, from: start, reverse: false, body)
+    }
+
+    public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws {
+        var cursor = try entries(in: index, range: range, reverse: reverse)
+        while let entry = try cursor.next() {
+            if try !body(entry.row) { return }
+        }
+    }
+
+    /// StrataEngine does not evaluate queries: the object layer reads and filters the rows.
+    public func candidates(_ query: StorageQuery) throws -> [RowID]? { nil }
+}
+
+@_spi(StorageBackend)
+extension WriteTransaction: StorageWriter {}

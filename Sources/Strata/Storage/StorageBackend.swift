@@ -1,0 +1,126 @@
+import Foundation
+import StrataEngine
+
+// The storage seam: everything the object layer asks of a store, and nothing else. A
+// `ModelContext` reaches storage only through these protocols; StrataEngine is their
+// implementation (`EngineStorage.swift`). A second backend (a PostgreSQL one is planned, in a
+// package of its own) implements them too; they are public as SPI for it:
+// `@_spi(StorageBackend) import Strata`.
+//
+// The unit is the record: the object layer hands the backend a row's encoded record and its
+// index keys (computed by the object layer, the same way for new and stored values) and reads
+// records back by row id, by index key or index range, or all of them. A backend that can
+// evaluate part of a predicate itself (a SQL server) is offered it as `StorageQuery` terms
+// before the object layer filters (`StorageReader.candidates`), so it need not ship every row.
+
+/// A store, opened: snapshot reads, one writer at a time, blobs and named metadata.
+@_spi(StorageBackend)
+public protocol StorageBackend: AnyObject, Sendable {
+    /// Opened without writes (`allowsSave: false`).
+    var isReadOnly: Bool { get }
+    /// Row ids for new objects (shared by every container of the process on the same store).
+    var rows: RowAllocator { get }
+    /// Runs `body` on a snapshot of the last commit.
+    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R
+    /// A snapshot kept open by the caller (the batches of `fetch(_:batchSize:)` read it).
+    func beginRead() throws -> any StorageReader
+    /// The one writer; its changes are in the store when `commit()` returns.
+    func beginWrite() throws -> any StorageWriter
+    /// Makes deferred commits durable.
+    func sync() throws
+    /// Reclaims the space of superseded records.
+    func compact() throws
+}
+
+/// A snapshot of a store.
+@_spi(StorageBackend)
+public protocol StorageReader: AnyObject {
+    func collection(named name: String) -> CollectionID?
+    func index(named name: String, in collection: CollectionID) -> IndexDescription?
+    func indexes(of collection: CollectionID) -> [IndexDescription]
+    /// How many records the collection holds.
+    func count(in collection: CollectionID) throws -> Int
+    /// One more than the largest row id the collection ever held.
+    func nextRowID(in collection: CollectionID) throws -> RowID
+    /// Calls `body` with a record's bytes (valid during the call only); nil if there is no such row.
+    func withRecord<R>(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+    /// Calls `body` for each record in row id order, from `start`, until it returns false.
+    func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// The row a unique index holds `key` for (for a non-unique index: the first such row).
+    func lookup(_ key: [UInt8], in index: IndexID) throws -> RowID?
+    /// Calls `body` with the row of each entry of `index` in `range`, in key order (or
+    /// reverse; equal keys in row order), until it returns false.
+    func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws
+    /// The rows a backend selects itself for the terms of a query, or nil when it does not
+    /// evaluate queries (the object layer then reads and filters the rows itself).
+    func candidates(_ query: StorageQuery) throws -> [RowID]?
+    func blob(_ id: BlobID) throws -> [UInt8]
+    func blobFileExists(_ id: BlobID) throws -> Bool
+    func metadata(_ name: String) throws -> [UInt8]?
+}
+
+/// The one writer of a store: everything it does is in the store after `commit()`, or nothing.
+@_spi(StorageBackend)
+public protocol StorageWriter: StorageReader {
+    func createCollection(named name: String) throws -> CollectionID
+    func createIndex(named name: String, on collection: CollectionID, unique: Bool) throws -> IndexID
+    func dropIndex(_ index: IndexID) throws
+    /// Stores `record` as `row` with the index keys `indexKeys`; `previousKeys` are the keys the
+    /// row was stored with (empty for a new row). Throws `.uniqueConstraintViolation` when a
+    /// unique index holds a key for another row.
+    func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey], previousKeys: [IndexKey]) throws
+    /// `put`, except that a unique key held by another row is returned instead of thrown (and
+    /// nothing is changed).
+    func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
+                              indexKeys: [IndexKey], previousKeys: [IndexKey]) throws -> UniqueConflict?
+    /// Deletes a row stored with `indexKeys`; false if there was no such row.
+    @discardableResult
+    func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey]) throws -> Bool
+    func putBlob(_ bytes: [UInt8]) throws -> BlobID
+    func deleteBlob(_ id: BlobID) throws
+    func setMetadata(_ name: String, _ value: [UInt8]?) throws
+    func commit() throws
+    func rollback()
+}
+
+/// A query as a backend may evaluate it: the conditions at the top of a predicate (joined by
+/// `&&`) that compare a stored property with a constant. The object layer still checks the
+/// whole predicate on every row a backend returns.
+@_spi(StorageBackend)
+public struct StorageQuery: Sendable {
+    /// One condition: a property (by record field and name), an operator, and the constant's
+    /// index key (`KeyEncoding`), which a backend can compare with the property's keys.
+    public struct Term: Sendable {
+        public enum Comparison: Sendable { case equal, less, lessOrEqual, greater, greaterOrEqual, oneOf, prefix }
+        public let field: Int
+        public let property: String
+        public let comparison: Comparison
+        public let keys: [[UInt8]]
+    }
+
+    public let collection: CollectionID
+    public let terms: [Term]
+}
+
+/// A copy of a store that a migration changes, then puts in the store's place: the storage
+/// seam's part of a migration (the object layer runs the stages on the copy, through a
+/// container opened at `url`). The store stays as it was until `replaceOriginal()` returns,
+/// and is migrated from then on, whatever fails or crashes.
+protocol PreparedStoreCopy: AnyObject {
+    /// Where the copy is: a container opened with this URL works on it.
+    var url: URL { get }
+    /// Reads the store being migrated (its metadata: the recorded version and schema).
+    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R
+    /// Makes the copy (`progress`: bytes done of bytes in all).
+    func make(progress: (Int64, Int64) -> Void) throws
+    /// Writes a metadata entry of the copy.
+    func setMetadata(_ name: String, _ value: [UInt8]) throws
+    /// Puts the copy in the store's place, durably.
+    func replaceOriginal() throws
+    /// Takes the copy away after a failure before `replaceOriginal()` finished.
+    func discard()
+    /// Cleans up after `replaceOriginal()`.
+    func finish()
+    /// True once the copy took the store's place.
+    var replaced: Bool { get }
+}

@@ -1,0 +1,62 @@
+import StrataEngine
+
+/// How one model (entity) is kept in a store: its collection and indexes, and how to read
+/// records written with older layouts of the model.
+struct Table: @unchecked Sendable {
+    let entity: Entity
+    /// Nil only in a read-only store that has never held this model.
+    let collection: CollectionID?
+    let uniqueIndexes: [IndexID]
+    let indexes: [IndexID]
+    /// For each property with a one-property index: the index and whether it is unique.
+    let singleIndex: [Int: (id: IndexID, unique: Bool)]
+    /// How to read records written with older layouts of the model (lightweight migration).
+    var layouts: EntityLayouts = .identity
+
+    var hasIndexes: Bool { !uniqueIndexes.isEmpty || !indexes.isEmpty }
+
+    /// The index keys of an object's values.
+    func indexKeys(for object: AnyObject) -> [IndexKey] {
+        guard hasIndexes else { return [] }
+        var keys: [IndexKey] = []
+        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
+        for (group, id) in zip(entity.uniqueGroups, uniqueIndexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
+        for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
+        return keys
+    }
+
+    /// The index keys of a stored record, computed from its fields as `indexKeys(for:)`
+    /// computes them from an object: the keys the row was saved with, which the storage needs
+    /// to update or delete it.
+    func indexKeys(of view: RecordView) throws -> [IndexKey] {
+        guard hasIndexes else { return [] }
+        var keys: [IndexKey] = []
+        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
+        for (group, id) in zip(entity.uniqueGroups, uniqueIndexes) { keys.append(IndexKey(id, try entity.key(of: group, view: view))) }
+        for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, try entity.key(of: group, view: view))) }
+        return keys
+    }
+
+    /// The keys row `row` was saved with, read from its stored record; [] when it has none.
+    func storedIndexKeys(row: RowID, reader: any StorageReader) throws -> [IndexKey] {
+        guard hasIndexes else { return [] }
+        return try reader.withRecord(row, in: self) { try indexKeys(of: $0) } ?? []
+    }
+}
+
+extension StorageReader {
+    /// Calls `body` with a row's record of `table`, read as the current layout; nil if there
+    /// is no such row.
+    func withRecord<R>(_ row: RowID, in table: Table, _ body: (RecordView) throws -> R) throws -> R? {
+        guard let collection = table.collection else { return nil }
+        return try withRecord(row, in: collection) { try body(try RecordView($0, layouts: table.layouts)) }
+    }
+}
+
+extension StorageBackend {
+    /// The value of an external attribute kept in blob `blob`.
+    func loadBlob(_ blob: UInt64, as access: AttributeAccess) throws -> Any {
+        let bytes = try read { try $0.blob(BlobID(rawValue: blob)) }
+        return try bytes.withUnsafeBytes { try access.fieldValue($0) }
+    }
+}

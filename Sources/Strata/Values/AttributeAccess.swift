@@ -1,0 +1,170 @@
+import Foundation
+import StrataEngine
+
+/// What Strata does with the values of one type in objects' `Attribute` storages and in
+/// records: functions made once per type.
+///
+/// For a stored value (and its optionals and arrays) they are made in the type's own file,
+/// where the type is concrete (`String.accesses`), so the compiler specializes them: decoding a
+/// field into an object or encoding it back does no run-time generic metadata lookup. Other
+/// `Codable` types get functions over a codec object (`general`).
+final class AttributeAccess: @unchecked Sendable {
+    /// The property's declared type.
+    let valueType: Any.Type
+    /// True when index key order is Foundation's order of the values.
+    let keyOrderIsValueOrder: Bool
+    /// Whether the storage (at the pointer) has a value.
+    let hasValue: (UnsafeMutableRawPointer) -> Bool
+    /// Empties the storage.
+    let clear: (UnsafeMutableRawPointer) -> Void
+    /// Decodes a field into the storage.
+    let decode: (UnsafeRawBufferPointer, UnsafeMutableRawPointer) throws -> Void
+    /// Appends the storage's value as a field; false (and nothing appended) if it has none.
+    let encode: (UnsafeMutableRawPointer, inout [UInt8]) throws -> Bool
+    /// Appends the index key of the storage's value (nothing if it has none).
+    let appendKey: (UnsafeMutableRawPointer, inout [UInt8]) -> Void
+    /// Appends the index key of a field's value.
+    let appendFieldKey: (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void
+    /// The index key of a value given as `Any` (a predicate's constant); nil for another type.
+    let keyOfConstant: (Any) -> [UInt8]?
+    /// The storage's value, if any.
+    let value: (UnsafeMutableRawPointer) -> Any?
+    /// A field's value.
+    let fieldValue: (UnsafeRawBufferPointer) throws -> Any
+    /// A `(RecordView) throws -> Value` closure reading field `i`, for predicates.
+    let rowReader: (Int) -> Any
+    /// The fast comparison of field `i` with a constant, if the type has one.
+    let scalarTest: (Any, ComparisonOperator, Int) -> RowTest?
+    /// Puts marker `variant` (0 or 1) in the storage; false if the type has none.
+    let setMarker: (Int, UnsafeMutableRawPointer) -> Bool
+    /// True if the value is marker `variant`.
+    let isMarker: (Int, Any) -> Bool
+
+    init(valueType: Any.Type, keyOrderIsValueOrder: Bool,
+         hasValue: @escaping (UnsafeMutableRawPointer) -> Bool, clear: @escaping (UnsafeMutableRawPointer) -> Void,
+         decode: @escaping (UnsafeRawBufferPointer, UnsafeMutableRawPointer) throws -> Void,
+         encode: @escaping (UnsafeMutableRawPointer, inout [UInt8]) throws -> Bool,
+         appendKey: @escaping (UnsafeMutableRawPointer, inout [UInt8]) -> Void,
+         appendFieldKey: @escaping (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void,
+         keyOfConstant: @escaping (Any) -> [UInt8]?, value: @escaping (UnsafeMutableRawPointer) -> Any?,
+         fieldValue: @escaping (UnsafeRawBufferPointer) throws -> Any, rowReader: @escaping (Int) -> Any,
+         scalarTest: @escaping (Any, ComparisonOperator, Int) -> RowTest?,
+         setMarker: @escaping (Int, UnsafeMutableRawPointer) -> Bool, isMarker: @escaping (Int, Any) -> Bool) {
+        self.valueType = valueType
+        self.keyOrderIsValueOrder = keyOrderIsValueOrder
+        self.hasValue = hasValue
+        self.clear = clear
+        self.decode = decode
+        self.encode = encode
+        self.appendKey = appendKey
+        self.appendFieldKey = appendFieldKey
+        self.keyOfConstant = keyOfConstant
+        self.value = value
+        self.fieldValue = fieldValue
+        self.rowReader = rowReader
+        self.scalarTest = scalarTest
+        self.setMarker = setMarker
+        self.isMarker = isMarker
+    }
+
+    /// The index key of a storage's value.
+    func key(_ storage: UnsafeMutableRawPointer) -> [UInt8] {
+        var key: [UInt8] = []
+        appendKey(storage, &key)
+        return key
+    }
+}
+
+/// A stored value type's accesses: the type itself, its optional and its array.
+struct AttributeAccesses {
+    let plain: AttributeAccess
+    let optional: AttributeAccess
+    let array: AttributeAccess
+
+    @inline(__always)
+    init<V: StoredValue>(_ type: V.Type) {
+        plain = .stored(V.self)
+        optional = .stored(V?.self)
+        array = .stored([V].self)
+    }
+}
+
+extension AttributeAccess {
+    /// The accesses of a stored value type (specialized wherever `V` is concrete).
+    @inline(__always)
+    static func stored<V: StoredValue>(_: V.Type) -> AttributeAccess {
+        typealias Storage = Attribute<V>
+        @inline(__always) func at(_ p: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Storage> { p.assumingMemoryBound(to: Storage.self) }
+        return AttributeAccess(
+            valueType: V.self, keyOrderIsValueOrder: V.keyOrderIsValueOrder,
+            hasValue: { at($0).pointee.value != nil },
+            clear: { at($0).pointee.value = nil },
+            decode: { raw, p in at(p).pointee.value = try V.decode(raw) },
+            encode: { p, bytes in
+                guard let v = at(p).pointee.value else { return false }
+                try V.encode(v, into: &bytes)
+                return true
+            },
+            appendKey: { p, key in if let v = at(p).pointee.value { V.appendKey(v, to: &key) } },
+            appendFieldKey: { raw, key in V.appendKey(try V.decode(raw), to: &key) },
+            keyOfConstant: { constant in
+                guard let v = constant as? V else { return nil }
+                var key: [UInt8] = []
+                V.appendKey(v, to: &key)
+                return key
+            },
+            value: { at($0).pointee.value },
+            fieldValue: { try V.decode($0) },
+            rowReader: { i in { (view: RecordView) throws -> V in try V.decode(try view.field(i)) } },
+            scalarTest: { V.scalarTest($0, $1, field: $2) },
+            setMarker: { variant, p in
+                guard let marker = V.marker(variant) else { return false }
+                at(p).pointee.value = marker
+                return true
+            },
+            isMarker: { variant, value in sameBytes(value as? V, V.marker(variant), V.encode) })
+    }
+
+    /// The accesses of any other `Codable` type, over its codec.
+    static func general<V: Codable>(_: V.Type) throws -> AttributeAccess {
+        typealias Storage = Attribute<V>
+        func at(_ p: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Storage> { p.assumingMemoryBound(to: Storage.self) }
+        let codec = try Codecs.make(V.self)
+        return AttributeAccess(
+            valueType: V.self, keyOrderIsValueOrder: false,
+            hasValue: { at($0).pointee.value != nil },
+            clear: { at($0).pointee.value = nil },
+            decode: { raw, p in at(p).pointee.value = try codec.decode(raw) },
+            encode: { p, bytes in
+                guard let v = at(p).pointee.value else { return false }
+                try codec.encode(v, into: &bytes)
+                return true
+            },
+            appendKey: { p, key in if let v = at(p).pointee.value { codec.appendKey(v, to: &key) } },
+            appendFieldKey: { raw, key in codec.appendKey(try codec.decode(raw), to: &key) },
+            keyOfConstant: { constant in
+                guard let v = constant as? V else { return nil }
+                var key: [UInt8] = []
+                codec.appendKey(v, to: &key)
+                return key
+            },
+            value: { at($0).pointee.value },
+            fieldValue: { try codec.decode($0) },
+            rowReader: { i in { (view: RecordView) throws -> V in try codec.decode(try view.field(i)) } },
+            scalarTest: { _, _, _ in nil },
+            setMarker: { variant, p in
+                guard let marker = Marker.make(V.self, variant) else { return false }
+                at(p).pointee.value = marker
+                return true
+            },
+            isMarker: { variant, value in sameBytes(value as? V, Marker.make(V.self, variant), codec.encode) })
+    }
+}
+
+/// True when both values exist and encode to the same bytes.
+private func sameBytes<V>(_ a: V?, _ b: V?, _ encode: (V, inout [UInt8]) throws -> Void) -> Bool {
+    guard let a, let b else { return false }
+    var x: [UInt8] = [], y: [UInt8] = []
+    guard (try? encode(a, &x)) != nil, (try? encode(b, &y)) != nil else { return false }
+    return x == y
+}

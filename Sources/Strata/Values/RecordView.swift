@@ -1,0 +1,56 @@
+import StrataEngine
+
+/// A record's bytes, read in place: valid only while the engine lends them.
+struct RecordView {
+    let raw: UnsafeRawBufferPointer
+    let count: Int
+    let layoutVersion: UInt16
+    private let wide: Bool
+    private let fieldsStart: Int
+
+    /// How to read older layouts as the current properties (nil: the record is current).
+    private let layouts: EntityLayouts?
+
+    init(_ raw: UnsafeRawBufferPointer, layouts: EntityLayouts? = nil) throws {
+        self.layouts = layouts.flatMap { $0.isIdentity ? nil : $0 }
+        guard raw.count >= 5 else { throw decodingFailure("a record shorter than its header") }
+        let format = raw[0]
+        guard format == RecordLayout.narrow || format == RecordLayout.wide else {
+            throw decodingFailure("an unknown record format \(format)")
+        }
+        wide = format == RecordLayout.wide
+        layoutVersion = UInt16(raw[1]) | UInt16(raw[2]) << 8
+        count = Int(UInt16(raw[3]) | UInt16(raw[4]) << 8)
+        fieldsStart = 5 + (count + 1) * (wide ? 4 : 2)
+        guard fieldsStart <= raw.count else { throw decodingFailure("a record shorter than its offset table") }
+        self.raw = raw
+        guard offset(count) == raw.count - fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
+    }
+
+    @inline(__always)
+    private func offset(_ i: Int) -> Int {
+        if wide { return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 4, as: UInt32.self).littleEndian) }
+        return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 2, as: UInt16.self).littleEndian)
+    }
+
+    /// The bytes of property `i`: its field, or for a record of an older layout the field the
+    /// property had then, or its default value.
+    @inline(__always)
+    func field(_ i: Int) throws -> UnsafeRawBufferPointer {
+        if let layouts, layoutVersion != layouts.currentVersion {
+            let (field, fallback) = try layouts.locate(i, version: layoutVersion)
+            if let fallback { return fallback }
+            return try rawField(field)
+        }
+        return try rawField(i)
+    }
+
+    @inline(__always)
+    private func rawField(_ i: Int) throws -> UnsafeRawBufferPointer {
+        guard i < count else { throw decodingFailure("a record with \(count) fields where field \(i) was expected") }
+        let start = offset(i)
+        let end = offset(i + 1)
+        guard start <= end, fieldsStart + end <= raw.count else { throw decodingFailure("a field outside its record") }
+        return UnsafeRawBufferPointer(rebasing: raw[(fieldsStart + start)..<(fieldsStart + end)])
+    }
+}

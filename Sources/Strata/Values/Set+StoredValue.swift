@@ -1,0 +1,16 @@
+import Foundation
+
+/// As an array of its elements (in the set's order).
+extension Set: StoredValue where Element: StoredValue {
+    static func encode(_ value: Set<Element>, into bytes: inout [UInt8]) throws {
+        try ArrayFraming.encode(value, into: &bytes, Element.encode)
+    }
+
+    static func decode(_ field: UnsafeRawBufferPointer) throws -> Set<Element> {
+        Set(try ArrayFraming.decode(field, Element.decode))
+    }
+
+    static var placeholder: Set<Element> { [] }
+    static func json(_ value: Set<Element>) -> JSONValue { .array(value.map(Element.json)) }
+    static var accesses: AttributeAccesses { AttributeAccesses(Set<Element>.self) }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import StrataEngine
+
+/// How an entity is stored, as written in the store's metadata and compared on open.
+struct StoredEntity: Codable, Equatable {
+    struct StoredProperty: Codable, Equatable {
+        var name: String
+        var type: String
+        var options: UInt16
+    }
+    var name: String
+    var properties: [StoredProperty]
+    var unique: [[String]]
+    var indexes: [[String]]
+    /// Every record layout, oldest first (nil in stores written before layouts were kept).
+    var layouts: [[String]]? = nil
+    /// The names each property had before it was renamed, oldest first, by its current name
+    /// (only properties that were renamed; nil in stores written before former names were
+    /// kept). They accumulate across renames, so records of any older layout map to the
+    /// property whatever it was called then.
+    var formerNames: [String: [String]]? = nil
+    /// By property name: the encoded value (`Property.encodeValue`; `[0]`, no rows, for a
+    /// relationship) that records of an older layout read for a property their layout lacks,
+    /// fixed when the property was added, as SQLite's `ALTER TABLE ADD COLUMN` fixes a column's
+    /// default for the rows that exist then. Only properties that some older layout lacks
+    /// have one; nil in stores written before defaults were kept.
+    var defaults: [String: Data]? = nil
+
+    init(_ entity: Entity) {
+        name = entity.name
+        properties = entity.properties.map { StoredProperty(name: $0.name, type: $0.typeName, options: $0.declaration.options) }
+        unique = entity.uniqueGroups.map { $0.map { entity.properties[$0].name } }
+        indexes = entity.indexGroups.map { $0.map { entity.properties[$0].name } }
+    }
+
+    /// What differs from `other` (the stored one), in words a person can act on.
+    func differences(from stored: StoredEntity) -> [String] {
+        var out: [String] = []
+        let mine = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0) })
+        let theirs = Dictionary(uniqueKeysWithValues: stored.properties.map { ($0.name, $0) })
+        for p in properties where theirs[p.name] == nil { out.append("\(name).\(p.name) is new") }
+        for p in stored.properties where mine[p.name] == nil { out.append("\(name).\(p.name) was removed") }
+        for p in properties {
+            if let s = theirs[p.name], s.type != p.type { out.append("\(name).\(p.name) changed type from \(s.type) to \(p.type)") }
+        }
+        if properties.map(\.name) != stored.properties.map(\.name) && out.isEmpty {
+            out.append("\(name)'s properties are in a different order")
+        }
+        if Set(unique) != Set(stored.unique) { out.append("\(name)'s unique constraints changed") }
+        if Set(indexes) != Set(stored.indexes) { out.append("\(name)'s indexes changed") }
+        return out
+    }
+}
+
+/// The schema the object layer keeps in a store (metadata `strata.schema`, JSON): every
+/// entity's properties, constraints, record layouts, former names and stored defaults. Read
+/// and written here only.
+struct StoredSchema: Codable, Equatable {
+    var formatVersion = 1
+    var entities: [StoredEntity]
+
+    /// The metadata entry that holds it.
+    static let metadataKey = "strata.schema"
+
+    /// The schema stored in the store `reader` reads, or nil for a store without one.
+    static func read(from reader: any StorageReader, path: String) throws -> StoredSchema? {
+        guard let bytes = try reader.metadata(metadataKey) else { return nil }
+        return try decode(bytes, path: path)
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws -> StoredSchema {
+        do { return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
+            throw StrataError(.corruptRecord, "The store's schema record at \(path) cannot be read: \(error)")
+        }
+    }
+
+    func write(to writer: any StorageWriter) throws {
+        try writer.setMetadata(StoredSchema.metadataKey, Array(try JSONEncoder().encode(self)))
+    }
+}

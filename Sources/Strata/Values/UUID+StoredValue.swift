@@ -1,0 +1,33 @@
+import Foundation
+import StrataEngine
+
+/// The 16 bytes of `uuid`.
+extension UUID: StoredValue {
+    static func encode(_ value: UUID, into bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    static func decode(_ field: UnsafeRawBufferPointer) throws -> UUID {
+        guard field.count == 16 else { throw decodingFailure("a UUID of \(field.count) bytes") }
+        return UUID(uuid: field.loadUnaligned(as: uuid_t.self))
+    }
+
+    static var hasValueKey: Bool { true }
+    static func appendKey(_ value: UUID, to key: inout [UInt8]) { value.encodeKey(into: &key) }
+    static var placeholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    static func marker(_ variant: Int) -> UUID? { UUID(uuid: (0x5E, 0xED, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(variant))) }
+    static func json(_ value: UUID) -> JSONValue { .string(value.uuidString) }
+    static var accesses: AttributeAccesses { AttributeAccesses(UUID.self) }
+
+    /// Equality on the 16 bytes.
+    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
+        guard let c = constant as? UUID, op == .equal || op == .notEqual else { return nil }
+        let wanted = op == .equal
+        let expected = c.uuid
+        return { view in
+            let f = try view.field(i)
+            guard f.count == 16 else { throw decodingFailure("a UUID of \(f.count) bytes") }
+            return withUnsafeBytes(of: expected) { $0.elementsEqual(f) } == wanted
+        }
+    }
+}

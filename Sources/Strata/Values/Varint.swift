@@ -1,0 +1,55 @@
+/// Unsigned LEB128 integers: counts and lengths in container values and relationship fields.
+enum Varint {
+    static func append(_ value: Int, to bytes: inout [UInt8]) {
+        var v = UInt64(value)
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    static func read(_ raw: UnsafeRawBufferPointer, _ position: inout Int) throws -> Int {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while position < raw.count {
+            let byte = raw[position]
+            position += 1
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 {
+                guard result <= UInt64(Int.max) else { break }
+                return Int(result)
+            }
+            shift += 7
+            if shift > 63 { break }
+        }
+        throw decodingFailure("a malformed length")
+    }
+
+    /// Encodes an element as `[varint length][bytes]` (elements are short: the length is
+    /// written after the element, which is then copied behind it).
+    @inline(__always)
+    static func appendElement(into bytes: inout [UInt8], _ body: (inout [UInt8]) throws -> Void) rethrows {
+        var element: [UInt8] = []
+        try body(&element)
+        append(element.count, to: &bytes)
+        bytes.append(contentsOf: element)
+    }
+
+    @inline(__always)
+    static func readElement(_ raw: UnsafeRawBufferPointer, _ position: inout Int) throws -> UnsafeRawBufferPointer {
+        let length = try read(raw, &position)
+        guard length <= raw.count - position else { throw decodingFailure("an element past the end") }
+        defer { position += length }
+        return UnsafeRawBufferPointer(rebasing: raw[position..<(position + length)])
+    }
+
+    /// The count at the start of a container field, checked against the field's size (each
+    /// element takes at least one byte).
+    @inline(__always)
+    static func readCount(_ raw: UnsafeRawBufferPointer, _ position: inout Int, _ what: String) throws -> Int {
+        let n = try read(raw, &position)
+        guard n <= raw.count else { throw decodingFailure("\(what) count past the end") }
+        return n
+    }
+}
