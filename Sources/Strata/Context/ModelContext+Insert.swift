@@ -16,6 +16,8 @@ extension ModelContext {
                 // Inserting a deleted object again undoes the deletion.
                 deleted.remove(model)
                 existing.status = existing.wasInserted ? .inserted : .persisted
+                existing.wasInserted = false
+                if existing.status == .inserted { inserted.append(existing) } else if existing.isChanged { changed.append(existing) }
             }
             return
         }
@@ -26,7 +28,7 @@ extension ModelContext {
             if existing == nil { table.entity.attach(backing, to: model) }
             backing.register(in: self, row: handle.allocateRow(table.entity), handle: handle, status: .inserted)
             register(backing)
-            inserted.append(model)
+            inserted.append(backing)
             if !table.entity.relationships.isEmpty { linkRelationships(of: model, backing: backing) }
             if autosaveEnabled { autosaveIfNeeded() }
         } catch {
@@ -42,11 +44,11 @@ extension ModelContext {
             inserted.remove(model)
             backing.wasInserted = true
             backing.status = .deleted
-            deleted.append(model)
+            deleted.append(backing)
         case .persisted:
             changed.remove(model)
             backing.status = .deleted
-            deleted.append(model)
+            deleted.append(backing)
         case .deleted, .detached:
             return
         }

@@ -16,6 +16,9 @@ extension ModelContext {
         if let loading {
             for i in loading { try entity.properties[i].decode(try view.field(i), into: object, backing: backing) }
             let rest = Set(entity.properties.indices).subtracting(loading)
+            // Unloaded properties hold no value (not their declaration's default), so that the
+            // getter loads them.
+            for i in rest { entity.properties[i].clear(object) }
             if !rest.isEmpty { backing.unloaded = rest }
         } else {
             for property in entity.properties { try property.decode(try view.field(property.index), into: object, backing: backing) }
@@ -49,6 +52,7 @@ extension ModelContext {
         }
         for i in loading { try entity.properties[i].decode(try view.field(i), into: object, backing: backing) }
         let rest = Set(entity.properties.indices).subtracting(loading)
+        for i in rest { entity.properties[i].clear(object) }
         if !rest.isEmpty { backing.unloaded = rest }
         return object
     }

@@ -3,19 +3,27 @@ import StrataEngine
 // The identity map: one object per stored row in a context.
 
 extension ModelContext {
+    /// The identity map of a model (made on first use).
+    func identityMap(_ entity: Entity) -> IdentityMap {
+        if let map = identityMaps[ObjectIdentifier(entity)] { return map }
+        let made = IdentityMap()
+        identityMaps[ObjectIdentifier(entity)] = made
+        return made
+    }
+
     func register(_ backing: ModelBacking) {
-        registered[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = .passUnretained(backing)
+        let map = identityMap(backing.entity)
+        map.insert(backing)
+        backing.identityMap = map
     }
 
     /// Forgets an object's row (the object went away, was rolled back, or moved to another row).
     func unregister(_ backing: ModelBacking) {
-        let model = ObjectIdentifier(backing.entity)
-        guard let found = registered[model]?[backing.rowID], found.toOpaque() == Unmanaged.passUnretained(backing).toOpaque() else { return }
-        registered[model]?.removeValue(forKey: backing.rowID)
+        (backing.identityMap ?? identityMaps[ObjectIdentifier(backing.entity)])?.remove(backing)
     }
 
     func registeredBacking(_ entity: Entity, _ row: RowID) -> ModelBacking? {
-        registered[ObjectIdentifier(entity)]?[row]?.takeUnretainedValue()
+        identityMaps[ObjectIdentifier(entity)]?.backing(row)
     }
 
     func registeredObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
@@ -23,8 +31,8 @@ extension ModelContext {
     }
 
     /// A persisted object was changed: the context holds it until it is saved.
-    func objectDidChange(_ object: AnyObject, _ backing: ModelBacking) {
-        changed.append(object)
+    func objectDidChange(_ backing: ModelBacking) {
+        changed.append(backing)
         if autosaveEnabled { autosaveIfNeeded() }
     }
 

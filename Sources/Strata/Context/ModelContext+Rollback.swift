@@ -5,25 +5,22 @@ extension ModelContext {
     /// Drops unsaved inserts and deletions and restores changed objects' in-memory values to
     /// their saved state, telling their observers. Same as SwiftData's `rollback()`.
     public func rollback() {
-        for object in inserted.objects {
-            guard let backing = backingOf(object) else { continue }
+        for backing in inserted.backings {
             unregister(backing)
             backing.detach()
         }
-        for object in deleted.objects {
-            guard let backing = backingOf(object) else { continue }
+        for backing in deleted.backings {
             if backing.wasInserted {
                 unregister(backing)
                 backing.detach()
             } else {
                 backing.status = .persisted
-                if backing.isChanged { changed.append(object) }
+                if backing.isChanged { changed.append(backing) }
             }
         }
-        for object in changed.objects {
-            guard let backing = backingOf(object) else { continue }
+        for backing in changed.backings {
             backing.isChanged = false
-            try? reload(object, backing: backing)
+            try? reload(backing.object, backing: backing)
         }
         inserted.removeAll()
         deleted.removeAll()

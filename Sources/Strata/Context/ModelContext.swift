@@ -35,9 +35,8 @@ public final class ModelContext {
     var isMainContext = false
     private var autosaveScheduled = false
 
-    /// The identity map: for each model, the backing of each registered row (not retained: a
-    /// backing unregisters its object when the object goes away).
-    var registered: [ObjectIdentifier: [RowID: Unmanaged<ModelBacking>]] = [:]
+    /// The identity maps, by model.
+    var identityMaps: [ObjectIdentifier: IdentityMap] = [:]
     var inserted = OrderedObjects()
     var changed = OrderedObjects()
     var deleted = OrderedObjects()
@@ -59,8 +58,8 @@ public final class ModelContext {
     }
 
     deinit {
-        for rows in registered.values {
-            for backing in rows.values { backing.takeUnretainedValue().context = nil }
+        for map in identityMaps.values {
+            for backing in map.backings { backing.context = nil }
         }
     }
 

@@ -1,17 +1,19 @@
-/// Objects in the order they were added, each once.
+/// Objects in the order they were added, each once, with their backings (the context's
+/// inserted, changed and deleted objects: it holds them until they are saved).
 struct OrderedObjects {
-    private var slots: [AnyObject?] = []
+    private var slots: [(object: AnyObject, backing: ModelBacking)?] = []
     private var positions: [ObjectIdentifier: Int] = [:]
 
     var isEmpty: Bool { positions.isEmpty }
     var count: Int { positions.count }
-    var objects: [AnyObject] { slots.compactMap { $0 } }
+    var objects: [AnyObject] { slots.compactMap { $0?.object } }
+    var backings: [ModelBacking] { slots.compactMap { $0?.backing } }
 
-    mutating func append(_ object: AnyObject) {
-        let id = ObjectIdentifier(object)
+    mutating func append(_ backing: ModelBacking) {
+        let id = ObjectIdentifier(backing.object)
         guard positions[id] == nil else { return }
         positions[id] = slots.count
-        slots.append(object)
+        slots.append((backing.object, backing))
     }
 
     mutating func remove(_ object: AnyObject) {

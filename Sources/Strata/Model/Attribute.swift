@@ -100,7 +100,7 @@ public struct Attribute<Value: Codable> {
     public static subscript<Owner: AnyObject>(_enclosingInstance owner: Owner,
                                               wrapped wrapped: ReferenceWritableKeyPath<Owner, Value>,
                                               storage storage: ReferenceWritableKeyPath<Owner, Attribute<Value>>) -> Value {
-        get {
+        @inline(__always) get {
             var link = owner[keyPath: storage].link
             var slot = owner[keyPath: storage].slot
             let value = owner[keyPath: storage].value
@@ -116,7 +116,7 @@ public struct Attribute<Value: Codable> {
             if let value { return value }
             return link._withUnsafeGuaranteedRef { $0.missingValue(slot) }
         }
-        set {
+        @inline(__always) set {
             let link = owner[keyPath: storage].link
             let slot = owner[keyPath: storage].slot
             owner[keyPath: storage].value = newValue

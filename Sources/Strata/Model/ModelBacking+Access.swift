@@ -123,6 +123,11 @@ extension ModelBacking {
         return value
     }
 
+    /// Loads what a partial fetch left out, before a relationship is edited or read as a whole.
+    func loadIfPartial() {
+        if unloaded != nil { _ = loadUnloaded() }
+    }
+
     /// Reads the properties a partial fetch left out from the object's record. False when the
     /// record cannot be read (then the values stay missing).
     func loadUnloaded() -> Bool {

@@ -29,6 +29,8 @@ final class ModelBacking {
     /// The store the row is in (nil until the object is inserted).
     private(set) var handle: StoreHandle?
     weak var context: ModelContext? { didSet { updateAnchor() } }
+    /// The identity map of the context the object is registered in (valid while the context lives).
+    unowned(unsafe) var identityMap: IdentityMap?
     var status: Status { didSet { updateAnchor() } }
     /// A persisted object whose properties were set since it was loaded or saved.
     var isChanged = false { didSet { updateAnchor() } }
@@ -116,6 +118,7 @@ final class ModelBacking {
 
     /// Takes the object out of its context (rolled back, or saved as deleted).
     func detach() {
+        identityMap = nil
         status = .detached
         context = nil
         isChanged = false
@@ -152,7 +155,7 @@ final class ModelBacking {
         // it alive until it has taken the object into its changes.
         let context = self.context
         isChanged = true
-        context?.objectDidChange(object, self)
+        context?.objectDidChange(self)
     }
 }
 

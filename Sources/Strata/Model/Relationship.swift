@@ -95,7 +95,7 @@ public struct Relationship<Value: RelationshipValue> {
     public static subscript<Owner: AnyObject>(_enclosingInstance owner: Owner,
                                               wrapped wrapped: ReferenceWritableKeyPath<Owner, Value>,
                                               storage storage: ReferenceWritableKeyPath<Owner, Relationship<Value>>) -> Value {
-        get {
+        @inline(__always) get {
             var link = owner[keyPath: storage].link
             var slot = owner[keyPath: storage].slot
             if link == nil, ModelBacking.attachIfModel(owner) {
@@ -109,7 +109,7 @@ public struct Relationship<Value: RelationshipValue> {
             }
             return link._withUnsafeGuaranteedRef { $0.relationshipValue(slot) }
         }
-        set {
+        @inline(__always) set {
             var link = owner[keyPath: storage].link
             var slot = owner[keyPath: storage].slot
             if link == nil, ModelBacking.attachIfModel(owner) {

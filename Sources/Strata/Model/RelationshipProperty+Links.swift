@@ -34,6 +34,7 @@ extension RelationshipProperty {
     /// registered and new objects alike. An owner that is new but now refers to an object of a
     /// context is inserted into that context (and its new related objects with it).
     func assign(_ objects: [AnyObject], to owner: AnyObject, backing ownerBacking: ModelBacking) {
+        ownerBacking.loadIfPartial()
         let ownerEntity = ownerBacking.entity
         if ownerBacking.status == .detached || ownerBacking.context == nil,
            let context = objects.lazy.compactMap({ self.targetEntity.backing(of: $0) }).first(where: { $0.status != .detached })?.context,
@@ -68,6 +69,7 @@ extension RelationshipProperty {
 
     /// Removes the owner named by `ownerKey` from this relationship of `object`.
     func unlink(_ ownerKey: ReferenceKey, from object: AnyObject) {
+        targetOwnerBacking(object)?.loadIfPartial()
         guard var references = references(of: object) else { return }
         let before = references.count
         references.removeAll { key(of: $0) == ownerKey }
@@ -79,6 +81,7 @@ extension RelationshipProperty {
     /// Adds `owner` to this relationship of `object`; for a to-one, the object it pointed to
     /// before loses `object` from its side (`back`).
     func link(_ owner: AnyObject, ownerKey: ReferenceKey, into object: AnyObject, back: RelationshipProperty, context: ModelContext?) {
+        targetOwnerBacking(object)?.loadIfPartial()
         var references = references(of: object) ?? []
         if references.contains(where: { key(of: $0) == ownerKey }) { return }
         if !isToMany {

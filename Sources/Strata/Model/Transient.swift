@@ -19,7 +19,7 @@ public struct Transient<Value> {
     public static subscript<Owner: AnyObject>(_enclosingInstance owner: Owner,
                                               wrapped wrapped: ReferenceWritableKeyPath<Owner, Value>,
                                               storage storage: ReferenceWritableKeyPath<Owner, Transient<Value>>) -> Value {
-        get {
+        @inline(__always) get {
             var link = owner[keyPath: storage].link
             var slot = owner[keyPath: storage].slot
             let value = owner[keyPath: storage].value
@@ -30,7 +30,7 @@ public struct Transient<Value> {
             if let link { link._withUnsafeGuaranteedRef { $0.observe(slot) } }
             return value
         }
-        set {
+        @inline(__always) set {
             let link = owner[keyPath: storage].link
             let slot = owner[keyPath: storage].slot
             owner[keyPath: storage].value = newValue

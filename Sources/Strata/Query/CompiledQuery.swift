@@ -2,43 +2,132 @@ import Foundation
 import StrataEngine
 
 /// A fetch compiled for one shape (QueryShape.swift): for each model it reads (the model and,
-/// for a base class, the subclasses in the schema), the plan of its predicate and whether its
-/// sort can be read from an index. Compiling looks up key paths and chooses fast paths;
-/// running it (`runs`) binds the fetch's own constants.
+/// for a base class, the subclasses in the schema), the plan of its predicate, and what its
+/// sort can use. Compiling looks up key paths and chooses fast paths; `runs` checks that a
+/// fetch has this shape and binds its own constants. The runs it makes are not generic.
 final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
-    /// One model's part.
-    struct Part {
-        let handle: StoreHandle
-        let table: Table
-        /// Binds a predicate of the compiled shape: its test on records (nil: the predicate is
-        /// evaluated on objects) and the hints of its indexed conditions.
-        let bind: (Predicate<T>) -> (test: RowTest?, hints: [IndexHint])
-        /// The index the (single) sort descriptor can be read from, and its direction.
-        let indexOrder: (index: IndexID, reverse: Bool)?
-    }
-
-    let parts: [Part]
+    private let locations: [(handle: StoreHandle, table: Table)]
+    /// For a predicate of the compiled shape: each part's test on records (nil: the predicate
+    /// is evaluated on objects) and hints; nil for a predicate of another shape.
+    private let bindPredicate: ((Predicate<T>) -> [(test: RowTest?, hints: [IndexHint])]?)?
+    private let sortBy: [SortDescriptor<T>]
+    /// Per part: what the sort can use (its descriptors' properties, an index).
+    private let sorts: [(properties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?)]
+    /// Per part: the properties `propertiesToFetch` names (nil: all), and the key paths it was compiled for.
+    private let loading: [[Int]?]
+    private let propertiesToFetch: [PartialKeyPath<T>]
 
     init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
-        parts = try container.locations(of: T.self, includeSubclasses: includeSubclasses).map { handle, table in
-            Part(handle: handle, table: table,
-                 bind: descriptor.predicate.map { CompiledQuery.compile($0, entity: table.entity) } ?? { _ in (nil, []) },
-                 indexOrder: CompiledQuery.indexOrder(descriptor.sortBy, table: table))
+        let locations = try container.locations(of: T.self, includeSubclasses: includeSubclasses)
+        self.locations = locations.map { (handle: $0.0, table: $0.1) }
+        bindPredicate = descriptor.predicate.map { CompiledQuery.compile($0, tables: locations.map(\.1)) }
+        sortBy = descriptor.sortBy
+        sorts = locations.map { _, table in
+            (CompiledQuery.sortProperties(descriptor.sortBy, entity: table.entity), CompiledQuery.indexOrder(descriptor.sortBy, table: table))
         }
+        propertiesToFetch = descriptor.propertiesToFetch
+        loading = locations.map { _, table in CompiledQuery.loading(descriptor.propertiesToFetch, entity: table.entity) }
     }
 
-    /// The plan of a predicate's shape, as a function binding any predicate of that shape.
-    private static func compile(_ predicate: Predicate<T>, entity: Entity) -> (Predicate<T>) -> (test: RowTest?, hints: [IndexHint]) {
-        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> (Predicate<T>) -> (test: RowTest?, hints: [IndexHint]) {
-            let compiler = RowCompiler(entity: entity, input: predicate.variable.key, model: T.self)
-            let test = compiler.compile(expression)
-            let hints = compiler.hints(expression)
+    /// The properties a partial fetch loads: those `propertiesToFetch` names (key paths that
+    /// name no property are ignored, as SwiftData ignores them); nil for all.
+    private static func loading(_ keyPaths: [PartialKeyPath<T>], entity: Entity) -> [Int]? {
+        guard !keyPaths.isEmpty else { return nil }
+        var indexes: [Int] = []
+        for keyPath in keyPaths {
+            if let p = entity.property(for: keyPath), !indexes.contains(p.index) { indexes.append(p.index) }
+        }
+        return indexes.count == entity.properties.count ? nil : indexes.sorted()
+    }
+
+    /// The plans of a predicate, as a function binding any predicate of its shape.
+    private static func compile(_ predicate: Predicate<T>, tables: [Table]) -> (Predicate<T>) -> [(test: RowTest?, hints: [IndexHint])]? {
+        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> (Predicate<T>) -> [(test: RowTest?, hints: [IndexHint])]? {
+            // Each part's plan reads the node through a pointer, so that the functions kept and
+            // called have types without E (no type metadata is looked up when binding).
+            let parts: [(UnsafeRawPointer) -> (test: RowTest?, hints: [IndexHint])] = tables.map { table in
+                let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
+                let test = compiler.compile(expression), hints = compiler.hints(expression)
+                return { pointer in
+                    let node = pointer.assumingMemoryBound(to: E.self)
+                    return (test.map { $0(node.pointee) }, hints.map { $0(node.pointee) } ?? [])
+                }
+            }
+            let matches = ShapeMatcher.make(expression, input: predicate.variable.key)
             return { predicate in
-                guard let node = predicate.expression as? E else { return (nil, []) }
-                return (test?(node), hints?(node) ?? [])
+                guard var node = predicate.expression as? E, matches.map({ $0(node, predicate.variable.key) }) ?? true else { return nil }
+                return withUnsafePointer(to: &node) { pointer in parts.map { $0(UnsafeRawPointer(pointer)) } }
             }
         }
         return plan(predicate.expression)
+    }
+
+    /// The runs of `descriptor` in `context`, or nil when the descriptor has another shape.
+    func runs(_ descriptor: FetchDescriptor<T>, context: ModelContext) -> [QueryRun]? {
+        var bound: [(test: RowTest?, hints: [IndexHint])]? = nil
+        if let predicate = descriptor.predicate {
+            guard let made = bindPredicate?(predicate) else { return nil }
+            bound = made
+        } else if bindPredicate != nil {
+            return nil
+        }
+        if !sortBy.isEmpty || !descriptor.sortBy.isEmpty {
+            guard descriptor.sortBy == sortBy else { return nil }
+        }
+        if !propertiesToFetch.isEmpty || !descriptor.propertiesToFetch.isEmpty {
+            guard descriptor.propertiesToFetch == propertiesToFetch else { return nil }
+        }
+        let compare = descriptor.sortBy.isEmpty ? nil : CompiledQuery.compare(descriptor.sortBy)
+        let pendingTest = descriptor.predicate.map { predicate in { (object: AnyObject) throws -> Bool in try predicate.evaluate(unsafeDowncast(object, to: T.self)) } }
+        return locations.indices.map { i in
+            let (handle, table) = locations[i]
+            let (test, hints) = bound?[i] ?? (nil, [])
+            var filter = RowFilter.all
+            if let test { filter = .record(test) } else if let predicate = descriptor.predicate {
+                filter = .object(CompiledQuery.objectFilter(predicate, table: table, handle: handle, context: context))
+            }
+            return QueryRun(handle: handle, table: table, filter: filter,
+                            source: QueryPlanner.source(hints: hints, table: table, storeIdentifier: handle.identifier),
+                            sort: compare.map { ResultSort(compare: $0, properties: sorts[i].properties, indexOrder: sorts[i].indexOrder) },
+                            paging: descriptor.paging, includePendingChanges: descriptor.includePendingChanges, pendingTest: pendingTest,
+                            loading: loading[i])
+        }
+    }
+
+    /// Foundation's order of two objects by the descriptors.
+    private static func compare(_ sortBy: [SortDescriptor<T>]) -> (AnyObject, AnyObject) -> ComparisonResult {
+        { a, b in
+            let x = unsafeDowncast(a, to: T.self), y = unsafeDowncast(b, to: T.self)
+            for d in sortBy {
+                let order = d.compare(x, y)
+                if order != .orderedSame { return order }
+            }
+            return .orderedSame
+        }
+    }
+
+    /// The slow path: Foundation's `Predicate.evaluate` on an object made from the record. A
+    /// model with relationships or external values is evaluated on its registered object, so
+    /// that key paths through relationships can load the related objects.
+    private static func objectFilter(_ predicate: Predicate<T>, table: Table, handle: StoreHandle, context: ModelContext) -> (RowID, RecordView) throws -> Bool {
+        if table.entity.needsRegisteredObjects {
+            return { [unowned context] row, view in
+                try predicate.evaluate(unsafeDowncast(try context.object(row, view: view, table: table, handle: handle), to: T.self))
+            }
+        }
+        return { row, view in
+            try predicate.evaluate(unsafeDowncast(try ModelContext.scratchObject(row, view: view, entity: table.entity, handle: handle), to: T.self))
+        }
+    }
+
+    /// The properties the sort descriptors read, when each reads one property directly.
+    private static func sortProperties(_ sortBy: [SortDescriptor<T>], entity: Entity) -> [Int]? {
+        var indexes: [Int] = []
+        for d in sortBy {
+            guard let keyPath = d.keyPath, let property = entity.property(for: keyPath) else { return nil }
+            if !indexes.contains(property.index) { indexes.append(property.index) }
+        }
+        return indexes
     }
 
     /// Results in the order of an index, when one sort descriptor names an indexed property
@@ -49,47 +138,61 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
               let (index, _) = table.singleIndex[property.index] else { return nil }
         return (index, sort.order == .reverse)
     }
-
-    /// The runs of a fetch of this shape in `context`.
-    func runs(_ descriptor: FetchDescriptor<T>, context: ModelContext) -> [QueryRun<T>] {
-        parts.map { part in
-            let (test, hints) = descriptor.predicate.map(part.bind) ?? (nil, [])
-            let filter: RowFilter
-            if let test {
-                filter = .record(test)
-            } else if let predicate = descriptor.predicate {
-                filter = .object(QueryRun<T>.objectFilter(predicate, table: part.table, handle: part.handle, context: context))
-            } else {
-                filter = .all
-            }
-            return QueryRun(handle: part.handle, table: part.table, descriptor: descriptor, filter: filter,
-                            source: QueryPlanner.source(hints: hints, table: part.table, storeIdentifier: part.handle.identifier),
-                            indexOrder: part.indexOrder)
-        }
-    }
 }
 
-/// The compiled queries of a container, by shape: at most `capacity`, the oldest going first.
+/// The compiled queries of a container: by model, the subclasses flag, the type of the
+/// predicate's expression tree and the number of sort descriptors; each candidate then checks
+/// the rest of the shape itself. At most `capacity`, the oldest going first.
 final class QueryCache: @unchecked Sendable {
     static let capacity = 256
-    private let lock = NSLock()
-    private var entries: [QueryShape: AnyObject] = [:]
-    private var order: [QueryShape] = []
 
-    /// The query compiled for `descriptor`'s shape, compiled now if it is not cached.
-    func query<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, container: ModelContainer) throws -> CompiledQuery<T> {
-        guard let shape = QueryShape(descriptor, includeSubclasses: includeSubclasses) else {
-            return try CompiledQuery(descriptor, container: container, includeSubclasses: includeSubclasses)
-        }
-        if let cached = lock.withLock({ entries[shape] }) { return unsafeDowncast(cached, to: CompiledQuery<T>.self) }
-        let made = try CompiledQuery(descriptor, container: container, includeSubclasses: includeSubclasses)
-        lock.withLock {
-            if entries.updateValue(made, forKey: shape) == nil { order.append(shape) }
-            if order.count > QueryCache.capacity { entries.removeValue(forKey: order.removeFirst()) }
-        }
-        return made
+    struct Key: Hashable {
+        let model: ObjectIdentifier
+        let includeSubclasses: Bool
+        let expression: ObjectIdentifier?
+        let sortCount: Int
     }
 
-    /// How many shapes are cached (for tests).
-    var count: Int { lock.withLock { entries.count } }
+    private let lock = NSLock()
+    private var entries: [Key: [AnyObject]] = [:]
+    private var order: [Key] = []
+    private var total = 0
+
+    /// The runs of `descriptor`, with the plan compiled for its shape (compiled now if none is cached).
+    func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, context: ModelContext) throws -> [QueryRun] {
+        let key = Key(model: ObjectIdentifier(T.self), includeSubclasses: includeSubclasses,
+                      expression: descriptor.predicate.map { ObjectIdentifier(type(of: $0.expression)) }, sortCount: descriptor.sortBy.count)
+        lock.lock()
+        let candidates = entries[key] ?? []
+        lock.unlock()
+        for candidate in candidates {
+            if let runs = unsafeDowncast(candidate, to: CompiledQuery<T>.self).runs(descriptor, context: context) { return runs }
+        }
+        let made = try CompiledQuery(descriptor, container: context.container, includeSubclasses: includeSubclasses)
+        guard let runs = made.runs(descriptor, context: context) else {
+            preconditionFailure("A query compiled for a fetch does not answer for it.")
+        }
+        if descriptor.predicate == nil || ShapeMatcher.isShaped(descriptor.predicate?.expression) { insert(made, key) }
+        return runs
+    }
+
+    private func insert(_ query: AnyObject, _ key: Key) {
+        lock.lock()
+        defer { lock.unlock() }
+        entries[key, default: []].append(query)
+        order.append(key)
+        total += 1
+        while total > QueryCache.capacity, !order.isEmpty {
+            let oldest = order.removeFirst()
+            if entries[oldest]?.isEmpty == false { entries[oldest]?.removeFirst(); total -= 1 }
+            if entries[oldest]?.isEmpty == true { entries.removeValue(forKey: oldest) }
+        }
+    }
+
+    /// How many compiled queries are cached (for tests).
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return total
+    }
 }

@@ -6,14 +6,14 @@ import StrataEngine
 /// Same role as SwiftData's `FetchResultsCollection`.
 public struct FetchResultsCollection<T: PersistentModel>: RandomAccessCollection {
     private let context: ModelContext
-    private let run: QueryRun<T>
+    private let run: QueryRun
     /// The snapshot the results came from, read by every batch (nil when every result is an object).
     private let snapshot: (any StorageReader)?
     private let items: [FetchItem]
     private let batchSize: Int
     private let cache = BatchCache()
 
-    init(context: ModelContext, run: QueryRun<T>, snapshot: (any StorageReader)?, items: [FetchItem], batchSize: Int) {
+    init(context: ModelContext, run: QueryRun, snapshot: (any StorageReader)?, items: [FetchItem], batchSize: Int) {
         self.context = context
         self.run = run
         self.snapshot = snapshot

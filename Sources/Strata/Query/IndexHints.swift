@@ -40,9 +40,10 @@ extension RowCompiler {
 
     /// `property op constant` with the constant on either side: the property, whether the
     /// constant is on the left, and how to read it from a node of this shape.
-    func propertyAndConstant<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, _ rhs: R) -> (PersistedProperty, swapped: Bool)? {
-        if let p = inputProperty(lhs), isConstant(rhs) { return (p, false) }
-        if let p = inputProperty(rhs), isConstant(lhs) { return (p, true) }
+    func propertyAndConstant<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, _ rhs: R)
+        -> (property: PersistedProperty, swapped: Bool, read: (L, R) -> Any?)? {
+        if let p = inputProperty(lhs), let read = constantReader(rhs) { return (p, false, { read($1) }) }
+        if let p = inputProperty(rhs), let read = constantReader(lhs) { return (p, true, { l, _ in read(l) }) }
         return nil
     }
 }
@@ -57,15 +58,15 @@ extension PredicateExpressions.Conjunction: IndexHinting {
 
 extension PredicateExpressions.Equal: IndexHinting {
     func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        if c.isIdentifier(lhs) && c.isConstant(rhs) {
-            return { node in [.identifiers((RowCompiler.constant(node.rhs).flatMap { $0 } as? PersistentIdentifier).map { [$0] } ?? [])] }
+        if c.isIdentifier(lhs), let read = c.constantReader(rhs) {
+            return { node in [.identifiers((read(node.rhs) as? PersistentIdentifier).map { [$0] } ?? [])] }
         }
-        if c.isIdentifier(rhs) && c.isConstant(lhs) {
-            return { node in [.identifiers((RowCompiler.constant(node.lhs).flatMap { $0 } as? PersistentIdentifier).map { [$0] } ?? [])] }
+        if c.isIdentifier(rhs), let read = c.constantReader(lhs) {
+            return { node in [.identifiers((read(node.lhs) as? PersistentIdentifier).map { [$0] } ?? [])] }
         }
-        guard let (p, swapped) = c.propertyAndConstant(lhs, rhs) else { return nil }
+        guard let (p, _, read) = c.propertyAndConstant(lhs, rhs) else { return nil }
         return { node in
-            guard let value = (swapped ? RowCompiler.constant(node.lhs) : RowCompiler.constant(node.rhs)).flatMap({ $0 }) else { return [] }
+            guard let value = read(node.lhs, node.rhs) else { return [] }
             return [.equal(p, value)]
         }
     }
@@ -73,10 +74,10 @@ extension PredicateExpressions.Equal: IndexHinting {
 
 extension PredicateExpressions.Comparison: IndexHinting {
     func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        guard var op = ComparisonOperator(op), let (p, swapped) = c.propertyAndConstant(lhs, rhs) else { return nil }
+        guard var op = ComparisonOperator(op), let (p, swapped, read) = c.propertyAndConstant(lhs, rhs) else { return nil }
         if swapped { op = op.swapped }
         return { node in
-            guard let value = (swapped ? RowCompiler.constant(node.lhs) : RowCompiler.constant(node.rhs)).flatMap({ $0 }) else { return [] }
+            guard let value = read(node.lhs, node.rhs) else { return [] }
             switch op {
             case .less: return [.range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: false)]
             case .lessOrEqual: return [.range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: true)]
@@ -90,16 +91,16 @@ extension PredicateExpressions.Comparison: IndexHinting {
 
 extension PredicateExpressions.SequenceContains: IndexHinting {
     func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        guard c.isConstant(sequence) else { return nil }
+        guard let read = c.constantReader(sequence) else { return nil }
         if c.isIdentifier(element) {
             return { node in
-                guard let seq = RowCompiler.constant(node.sequence).flatMap({ $0 }) as? any Sequence else { return [] }
+                guard let seq = read(node.sequence) as? any Sequence else { return [] }
                 return [.identifiers(anyElements(seq).compactMap { $0 as? PersistentIdentifier })]
             }
         }
         guard let p = c.inputProperty(element) else { return nil }
         return { node in
-            guard let seq = RowCompiler.constant(node.sequence).flatMap({ $0 }) as? any Sequence else { return [] }
+            guard let seq = read(node.sequence) as? any Sequence else { return [] }
             return [.oneOf(p, anyElements(seq))]
         }
     }
@@ -107,9 +108,9 @@ extension PredicateExpressions.SequenceContains: IndexHinting {
 
 extension PredicateExpressions.SequenceStartsWith: IndexHinting {
     func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        guard let p = c.inputProperty(base), c.isConstant(prefix) else { return nil }
+        guard let p = c.inputProperty(base), let read = c.constantReader(prefix) else { return nil }
         return { node in
-            guard let s = RowCompiler.constant(node.prefix).flatMap({ $0 }) as? String else { return [] }
+            guard let s = read(node.prefix) as? String else { return [] }
             return [.prefix(p, s)]
         }
     }

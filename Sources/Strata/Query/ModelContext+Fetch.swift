@@ -2,9 +2,9 @@ import Foundation
 import StrataEngine
 
 extension ModelContext {
-    /// The object of a descriptor, bound to its constants: one run per model it reads.
-    func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool = true) throws -> [QueryRun<T>] {
-        try container.queries.query(descriptor, includeSubclasses: includeSubclasses, container: container).runs(descriptor, context: self)
+    /// A descriptor compiled (once per shape) and bound to its constants: one run per model it reads.
+    func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool = true) throws -> [QueryRun] {
+        try container.queries.runs(descriptor, includeSubclasses: includeSubclasses, context: self)
     }
 
     /// The objects the descriptor selects, in its order. Same as SwiftData's `fetch(_:)`.
@@ -16,13 +16,12 @@ extension ModelContext {
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         do {
             let runs = try runs(descriptor)
-            if runs.count > 1 { return try fetchAcrossModels(descriptor, runs) }
-            let run = runs[0]
-            let objects = try run.handle.storage.read { reader in
-                try results(run, reader: reader, materialize: true).compactMap { item -> T? in
-                    if case .object(let o) = item { return o as? T }
-                    return nil
-                }
+            let objects: [T]
+            if runs.count > 1 {
+                objects = try fetchAcrossModels(runs, paging: descriptor.paging).map { unsafeDowncast($0, to: T.self) }
+            } else {
+                let run = runs[0]
+                objects = ModelContext.objects(try run.handle.storage.read { try results(run, reader: $0, materialize: true) }, as: T.self)
             }
             if !descriptor.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(descriptor.relationshipKeyPathsForPrefetching, of: objects) }
             return objects
@@ -33,9 +32,9 @@ extension ModelContext {
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         do {
             let runs = try runs(descriptor)
-            if runs.count > 1 { return try fetchAcrossModels(descriptor, runs).count }
+            if runs.count > 1 { return try fetchAcrossModels(runs, paging: descriptor.paging).count }
             let run = runs[0]
-            let pending = try pendingState(run)
+            let pending = try pendingResults(run)
             let stored = try run.handle.storage.read { reader -> Int in
                 guard let collection = run.table.collection else { return 0 }
                 if run.filter.isAll && run.source.isScan && pending.excluded.isEmpty { return try reader.count(in: collection) }
@@ -53,7 +52,9 @@ extension ModelContext {
     public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
         do {
             let runs = try runs(descriptor)
-            if runs.count > 1 { return try fetchAcrossModels(descriptor, runs).map(\.persistentModelID) }
+            if runs.count > 1 {
+                return try fetchAcrossModels(runs, paging: descriptor.paging).compactMap { ($0 as? any PersistentModel)?.persistentModelID }
+            }
             let run = runs[0]
             return try run.handle.storage.read { reader in
                 try results(run, reader: reader, materialize: false).compactMap { item in
@@ -61,7 +62,7 @@ extension ModelContext {
                     case .stored(let row):
                         return PersistentIdentifier(entityName: run.entity.name, storeIdentifier: run.handle.identifier, rowID: Int64(row))
                     case .object(let o):
-                        return (o as? T)?.persistentModelID
+                        return (o as? any PersistentModel)?.persistentModelID
                     }
                 }
             }
@@ -75,21 +76,21 @@ extension ModelContext {
     /// reads one snapshot of the store.
     public func enumerate<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int = 5000,
                                               allowEscapingMutations: Bool = false, block: (T) throws -> Void) throws {
-        let run: QueryRun<T>
+        let run: QueryRun
         let reader: any StorageReader
-        let pending: (objects: [AnyObject], excluded: Set<RowID>)
+        let pending: PendingResults
         do {
             let runs = try runs(descriptor)
             if runs.count > 1 {
-                for object in try fetchAcrossModels(descriptor, runs) { try block(object) }
+                for object in try fetchAcrossModels(runs, paging: descriptor.paging) { try block(unsafeDowncast(object, to: T.self)) }
                 return
             }
             run = runs[0]
-            pending = try pendingState(run)
+            pending = try pendingResults(run)
             reader = try run.handle.storage.beginRead()
         } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         let size = max(1, batchSize)
-        if descriptor.sortBy.isEmpty && pending.objects.isEmpty {
+        if run.sort == nil && pending.objects.isEmpty {
             return try enumerateRows(run, excluded: pending.excluded, reader: reader, batchSize: size, block: block)
         }
         let items: [FetchItem]
@@ -99,10 +100,7 @@ extension ModelContext {
             let end = start + min(size, items.count - start)
             let batch: [T]
             do {
-                batch = try items[start..<end].compactMap { item -> T? in
-                    if case .object(let o) = try made(item, run, reader, true) { return o as? T }
-                    return nil
-                }
+                batch = ModelContext.objects(try items[start..<end].map { try made($0, run, reader, true) }, as: T.self)
             } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
             for object in batch { try block(object) }
             start = end
@@ -111,10 +109,10 @@ extension ModelContext {
 
     /// Enumerates stored rows in row order, a batch at a time: each row is visited once, and
     /// made into its object from the bytes read.
-    private func enumerateRows<T: PersistentModel>(_ run: QueryRun<T>, excluded: Set<RowID>, reader: any StorageReader,
+    private func enumerateRows<T: PersistentModel>(_ run: QueryRun, excluded: Set<RowID>, reader: any StorageReader,
                                                    batchSize: Int, block: (T) throws -> Void) throws {
-        let paging = run.descriptor.paging
-        var rows: StoredRows<T>
+        let paging = run.paging
+        var rows: StoredRows
         do { rows = try StoredRows(run, excluded: excluded, reader: reader) } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         var skipped = 0, visited = 0
         while !rows.isDone {
@@ -123,7 +121,7 @@ extension ModelContext {
             do {
                 try rows.visit(reader) { row, view in
                     if skipped < paging.offset { skipped += 1; return true }
-                    if let object = try object(row, view: view, table: run.table, handle: run.handle) as? T { batch.append(object) }
+                    batch.append(unsafeDowncast(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading), to: T.self))
                     visited += 1
                     return batch.count < batchSize && paging.limit.map { visited < $0 } ?? true
                 }
@@ -146,7 +144,7 @@ extension ModelContext {
         do {
             let runs = try runs(descriptor)
             if runs.count > 1 {
-                let objects = try fetchAcrossModels(descriptor, runs).map { FetchItem.object($0) }
+                let objects = try fetchAcrossModels(runs, paging: descriptor.paging).map { FetchItem.object($0) }
                 return FetchResultsCollection(context: self, run: runs[0], snapshot: nil, items: objects, batchSize: max(1, batchSize))
             }
             let run = runs[0]
@@ -159,24 +157,21 @@ extension ModelContext {
     /// A fetch of a base class with subclasses in the schema: each model's matches, merged,
     /// sorted with the descriptors (ties: model order, then row order), then paged.
     /// Differs from SwiftData only in that subclass rows are not interleaved by insertion time.
-    func fetchAcrossModels<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ runs: [QueryRun<T>]) throws -> [T] {
-        var unpaged = descriptor
-        unpaged.fetchOffset = nil
-        unpaged.fetchLimit = nil
-        var all: [T] = []
+    func fetchAcrossModels(_ runs: [QueryRun], paging: Paging) throws -> [AnyObject] {
+        var all: [AnyObject] = []
         for run in runs {
-            let whole = QueryRun(handle: run.handle, table: run.table, descriptor: unpaged, filter: run.filter, source: run.source, indexOrder: run.indexOrder)
+            let whole = run.unpaged
             all += try run.handle.storage.read { reader in
-                try results(whole, reader: reader, materialize: true).compactMap { item -> T? in
-                    if case .object(let o) = item { return o as? T }
+                try results(whole, reader: reader, materialize: true).compactMap { item -> AnyObject? in
+                    if case .object(let o) = item { return o }
                     return nil
                 }
             }
         }
-        if !descriptor.sortBy.isEmpty {
-            let order = TopResults<T>(sortBy: descriptor.sortBy, keep: nil)
+        if let sort = runs.first?.sort {
+            let order = TopResults(compare: sort.compare, keep: nil)
             all = all.enumerated().map { (RowID($0.offset), $0.element, Optional($0.element)) }.sorted(by: order.before).map(\.key)
         }
-        return descriptor.paging.apply(all)
+        return paging.apply(all)
     }
 }

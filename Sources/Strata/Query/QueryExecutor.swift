@@ -4,8 +4,8 @@ import StrataEngine
 /// The stored rows of a run that pass its filter, in row order, visited whole or in pieces
 /// (`enumerate` stops after each batch and goes on later). Each row's record is read once,
 /// and the visitor gets it: the record a row was filtered on is the one its object is made from.
-struct StoredRows<T: PersistentModel> {
-    let run: QueryRun<T>
+struct StoredRows {
+    let run: QueryRun
     /// Rows the context's unsaved changes replace (or that it deletes).
     let excluded: Set<RowID>
     /// The candidate rows from indexes or identifiers (nil: every row of the collection).
@@ -14,7 +14,7 @@ struct StoredRows<T: PersistentModel> {
     private var next = 0
     private(set) var isDone = false
 
-    init(_ run: QueryRun<T>, excluded: Set<RowID>, reader: any StorageReader) throws {
+    init(_ run: QueryRun, excluded: Set<RowID>, reader: any StorageReader) throws {
         self.run = run
         self.excluded = excluded
         switch run.source {

@@ -8,6 +8,12 @@ enum FetchItem {
     case object(AnyObject)
 }
 
+/// The unsaved objects a run selects, and the stored rows they (or deletions) replace.
+struct PendingResults {
+    var objects: [AnyObject] = []
+    var excluded: Set<RowID> = []
+}
+
 // A run's results in order, paged: sorting, offset and limit, written once for every kind of
 // fetch. Stored rows become objects from the bytes the visit read (`materialize`), so a row is
 // located once, except where unsaved changes must be merged in first or a sort's page is known
@@ -17,41 +23,33 @@ extension ModelContext {
     /// Unsaved objects the run selects, and the stored rows they (or deletions) replace.
     /// A predicate that throws for an unsaved object (a forced unwrap of nil) fails the fetch,
     /// as it does for a stored row and as Foundation's `filter { try predicate.evaluate($0) }` does.
-    func pendingState<T: PersistentModel>(_ run: QueryRun<T>) throws -> (objects: [AnyObject], excluded: Set<RowID>) {
-        var excluded = batchDeletes[ObjectIdentifier(run.entity)] ?? []
-        guard run.descriptor.includePendingChanges else { return ([], excluded) }
-        var objects: [AnyObject] = []
-        for object in deleted.objects {
-            if let b = backingOf(object), b.entity === run.entity { excluded.insert(b.rowID) }
+    func pendingResults(_ run: QueryRun) throws -> PendingResults {
+        var pending = PendingResults()
+        if let deleted = batchDeletes[ObjectIdentifier(run.entity)] { pending.excluded = deleted }
+        guard run.includePendingChanges, !(inserted.isEmpty && changed.isEmpty && deleted.isEmpty) else { return pending }
+        for b in deleted.backings where b.entity === run.entity { pending.excluded.insert(b.rowID) }
+        for b in changed.backings + inserted.backings where b.entity === run.entity {
+            pending.excluded.insert(b.rowID)
+            if let test = run.pendingTest, try !test(b.object) { continue }
+            pending.objects.append(b.object)
         }
-        for object in changed.objects + inserted.objects {
-            guard let b = backingOf(object), b.entity === run.entity, let model = object as? T else { continue }
-            excluded.insert(b.rowID)
-            if let predicate = run.descriptor.predicate {
-                guard try predicate.evaluate(model) else { continue }
-            }
-            objects.append(object)
-        }
-        return (objects, excluded)
+        return pending
     }
 
     /// The run's results in order, with offset and limit applied; stored rows made into
     /// objects when `materialize` is true.
-    func results<T: PersistentModel>(_ run: QueryRun<T>, reader: any StorageReader, materialize: Bool) throws -> [FetchItem] {
-        let pending = try pendingState(run)
-        let paging = run.descriptor.paging
-        if run.descriptor.sortBy.isEmpty {
-            return try rowOrderResults(run, pending, paging, reader, materialize)
+    func results(_ run: QueryRun, reader: any StorageReader, materialize: Bool) throws -> [FetchItem] {
+        let pending = try pendingResults(run)
+        guard let sort = run.sort else { return try rowOrderResults(run, pending, reader, materialize) }
+        if pending.objects.isEmpty, let order = sort.indexOrder, run.source.isScan || run.filter.isAll {
+            return try indexOrderResults(run, order, pending.excluded, reader, materialize)
         }
-        if pending.objects.isEmpty, let order = run.indexOrder, run.source.isScan || run.filter.isAll {
-            return try indexOrderResults(run, order, pending.excluded, paging, reader, materialize)
-        }
-        return try sortedResults(run, pending, paging, reader, materialize)
+        return try sortedResults(run, sort, pending, reader, materialize)
     }
 
     /// Row order: stored rows and unsaved objects merged by row id.
-    private func rowOrderResults<T: PersistentModel>(_ run: QueryRun<T>, _ pending: (objects: [AnyObject], excluded: Set<RowID>),
-                                                     _ paging: Paging, _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
+    private func rowOrderResults(_ run: QueryRun, _ pending: PendingResults, _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
+        let paging = run.paging
         var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
         var items: [FetchItem] = []
         if pending.objects.isEmpty {
@@ -59,7 +57,7 @@ extension ModelContext {
             try rows.visit(reader) { row, view in
                 if let limit = paging.limit, items.count >= limit { return false }
                 if skipped < paging.offset { skipped += 1; return true }
-                items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle)) : .stored(row))
+                items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)) : .stored(row))
                 return paging.limit.map { items.count < $0 } ?? true
             }
             return items
@@ -73,9 +71,10 @@ extension ModelContext {
 
     /// The order of an index: entries in key order, each row read only if the filter needs
     /// it or it is on the page.
-    private func indexOrderResults<T: PersistentModel>(_ run: QueryRun<T>, _ order: (index: IndexID, reverse: Bool), _ excluded: Set<RowID>,
-                                                       _ paging: Paging, _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
+    private func indexOrderResults(_ run: QueryRun, _ order: (index: IndexID, reverse: Bool), _ excluded: Set<RowID>,
+                                   _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
         guard let collection = run.table.collection else { return [] }
+        let paging = run.paging
         var items: [FetchItem] = []
         var skipped = 0
         try reader.forEachEntry(in: order.index, range: .all, reverse: order.reverse) { row in
@@ -90,7 +89,7 @@ extension ModelContext {
                 let view = try RecordView(raw, layouts: run.table.layouts)
                 guard try run.passes(row, view) else { return }
                 if !onPage { skipped += 1; return }
-                items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle)) : .stored(row))
+                items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)) : .stored(row))
             }
             return true
         }
@@ -98,20 +97,20 @@ extension ModelContext {
     }
 
     /// A stored row as an object (read again), or the item as it is.
-    func made<T: PersistentModel>(_ item: FetchItem, _ run: QueryRun<T>, _ reader: any StorageReader, _ materialize: Bool) throws -> FetchItem {
+    func made(_ item: FetchItem, _ run: QueryRun, _ reader: any StorageReader, _ materialize: Bool) throws -> FetchItem {
         guard materialize, case .stored(let row) = item else { return item }
         if let registered = registeredObject(run.entity, row) { return .object(registered) }
-        guard let made = try reader.withRecord(row, in: run.table, { try object(row, view: $0, table: run.table, handle: run.handle) }) else {
-            throw StrataError(.corruptRecord, "The row \(row) of \(T.self) could not be read again from the snapshot its fetch read.")
+        guard let made = try reader.withRecord(row, in: run.table, { try object(row, view: $0, table: run.table, handle: run.handle, loading: run.loading) }) else {
+            throw StrataError(.corruptRecord, "The row \(row) of \(run.entity.name) could not be read again from the snapshot its fetch read.")
         }
         return .object(made)
     }
-}
 
-extension RowSource {
-    var isScan: Bool { if case .scan = self { true } else { false } }
-}
-
-extension RowFilter {
-    var isAll: Bool { if case .all = self { true } else { false } }
+    /// The objects of items that are objects.
+    static func objects<T: PersistentModel>(_ items: [FetchItem], as type: T.Type) -> [T] {
+        items.compactMap { item in
+            guard case .object(let o) = item else { return nil }
+            return o as? T
+        }
+    }
 }

@@ -9,17 +9,35 @@ enum RowFilter {
     case record(RowTest)
     /// Foundation's evaluation of the predicate on an object made from the record.
     case object((RowID, RecordView) throws -> Bool)
+
+    var isAll: Bool { if case .all = self { true } else { false } }
 }
 
-/// One model's part of a fetch, bound to the fetch's constants: its table, filter, rows to read
-/// and order.
-struct QueryRun<T: PersistentModel> {
+/// The order a fetch's descriptors give, as functions of objects (nil: row order).
+struct ResultSort {
+    /// Foundation's comparison of two objects by the sort descriptors.
+    let compare: (AnyObject, AnyObject) -> ComparisonResult
+    /// The properties the descriptors read, when each reads one property directly (a sort key
+    /// object needs only those); nil when one goes further.
+    let properties: [Int]?
+    /// The index the (single) descriptor can be read from, and its direction.
+    let indexOrder: (index: IndexID, reverse: Bool)?
+}
+
+/// One model's part of a fetch, bound to the fetch's constants: its table, filter, rows to
+/// read, order and page. Nothing of it is generic, so running it looks up no type metadata.
+struct QueryRun {
     let handle: StoreHandle
     let table: Table
-    let descriptor: FetchDescriptor<T>
     let filter: RowFilter
     let source: RowSource
-    let indexOrder: (index: IndexID, reverse: Bool)?
+    let sort: ResultSort?
+    let paging: Paging
+    let includePendingChanges: Bool
+    /// The predicate on an unsaved object (nil: no predicate).
+    let pendingTest: ((AnyObject) throws -> Bool)?
+    /// The properties objects made by the run load (`propertiesToFetch`; nil: all of them).
+    var loading: [Int]? = nil
 
     var entity: Entity { table.entity }
 
@@ -33,19 +51,13 @@ struct QueryRun<T: PersistentModel> {
         }
     }
 
-    /// The slow path: Foundation's `Predicate.evaluate` on an object made from the record. A
-    /// model with relationships or external values is evaluated on its registered object, so
-    /// that key paths through relationships can load the related objects.
-    static func objectFilter(_ predicate: Predicate<T>, table: Table, handle: StoreHandle, context: ModelContext) -> (RowID, RecordView) throws -> Bool {
-        if table.entity.needsRegisteredObjects {
-            return { [unowned context] row, view in
-                guard let model = try context.object(row, view: view, table: table, handle: handle) as? T else { return false }
-                return try predicate.evaluate(model)
-            }
-        }
-        return { row, view in
-            guard let model = try ModelContext.scratchObject(row, view: view, entity: table.entity, handle: handle) as? T else { return false }
-            return try predicate.evaluate(model)
-        }
+    /// The same run without offset and limit (a fetch across models pages the merge).
+    var unpaged: QueryRun {
+        QueryRun(handle: handle, table: table, filter: filter, source: source, sort: sort, paging: Paging(offset: nil, limit: nil),
+                 includePendingChanges: includePendingChanges, pendingTest: pendingTest, loading: loading)
     }
+}
+
+extension RowSource {
+    var isScan: Bool { if case .scan = self { true } else { false } }
 }

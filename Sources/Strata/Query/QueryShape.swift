@@ -8,36 +8,31 @@ import Foundation
 // shape, with the fetch's own constants bound (CompiledQuery.swift); it never answers for
 // another shape.
 
-/// The key the compiled queries of a container are cached under.
-struct QueryShape: Hashable {
-    let model: ObjectIdentifier
-    let includeSubclasses: Bool
-    /// The type of the predicate's expression tree; nil without a predicate.
-    let expression: ObjectIdentifier?
-    /// The key paths of the tree's key-path nodes, in walk order.
-    let keyPaths: [AnyKeyPath]
-    /// The operators and variable positions of the tree's nodes, in walk order.
-    let details: [Int]
-    let sort: AnyHashable
+/// Whether expressions of one type have one shape: a function comparing an expression of
+/// that type (with the variable that is its input) with the shape it was made from.
+enum ShapeMatcher {
+    /// The matcher of `expression`'s shape; nil when the walk does not know one of its nodes
+    /// (then no two predicates are taken to have the same shape).
+    static func make<E: PredicateExpression>(_ expression: E, input: PredicateExpressions.VariableID) -> ((E, PredicateExpressions.VariableID) -> Bool)? {
+        guard let shaped = expression as? any ShapedExpression else { return nil }
+        return matcher(shaped, input: input) as? (E, PredicateExpressions.VariableID) -> Bool
+    }
 
-    /// The shape of a fetch of `T`, or nil when the predicate has a node this walk does not
-    /// know (such a fetch is compiled every time).
-    init?<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool) {
-        model = ObjectIdentifier(T.self)
-        self.includeSubclasses = includeSubclasses
-        sort = AnyHashable(descriptor.sortBy)
-        guard let predicate = descriptor.predicate else {
-            expression = nil
-            keyPaths = []
-            details = []
-            return
+    private static func matcher<S: ShapedExpression>(_ sample: S, input: PredicateExpressions.VariableID) -> Any {
+        var compiled = ShapeWalk(input: input)
+        sample.appendShape(to: &compiled)
+        let keyPaths = compiled.keyPaths, details = compiled.details
+        let matches: (S, PredicateExpressions.VariableID) -> Bool = { node, input in
+            var walk = ShapeWalk(input: input)
+            node.appendShape(to: &walk)
+            return walk.details == details && walk.keyPaths.count == keyPaths.count
+                && zip(walk.keyPaths, keyPaths).allSatisfy { $0 === $1 || $0 == $1 }
         }
-        guard let shaped = predicate.expression as? any ShapedExpression else { return nil }
-        var walk = ShapeWalk(input: predicate.variable.key)
-        shaped.appendShape(to: &walk)
-        expression = ObjectIdentifier(type(of: predicate.expression))
-        keyPaths = walk.keyPaths
-        details = walk.details
+        return matches
+    }
+
+    static func isShaped(_ expression: (any StandardPredicateExpression<Bool>)?) -> Bool {
+        expression.map { $0 is any ShapedExpression } ?? true
     }
 }
 

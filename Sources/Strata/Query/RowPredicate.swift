@@ -54,19 +54,26 @@ final class RowCompiler {
     /// True when `expression` is a constant (its value is bound at execution).
     func isConstant<E: PredicateExpression>(_ expression: E) -> Bool { expression is any ConstantExpression }
 
-    /// The value of a constant expression (nil: not a constant; `.some(nil)`: the constant nil).
-    static func constant<E: PredicateExpression>(_ expression: E) -> Any?? {
-        (expression as? any ConstantExpression).map { $0.constantValue }
+    /// How to read the value of constants of `expression`'s type (nil when it is not a
+    /// constant): found once, so that binding does no dynamic cast.
+    func constantReader<E: PredicateExpression>(_ expression: E) -> ((E) -> Any?)? {
+        guard let constant = expression as? any ConstantExpression else { return nil }
+        return RowCompiler.reader(constant) as? (E) -> Any?
+    }
+
+    private static func reader<C: ConstantExpression>(_ sample: C) -> Any {
+        let read: (C) -> Any? = { $0.constantValue }
+        return read
     }
 
     /// The fast path of `lhs op rhs` when one side reads a stored property and the other is a
     /// constant: bound to a test on the field's bytes when the constant has a fast path.
     func scalarPlan<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, _ rhs: R, _ op: ComparisonOperator) -> ((L, R) -> RowTest?)? {
-        if let property = inputProperty(lhs), isConstant(rhs) {
-            return { _, r in RowCompiler.constant(r).flatMap { $0 }.flatMap { property.scalarTest($0, op) } }
+        if let property = inputProperty(lhs), let read = constantReader(rhs) {
+            return { _, r in read(r).flatMap { property.scalarTest($0, op) } }
         }
-        if let property = inputProperty(rhs), isConstant(lhs) {
-            return { l, _ in RowCompiler.constant(l).flatMap { $0 }.flatMap { property.scalarTest($0, op.swapped) } }
+        if let property = inputProperty(rhs), let read = constantReader(lhs) {
+            return { l, _ in read(l).flatMap { property.scalarTest($0, op.swapped) } }
         }
         return nil
     }

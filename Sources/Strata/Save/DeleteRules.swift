@@ -23,9 +23,8 @@ struct Deletion {
 extension SaveOperation {
     func applyDeleteRules() throws {
         var queue: [Deletion] = []
-        for object in deletedObjects {
-            guard let b = context.backingOf(object) else { continue }
-            queue.append(Deletion(entity: b.entity, row: b.rowID, object: object, isStored: !b.wasInserted))
+        for b in deleted {
+            queue.append(Deletion(entity: b.entity, row: b.rowID, object: b.object, isStored: !b.wasInserted))
             if !b.wasInserted { deleting[ObjectIdentifier(b.entity), default: []].insert(b.rowID) }
         }
         for table in container.handles.flatMap(\.tables) {
@@ -54,7 +53,10 @@ extension SaveOperation {
     /// The rows a deleted object's or row's relationship holds: the object's (with its unsaved
     /// changes), or the stored record's.
     private func relatedRows(of deletion: Deletion, _ relationship: RelationshipProperty) throws -> [RowID] {
-        if let object = deletion.object { return relationship.rows(of: object) }
+        if let object = deletion.object {
+            context.backingOf(object)?.loadIfPartial()
+            return relationship.rows(of: object)
+        }
         let (writer, table) = try writer(for: deletion.entity)
         return try writer.withRecord(deletion.row, in: table) { view in
             try RelationshipProperty.decodeRows(try view.field(relationship.index))
@@ -89,13 +91,13 @@ extension SaveOperation {
                 undo.append { [unowned self] in
                     context.deleted.remove(object)
                     backing.wasInserted = false
-                    if wasInserted { backing.status = .inserted; context.inserted.append(object) } else {
+                    if wasInserted { backing.status = .inserted; context.inserted.append(backing) } else {
                         backing.status = .persisted
-                        if backing.isChanged { context.changed.append(object) }
+                        if backing.isChanged { context.changed.append(backing) }
                     }
                 }
                 context.delete(model)
-                deletedObjects.append(object)
+                deleted.append(backing)
                 if !backing.wasInserted { deleting[ObjectIdentifier(target), default: []].insert(row) }
                 queue.append(Deletion(entity: target, row: row, object: object, isStored: !backing.wasInserted))
             } else {

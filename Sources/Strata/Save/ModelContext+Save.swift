@@ -46,8 +46,8 @@ extension ModelContext {
                     try stored.visit(reader) { row, _ in rows.append(row); return true }
                 }
                 // Unsaved objects the predicate selects go too.
-                for object in inserted.objects {
-                    guard let t = object as? T, backingOf(object)?.entity === run.entity else { continue }
+                for backing in inserted.backings {
+                    guard let t = backing.object as? T, backing.entity === run.entity else { continue }
                     if try predicate.map({ try $0.evaluate(t) }) ?? true { delete(t) }
                 }
                 for row in rows {

@@ -19,10 +19,10 @@ extension RelationshipProperty {
 extension SaveOperation {
     /// Checks the to-many relationships of every object about to be saved.
     func checkRelationshipCounts() throws {
-        for object in context.inserted.objects + changedObjects {
-            guard let entity = context.backingOf(object)?.entity else { continue }
-            for relationship in entity.relationships where relationship.isToMany {
-                try relationship.checkCount(relationship.rows(of: object).count, of: entity)
+        for backing in context.inserted.backings + changed {
+            backing.loadIfPartial()
+            for relationship in backing.entity.relationships where relationship.isToMany {
+                try relationship.checkCount(relationship.rows(of: backing.object).count, of: backing.entity)
             }
         }
     }

@@ -8,8 +8,7 @@ extension SaveOperation {
         for (object, property, blob) in externalWrites {
             if let backing = context.backingOf(object) { property.setExternal(blob, of: object, backing: backing) }
         }
-        for object in deletedObjects {
-            guard let backing = context.backingOf(object) else { continue }
+        for backing in deleted {
             context.unregister(backing)
             backing.detach()
         }
@@ -17,9 +16,8 @@ extension SaveOperation {
             for (object, backing, row) in store.decided { applyInsert(object, backing, row: row) }
         }
         remapReferences()
-        for object in context.changed.objects {
-            guard let backing = context.backingOf(object), backing.status == .persisted,
-                  !superseded.contains(ObjectIdentifier(object)) else { continue }
+        for backing in context.changed.backings {
+            guard backing.status == .persisted, !superseded.contains(ObjectIdentifier(backing.object)) else { continue }
             backing.isChanged = false
             saved.updated.append(identifier(backing))
         }
@@ -46,9 +44,9 @@ extension SaveOperation {
     /// Relationships of the saved objects that name an insert by the row it moved from.
     private func remapReferences() {
         guard !movedRows.isEmpty else { return }
-        for object in insertedObjects + context.changed.objects {
-            guard let entity = context.backingOf(object)?.entity else { continue }
-            for relationship in entity.relationships {
+        for backing in inserted + context.changed.backings {
+            let object = backing.object
+            for relationship in backing.entity.relationships {
                 guard let moved = movedRows[ObjectIdentifier(relationship.targetEntity)],
                       let references = relationship.references(of: object) else { continue }
                 relationship.setReferences(references.map { if case .row(let r) = $0, let to = moved[r] { .row(to) } else { $0 } }, of: object)

@@ -6,8 +6,8 @@ extension SaveOperation {
     /// the transaction commits); the blobs they replace are deleted with it. Tiny and nil
     /// values stay in the record.
     func writeBlobs() throws {
-        for object in context.inserted.objects + changedObjects {
-            guard let backing = context.backingOf(object), !backing.entity.externals.isEmpty else { continue }
+        for backing in context.inserted.backings + changed where !backing.entity.externals.isEmpty {
+            let object = backing.object
             let (writer, _) = try writer(for: backing.entity)
             for property in backing.entity.externals {
                 let (old, pending) = property.external(of: object)
@@ -30,11 +30,9 @@ extension SaveOperation {
     func write() throws {
         try writeDeletions()
         try applyEdits()
-        for object in changedObjects { try writeChange(object) }
-        for object in insertedObjects {
-            guard let backing = context.backingOf(object), backing.status == .inserted,
-                  !superseded.contains(ObjectIdentifier(object)) else { continue }
-            try writeInsert(object, backing)
+        for backing in changed { try writeChange(backing) }
+        for backing in inserted where backing.status == .inserted && !superseded.contains(ObjectIdentifier(backing.object)) {
+            try writeInsert(backing.object, backing)
         }
     }
 
@@ -54,8 +52,8 @@ extension SaveOperation {
         }
     }
 
-    private func writeChange(_ object: AnyObject) throws {
-        guard let backing = context.backingOf(object) else { return }
+    private func writeChange(_ backing: ModelBacking) throws {
+        let object = backing.object
         let (writer, table) = try writer(for: backing.entity)
         if backing.unloaded != nil { _ = backing.loadUnloaded() }
         let stored = try StoredRow.read(backing.rowID, table: table, reader: writer) ?? .none
@@ -67,10 +65,10 @@ extension SaveOperation {
     private func writeInsert(_ object: AnyObject, _ backing: ModelBacking) throws {
         let (writer, table) = try writer(for: backing.entity)
         guard let collection = table.collection, let (store, _) = location(backing.entity) else { return }
-        if let decided = store.decided.last(where: { $0.object === object }) {
-            let stored = decided.row == backing.rowID ? StoredRow.none : try StoredRow.read(decided.row, table: table, reader: writer) ?? .none
+        if let decided = resolvedRows[ObjectIdentifier(object)] {
+            let stored = decided == backing.rowID ? StoredRow.none : try StoredRow.read(decided, table: table, reader: writer) ?? .none
             for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
-            return try put(object, row: decided.row, previous: stored.keys, table: table, writer: writer)
+            return try put(object, row: decided, previous: stored.keys, table: table, writer: writer)
         }
         let record = try encode(object, table: table)
         let keys = table.indexKeys(for: object)
@@ -79,7 +77,7 @@ extension SaveOperation {
         }) else {
             return store.decided.append((object, backing, backing.rowID))
         }
-        var row = conflict.existingRow
+        let row = conflict.existingRow
         if table.uniqueIndexes.count > 1 {
             for (group, index) in zip(backing.entity.uniqueGroups, table.uniqueIndexes) {
                 guard let holder = try writer.lookup(backing.entity.key(of: group, object: object), in: index), holder != backing.rowID else { continue }
@@ -90,7 +88,6 @@ extension SaveOperation {
         for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
         movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
         try put(record, of: object, row: row, keys: keys, previous: stored.keys, table: table, writer: writer)
-        row = conflict.existingRow
         store.decided.append((object, backing, row))
     }
 

@@ -28,10 +28,14 @@ final class SaveOperation {
     /// Rows being deleted, by model (objects' rows and rows of rules and `delete(model:where:)`).
     var deleting: [ObjectIdentifier: Set<RowID>] = [:]
     /// Deleted registered objects (rules add to them), and the inserts as the save found them.
-    var deletedObjects: [AnyObject]
-    let insertedObjects: [AnyObject]
+    var deleted: [ModelBacking]
+    let inserted: [ModelBacking]
     /// Rows that inserts move to (upserts onto stored objects), by model, for relationship fields.
     var movedRows: [ObjectIdentifier: [RowID: RowID]] = [:]
+    /// The rows prepare decided inserts go to (models that take part in relationships).
+    var resolvedRows: [ObjectIdentifier: RowID] = [:]
+    /// The latest insert decided to go to each row (an earlier one to the same row is superseded).
+    var rowTakers: [Edit.Target: AnyObject] = [:]
     /// Objects whose record is not written because an insert takes their row.
     var superseded = Set<ObjectIdentifier>()
     /// Stored rows whose relationship fields rules and upserts edit (rows without objects).
@@ -45,8 +49,8 @@ final class SaveOperation {
     init(_ context: ModelContext) {
         self.context = context
         self.stores = context.container.handles.map { StoreWork(handle: $0) }
-        self.deletedObjects = context.deleted.objects
-        self.insertedObjects = context.inserted.objects
+        self.deleted = context.deleted.backings
+        self.inserted = context.inserted.backings
     }
 
     /// Runs the save: the identifiers of what it inserted, updated and deleted.
@@ -76,11 +80,8 @@ final class SaveOperation {
 
     /// The context's changed objects as the write finds them (rules and upserts add to them),
     /// without those that are deleted or that an insert supersedes.
-    var changedObjects: [AnyObject] {
-        context.changed.objects.filter { object in
-            guard let b = context.backingOf(object) else { return false }
-            return b.status == .persisted && !superseded.contains(ObjectIdentifier(object))
-        }
+    var changed: [ModelBacking] {
+        context.changed.backings.filter { $0.status == .persisted && !superseded.contains(ObjectIdentifier($0.object)) }
     }
 
     // MARK: Stores
@@ -96,12 +97,12 @@ final class SaveOperation {
     /// two saves never wait on each other): those with work, and with deletions whose rules
     /// may reach other stores, all writable ones.
     private func beginWriting() throws {
-        let cascading = !deletedObjects.isEmpty || !context.batchDeletes.isEmpty
+        let cascading = !deleted.isEmpty || !context.batchDeletes.isEmpty
+        let pending = inserted + context.changed.backings + deleted
         for store in stores {
             let handle = store.handle
-            let hasWork = (insertedObjects + context.changed.objects + deletedObjects).contains { object in
-                context.backingOf(object).map { handle.table(for: $0.entity) != nil } ?? false
-            } || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
+            let hasWork = pending.contains { handle.table(for: $0.entity) != nil }
+                || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
             if hasWork && !handle.configuration.allowsSave {
                 throw StrataError(.readOnly, "The store \(handle.identifier) was opened with allowsSave: false; it cannot save changes.")
             }

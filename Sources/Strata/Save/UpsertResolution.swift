@@ -25,8 +25,8 @@ extension SaveOperation {
     func resolveUpserts() throws {
         var claims: [IndexID: [[UInt8]: RowID]] = [:]
         var changedKeys: [IndexID: [[UInt8]: RowID]]? = nil
-        for object in insertedObjects {
-            guard let backing = context.backingOf(object), backing.status == .inserted else { continue }
+        for backing in inserted where backing.status == .inserted {
+            let object = backing.object
             let entity = backing.entity
             guard !entity.uniqueGroups.isEmpty, takesPartInRelationships(entity) else { continue }
             let (writer, table) = try writer(for: entity)
@@ -60,10 +60,10 @@ extension SaveOperation {
     /// The unique keys changed objects take with their new values, by index.
     private func uniqueKeysOfChangedObjects() -> [IndexID: [[UInt8]: RowID]] {
         var keys: [IndexID: [[UInt8]: RowID]] = [:]
-        for object in changedObjects {
-            guard let backing = context.backingOf(object), let (_, table) = container.location(of: backing.entity) else { continue }
+        for backing in changed {
+            guard let (_, table) = container.location(of: backing.entity) else { continue }
             for (group, index) in zip(backing.entity.uniqueGroups, table.uniqueIndexes) {
-                keys[index, default: [:]][backing.entity.key(of: group, object: object)] = backing.rowID
+                keys[index, default: [:]][backing.entity.key(of: group, object: backing.object)] = backing.rowID
             }
         }
         return keys
@@ -74,13 +74,14 @@ extension SaveOperation {
     /// stored object's relationships the insert does not keep lose it from their other side.
     private func decide(_ object: AnyObject, _ backing: ModelBacking, row: RowID, table: Table, writer: any StorageWriter) throws {
         guard let (store, _) = location(backing.entity) else { return }
+        let taken = Edit.Target(entity: ObjectIdentifier(backing.entity), row: row)
+        let earlier = rowTakers.updateValue(object, forKey: taken)
         store.decided.append((object, backing, row))
+        resolvedRows[ObjectIdentifier(object)] = row
+        if let earlier { superseded.insert(ObjectIdentifier(earlier)) }
         guard row != backing.rowID else { return }
         movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
-        if let earlier = store.decided.dropLast().last(where: { $0.row == row }) {
-            superseded.insert(ObjectIdentifier(earlier.object))
-            return
-        }
+        if earlier != nil { return }
         if let holder = context.registeredBacking(backing.entity, row) { superseded.insert(ObjectIdentifier(holder.object)) }
         try reconcile(object, backing.entity, holder: row, table: table, writer: writer)
     }
@@ -89,6 +90,7 @@ extension SaveOperation {
     /// not refer to, on their side (as if the relationship had been set on it).
     private func reconcile(_ object: AnyObject, _ entity: Entity, holder: RowID, table: Table, writer: any StorageWriter) throws {
         let stored = context.registeredBacking(entity, holder)
+        stored?.loadIfPartial()
         for relationship in entity.relationships {
             guard let inverse = relationship.inverse(in: entity) else { continue }
             let had = try stored.map { relationship.rows(of: $0.object) }

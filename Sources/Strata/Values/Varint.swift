@@ -26,14 +26,18 @@ enum Varint {
         throw decodingFailure("a malformed length")
     }
 
-    /// Encodes an element as `[varint length][bytes]` (elements are short: the length is
-    /// written after the element, which is then copied behind it).
+    /// Encodes an element as `[varint length][bytes]` in place: one length byte is reserved
+    /// (elements are short) and widened after the fact if the element is 128 bytes or more.
     @inline(__always)
     static func appendElement(into bytes: inout [UInt8], _ body: (inout [UInt8]) throws -> Void) rethrows {
-        var element: [UInt8] = []
-        try body(&element)
-        append(element.count, to: &bytes)
-        bytes.append(contentsOf: element)
+        let lengthAt = bytes.count
+        bytes.append(0)
+        try body(&bytes)
+        let length = bytes.count - lengthAt - 1
+        if length < 0x80 { return bytes[lengthAt] = UInt8(length) }
+        var prefix: [UInt8] = []
+        append(length, to: &prefix)
+        bytes.replaceSubrange(lengthAt..<(lengthAt + 1), with: prefix)
     }
 
     @inline(__always)

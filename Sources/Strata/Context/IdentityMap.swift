@@ -1,0 +1,32 @@
+import StrataEngine
+
+/// The registered objects of one model in a context, by row: one object per stored row. The
+/// backings are not retained (a backing unregisters its object when the object goes away).
+final class IdentityMap {
+    private(set) var rows: [RowKey: Unmanaged<ModelBacking>] = [:]
+
+    @inline(__always)
+    func backing(_ row: RowID) -> ModelBacking? { rows[RowKey(row)]?.takeUnretainedValue() }
+
+    func insert(_ backing: ModelBacking) { rows[RowKey(backing.rowID)] = .passUnretained(backing) }
+
+    /// Forgets `backing`'s row if it is still that backing's.
+    func remove(_ backing: ModelBacking) {
+        let key = RowKey(backing.rowID)
+        guard let found = rows[key], found.toOpaque() == Unmanaged.passUnretained(backing).toOpaque() else { return }
+        rows.removeValue(forKey: key)
+    }
+
+    var backings: [ModelBacking] { rows.values.map { $0.takeUnretainedValue() } }
+}
+
+/// A row id as a dictionary key, hashed with one multiplication: row ids are not chosen by an
+/// adversary, and SipHash is most of the cost of registering an object.
+struct RowKey: Hashable {
+    let row: RowID
+    @inline(__always) init(_ row: RowID) { self.row = row }
+    func hash(into hasher: inout Hasher) { hasher.combine(row) }
+    func _rawHashValue(seed: Int) -> Int {
+        Int(truncatingIfNeeded: (row ^ UInt64(truncatingIfNeeded: seed)) &* 0x9E37_79B9_7F4A_7C15 >> 7)
+    }
+}

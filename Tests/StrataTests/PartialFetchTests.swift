@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import Strata
+
+// `propertiesToFetch` and `relationshipKeyPathsForPrefetching`.
+@Suite struct PartialFetchTests {
+    @Test func propertiesToFetchLoadsThoseAndTheRestOnAccess() throws {
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))
+        do {
+            let context = ModelContext(container)
+            let trip = Trip(name: "Lisbon", startDate: Date(timeIntervalSinceReferenceDate: 100), budget: 12.5)
+            trip.tags = ["sea", "tram"]
+            context.insert(trip)
+            try context.save()
+        }
+        let context = ModelContext(container)
+        var descriptor = FetchDescriptor<Trip>()
+        descriptor.propertiesToFetch = [\.name]
+        let trip = try #require(try context.fetch(descriptor).first)
+        #expect(trip.name == "Lisbon")
+        #expect(trip.tags == ["sea", "tram"], "a property left out loads when read")
+        #expect(trip.budget == 12.5)
+        #expect(!trip.hasChanges)
+        trip.rating = 4
+        try context.save()
+        let again = try #require(try ModelContext(container).fetch(FetchDescriptor<Trip>()).first)
+        #expect(again.rating == 4 && again.tags == ["sea", "tram"] && again.startDate == Date(timeIntervalSinceReferenceDate: 100))
+    }
+
+    @Test func aChangedPartialObjectSavesWhatItDidNotLoad() throws {
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))
+        do {
+            let context = ModelContext(container)
+            let trip = Trip(name: "Porto", startDate: .now, budget: 3)
+            trip.address = Address(street: "Rua", city: "Porto")
+            context.insert(trip)
+            try context.save()
+        }
+        let context = ModelContext(container)
+        var descriptor = FetchDescriptor<Trip>()
+        descriptor.propertiesToFetch = [\.rating]
+        let trip = try #require(try context.fetch(descriptor).first)
+        trip.rating = 5        // set before anything else was read
+        try context.save()
+        let again = try #require(try ModelContext(container).fetch(FetchDescriptor<Trip>()).first)
+        #expect(again.rating == 5 && again.name == "Porto" && again.address?.city == "Porto" && again.budget == 3)
+    }
+
+    @Test func prefetchingReadsTheRelatedRowsWithTheFetch() throws {
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: Voyage.self, Port.self, configurations: ModelConfiguration(url: dir.store()))
+        do {
+            let context = ModelContext(container)
+            for name in ["a", "b"] {
+                let voyage = Voyage(name: name)
+                context.insert(voyage)
+                voyage.ports = (0..<3).map { Port(city: "\(name)\($0)") }
+            }
+            try context.save()
+        }
+        let context = ModelContext(container)
+        var descriptor = FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.name)])
+        descriptor.relationshipKeyPathsForPrefetching = [\.ports]
+        let voyages = try context.fetch(descriptor)
+        // Another context deletes the ports in the store: the prefetched rows were read before.
+        let other = ModelContext(container)
+        try other.delete(model: Port.self)
+        try other.save()
+        #expect(voyages.map { $0.ports.map(\.city) } == [["a0", "a1", "a2"], ["b0", "b1", "b2"]])
+
+        // Without prefetching, the ports are read when first accessed (and are gone now).
+        let later = try ModelContext(container).fetch(FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.name)]))
+        #expect(later.map { $0.ports.count } == [0, 0])
+    }
+}
