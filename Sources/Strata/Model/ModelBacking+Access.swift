@@ -19,12 +19,8 @@ extension ModelBacking {
     @usableFromInline
     func observe(_ slot: Int32) {
         guard isObserved else { return }
-        let registrar: ObservationRegistrar
-        if let made = self.registrar { registrar = made } else {
-            registrar = ObservationRegistrar()
-            self.registrar = registrar
-        }
-        registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
+        let observers = self.observers ?? makeObservers()
+        observers.registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
     }
 
     /// After a setter changed property `slot`: the object is changed (a persisted property)
@@ -39,9 +35,15 @@ extension ModelBacking {
         notifyObservers(index)
     }
 
+    private func makeObservers() -> Observers {
+        let made = Observers()
+        observers = made
+        return made
+    }
+
     /// Tells the observers of property `slot` that it changed (no-op when nobody observed the object).
     func notifyObservers(_ slot: Int) {
-        guard let registrar else { return }
+        guard let registrar = observers?.registrar else { return }
         let keyPath = entity.observationKeyPaths[slot]
         registrar.willSet(self, keyPath: keyPath)
         registrar.didSet(self, keyPath: keyPath)

@@ -42,8 +42,9 @@ final class ModelBacking {
     private(set) var container: ModelContainer?
     private var orphanReader: ModelContext?
 
-    /// Made on the first observed read.
-    var registrar: ObservationRegistrar?
+    /// Made on the first observed read. (In a box: the registrar's type is resilient, and an
+    /// optional of it is copied through value witnesses; an optional reference is not.)
+    @exclusivity(unchecked) var observers: Observers?
     /// For `.externalStorage` attributes: the blob each stored value is in, by property index,
     /// and the values read from blobs so far.
     var externalBlobs: [Int: UInt64] = [:]
@@ -157,6 +158,11 @@ final class ModelBacking {
         isChanged = true
         context?.objectDidChange(self)
     }
+}
+
+/// An object's observation registrar.
+final class Observers {
+    let registrar = ObservationRegistrar()
 }
 
 /// Where a probe's getters record what was read.

@@ -40,56 +40,60 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         return indexes.count == entity.properties.count ? nil : indexes.sorted()
     }
 
-    /// The plans of a predicate, as a function binding any predicate of its shape.
+    /// The plans of a predicate, as a function binding any predicate of its shape: compiled
+    /// for each part (its model), they check the shape and read the constants at the offsets
+    /// compiling recorded.
     private static func compile(_ predicate: Predicate<T>, tables: [Table]) -> (Predicate<T>) -> [(test: RowTest?, hints: [IndexHint])]? {
-        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> (Predicate<T>) -> [(test: RowTest?, hints: [IndexHint])]? {
-            // Each part's plan reads the node through a pointer, so that the functions kept and
-            // called have types without E (no type metadata is looked up when binding).
-            let parts: [(UnsafeRawPointer) -> (test: RowTest?, hints: [IndexHint])] = tables.map { table in
+        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> [(layout: TreeLayout, test: ((Bindings) -> RowTest)?, hints: HintPlan?)] {
+            tables.map { table in
                 let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
-                let test = compiler.compile(expression), hints = compiler.hints(expression)
-                return { pointer in
-                    let node = pointer.assumingMemoryBound(to: E.self)
-                    return (test.map { $0(node.pointee) }, hints.map { $0(node.pointee) } ?? [])
-                }
-            }
-            let matches = ShapeMatcher.make(expression, input: predicate.variable.key)
-            return { predicate in
-                guard var node = predicate.expression as? E, matches.map({ $0(node, predicate.variable.key) }) ?? true else { return nil }
-                return withUnsafePointer(to: &node) { pointer in parts.map { $0(UnsafeRawPointer(pointer)) } }
+                let test = compiler.compile(expression, at: 0), hints = compiler.hints(expression, at: 0)
+                return (compiler.layout, test, hints)
             }
         }
-        return plan(predicate.expression)
+        let parts = plan(predicate.expression)
+        return { predicate in
+            withTreeBytes(predicate.expression) { tree in
+                guard parts.allSatisfy({ $0.layout.matches(tree, input: predicate.variable.key) }) else { return nil }
+                return parts.map { part in
+                    let bindings = part.layout.bindings(tree)
+                    return (part.test?(bindings), part.hints?(bindings) ?? [])
+                }
+            }
+        }
     }
 
     /// The runs of `descriptor` in `context`, or nil when the descriptor has another shape.
     func runs(_ descriptor: FetchDescriptor<T>, context: ModelContext) -> [QueryRun]? {
+        // The descriptor's generic parts are read once; the runs are not generic.
+        let predicate = descriptor.predicate
         var bound: [(test: RowTest?, hints: [IndexHint])]? = nil
-        if let predicate = descriptor.predicate {
+        if let predicate {
             guard let made = bindPredicate?(predicate) else { return nil }
             bound = made
         } else if bindPredicate != nil {
             return nil
         }
-        if !sortBy.isEmpty || !descriptor.sortBy.isEmpty {
-            guard descriptor.sortBy == sortBy else { return nil }
+        let sortBy = descriptor.sortBy
+        if !self.sortBy.isEmpty || !sortBy.isEmpty {
+            guard sortBy == self.sortBy else { return nil }
         }
-        if !propertiesToFetch.isEmpty || !descriptor.propertiesToFetch.isEmpty {
-            guard descriptor.propertiesToFetch == propertiesToFetch else { return nil }
-        }
-        let compare = descriptor.sortBy.isEmpty ? nil : CompiledQuery.compare(descriptor.sortBy)
-        let pendingTest = descriptor.predicate.map { predicate in { (object: AnyObject) throws -> Bool in try predicate.evaluate(unsafeDowncast(object, to: T.self)) } }
+        if !propertiesToFetch.isEmpty, descriptor.propertiesToFetch != propertiesToFetch { return nil }
+        let compare = sortBy.isEmpty ? nil : CompiledQuery.compare(sortBy)
+        var pendingTest: ((AnyObject) throws -> Bool)? = nil
+        if let predicate { pendingTest = { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) } }
+        let paging = descriptor.paging, includePendingChanges = descriptor.includePendingChanges
         return locations.indices.map { i in
             let (handle, table) = locations[i]
             let (test, hints) = bound?[i] ?? (nil, [])
             var filter = RowFilter.all
-            if let test { filter = .record(test) } else if let predicate = descriptor.predicate {
+            if let test { filter = .record(test) } else if let predicate {
                 filter = .object(CompiledQuery.objectFilter(predicate, table: table, handle: handle, context: context))
             }
             return QueryRun(handle: handle, table: table, filter: filter,
                             source: QueryPlanner.source(hints: hints, table: table, storeIdentifier: handle.identifier),
                             sort: compare.map { ResultSort(compare: $0, properties: sorts[i].properties, indexOrder: sorts[i].indexOrder) },
-                            paging: descriptor.paging, includePendingChanges: descriptor.includePendingChanges, pendingTest: pendingTest,
+                            paging: paging, includePendingChanges: includePendingChanges, pendingTest: pendingTest,
                             loading: loading[i])
         }
     }
@@ -151,6 +155,7 @@ final class QueryCache: @unchecked Sendable {
         let includeSubclasses: Bool
         let expression: ObjectIdentifier?
         let sortCount: Int
+        let partial: Bool
     }
 
     private let lock = NSLock()
@@ -161,7 +166,8 @@ final class QueryCache: @unchecked Sendable {
     /// The runs of `descriptor`, with the plan compiled for its shape (compiled now if none is cached).
     func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, context: ModelContext) throws -> [QueryRun] {
         let key = Key(model: ObjectIdentifier(T.self), includeSubclasses: includeSubclasses,
-                      expression: descriptor.predicate.map { ObjectIdentifier(type(of: $0.expression)) }, sortCount: descriptor.sortBy.count)
+                      expression: descriptor.predicate.map { ObjectIdentifier(type(of: $0.expression)) }, sortCount: descriptor.sortBy.count,
+                      partial: !descriptor.propertiesToFetch.isEmpty)
         lock.lock()
         let candidates = entries[key] ?? []
         lock.unlock()
@@ -172,7 +178,7 @@ final class QueryCache: @unchecked Sendable {
         guard let runs = made.runs(descriptor, context: context) else {
             preconditionFailure("A query compiled for a fetch does not answer for it.")
         }
-        if descriptor.predicate == nil || ShapeMatcher.isShaped(descriptor.predicate?.expression) { insert(made, key) }
+        insert(made, key)
         return runs
     }
 

@@ -22,62 +22,65 @@ enum IndexHint {
     }
 }
 
-/// The hints of a node, compiled once per shape.
-typealias HintPlan<E> = (E) -> [IndexHint]
+/// The hints of a node, compiled once per shape: from a predicate's constants to the hints.
+typealias HintPlan = (Bindings) -> [IndexHint]
 
 protocol IndexHinting: PredicateExpression {
-    func hintPlan(_ c: RowCompiler) -> HintPlan<Self>?
+    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan?
 }
 
 extension RowCompiler {
     /// The hint plan of `expression`, if it gives hints.
-    func hints<E: PredicateExpression>(_ expression: E) -> HintPlan<E>? {
-        guard let hinting = expression as? any IndexHinting else { return nil }
-        return openHints(hinting) as? HintPlan<E>
+    func hints<E: PredicateExpression>(_ expression: E, at base: Int) -> HintPlan? {
+        (expression as? any IndexHinting)?.hintPlan(self, at: base)
     }
 
-    private func openHints<H: IndexHinting>(_ h: H) -> Any? { h.hintPlan(self) }
-
     /// `property op constant` with the constant on either side: the property, whether the
-    /// constant is on the left, and how to read it from a node of this shape.
-    func propertyAndConstant<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, _ rhs: R)
-        -> (property: PersistedProperty, swapped: Bool, read: (L, R) -> Any?)? {
-        if let p = inputProperty(lhs), let read = constantReader(rhs) { return (p, false, { read($1) }) }
-        if let p = inputProperty(rhs), let read = constantReader(lhs) { return (p, true, { l, _ in read(l) }) }
+    /// constant is on the left, and its slot.
+    func propertyAndConstant<S, L: PredicateExpression, R: PredicateExpression>(_ node: S, at base: Int, _ l: KeyPath<S, L>, _ r: KeyPath<S, R>)
+        -> (property: PersistedProperty, swapped: Bool, slot: Int)? {
+        guard let lAt = at(base, l), let rAt = at(base, r) else { return nil }
+        if let p = inputProperty(node[keyPath: l], at: lAt), let slot = constantSlot(node[keyPath: r], at: rAt) { return (p, false, slot) }
+        if let p = inputProperty(node[keyPath: r], at: rAt), let slot = constantSlot(node[keyPath: l], at: lAt) { return (p, true, slot) }
+        return nil
+    }
+
+    /// `persistentModelID == constant` on either side: the constant's slot.
+    func identifierConstant<S, L: PredicateExpression, R: PredicateExpression>(_ node: S, at base: Int, _ l: KeyPath<S, L>, _ r: KeyPath<S, R>) -> Int? {
+        guard let lAt = at(base, l), let rAt = at(base, r) else { return nil }
+        if isIdentifier(node[keyPath: l], at: lAt) { return constantSlot(node[keyPath: r], at: rAt) }
+        if isIdentifier(node[keyPath: r], at: rAt) { return constantSlot(node[keyPath: l], at: lAt) }
         return nil
     }
 }
 
 extension PredicateExpressions.Conjunction: IndexHinting {
-    func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        let l = c.hints(lhs), r = c.hints(rhs)
+    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
+        let l = c.hints(lhs, at: lAt), r = c.hints(rhs, at: rAt)
         if l == nil && r == nil { return nil }
-        return { node in (l?(node.lhs) ?? []) + (r?(node.rhs) ?? []) }
+        return { b in (l?(b) ?? []) + (r?(b) ?? []) }
     }
 }
 
 extension PredicateExpressions.Equal: IndexHinting {
-    func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        if c.isIdentifier(lhs), let read = c.constantReader(rhs) {
-            return { node in [.identifiers((read(node.rhs) as? PersistentIdentifier).map { [$0] } ?? [])] }
+    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+        if let slot = c.identifierConstant(self, at: base, \.lhs, \.rhs) {
+            return { b in [.identifiers((b.values[slot] as? PersistentIdentifier).map { [$0] } ?? [])] }
         }
-        if c.isIdentifier(rhs), let read = c.constantReader(lhs) {
-            return { node in [.identifiers((read(node.lhs) as? PersistentIdentifier).map { [$0] } ?? [])] }
-        }
-        guard let (p, _, read) = c.propertyAndConstant(lhs, rhs) else { return nil }
-        return { node in
-            guard let value = read(node.lhs, node.rhs) else { return [] }
-            return [.equal(p, value)]
-        }
+        guard let (p, _, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return nil }
+        return { b in b.values[slot].map { [.equal(p, $0)] } ?? [] }
     }
 }
 
 extension PredicateExpressions.Comparison: IndexHinting {
-    func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        guard var op = ComparisonOperator(op), let (p, swapped, read) = c.propertyAndConstant(lhs, rhs) else { return nil }
+    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+        guard var op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
+              let (p, swapped, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return nil }
+        c.expect(.comparison(self.op), at: opAt)
         if swapped { op = op.swapped }
-        return { node in
-            guard let value = read(node.lhs, node.rhs) else { return [] }
+        return { b in
+            guard let value = b.values[slot] else { return [] }
             switch op {
             case .less: return [.range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: false)]
             case .lessOrEqual: return [.range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: true)]
@@ -90,27 +93,29 @@ extension PredicateExpressions.Comparison: IndexHinting {
 }
 
 extension PredicateExpressions.SequenceContains: IndexHinting {
-    func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        guard let read = c.constantReader(sequence) else { return nil }
-        if c.isIdentifier(element) {
-            return { node in
-                guard let seq = read(node.sequence) as? any Sequence else { return [] }
+    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+        guard let sAt = c.at(base, \Self.sequence), let eAt = c.at(base, \Self.element),
+              let slot = c.constantSlot(sequence, at: sAt) else { return nil }
+        if c.isIdentifier(element, at: eAt) {
+            return { b in
+                guard let seq = b.values[slot] as? any Sequence else { return [] }
                 return [.identifiers(anyElements(seq).compactMap { $0 as? PersistentIdentifier })]
             }
         }
-        guard let p = c.inputProperty(element) else { return nil }
-        return { node in
-            guard let seq = read(node.sequence) as? any Sequence else { return [] }
+        guard let p = c.inputProperty(element, at: eAt) else { return nil }
+        return { b in
+            guard let seq = b.values[slot] as? any Sequence else { return [] }
             return [.oneOf(p, anyElements(seq))]
         }
     }
 }
 
 extension PredicateExpressions.SequenceStartsWith: IndexHinting {
-    func hintPlan(_ c: RowCompiler) -> HintPlan<Self>? {
-        guard let p = c.inputProperty(base), let read = c.constantReader(prefix) else { return nil }
-        return { node in
-            guard let s = read(node.prefix) as? String else { return [] }
+    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+        guard let bAt = c.at(base, \Self.base), let pAt = c.at(base, \Self.prefix),
+              let p = c.inputProperty(self.base, at: bAt), let slot = c.constantSlot(prefix, at: pAt) else { return nil }
+        return { b in
+            guard let s = b.values[slot] as? String else { return [] }
             return [.prefix(p, s)]
         }
     }

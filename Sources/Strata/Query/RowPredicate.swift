@@ -8,13 +8,19 @@ import StrataEngine
 // `Predicate.evaluate` on an object made from the record. Either way, the answer is
 // Foundation's.
 //
-// A tree is compiled once per shape (QueryShape.swift): the compiled plan of a node is a
-// function from a node of the same shape, with any constants, to the record function with
-// those constants bound. Key paths are looked up and fast paths chosen when compiling; binding
-// reads the constants and makes the closures.
+// A tree is compiled once per shape (QueryShape.swift). Compiling walks the tree's types and
+// records where, in the tree's memory, each constant is (a `Value` node's value) and what the
+// shape holds (key paths, variables, operators); the plan of each node is a function from the
+// constants (`Bindings`) to the record function. Binding a later predicate of the same shape
+// reads its constants at those offsets: no generic code runs per node.
 
 /// A function of a record.
 typealias RowFunction<Output> = (RecordView) throws -> Output
+
+/// The constants of one predicate, in the slots compiling gave them.
+struct Bindings {
+    let values: [Any?]
+}
 
 /// Compiles predicate expressions over one entity's records.
 final class RowCompiler {
@@ -22,6 +28,8 @@ final class RowCompiler {
     let input: PredicateExpressions.VariableID
     /// `\T.persistentModelID` for the predicate's model `T`.
     let identifierKeyPath: AnyKeyPath
+    /// Where the constants are, by slot, and what a predicate must hold to have this shape.
+    private(set) var layout = TreeLayout()
 
     init<T: PersistentModel>(entity: Entity, input: PredicateExpressions.VariableID, model: T.Type) {
         self.entity = entity
@@ -29,137 +37,166 @@ final class RowCompiler {
         self.identifierKeyPath = \T.persistentModelID
     }
 
-    /// The plan of `expression`: from a node of its shape to a function of a record; nil if
-    /// some part has no record function.
-    func compile<E: PredicateExpression>(_ expression: E) -> ((E) -> RowFunction<E.Output>)? {
+    /// The plan of `expression`, found `base` bytes into the tree: from the constants to a
+    /// function of a record; nil if some part has no record function.
+    func compile<E: PredicateExpression>(_ expression: E, at base: Int) -> ((Bindings) -> RowFunction<E.Output>)? {
         guard let evaluable = expression as? any RowEvaluable else { return nil }
-        return open(evaluable) as? (E) -> RowFunction<E.Output>
+        return open(evaluable, base) as? (Bindings) -> RowFunction<E.Output>
     }
 
-    private func open<R: RowEvaluable>(_ r: R) -> Any? {
-        guard let plan = r.rowPlan(self) else { return nil }
+    private func open<R: RowEvaluable>(_ r: R, _ base: Int) -> Any? {
+        guard let plan = r.rowPlan(self, at: base) else { return nil }
         return plan
     }
 
+    /// The offset of a node's stored property (a child) from the tree's start.
+    func at<S, F>(_ base: Int, _ field: KeyPath<S, F>) -> Int? {
+        MemoryLayout<S>.offset(of: field).map { base + $0 }
+    }
+
     /// True if `expression` is the input's `persistentModelID`.
-    func isIdentifier<E: PredicateExpression>(_ expression: E) -> Bool {
-        (expression as? any InputKeyPath)?.isIdentifier(self) ?? false
+    func isIdentifier<E: PredicateExpression>(_ expression: E, at base: Int) -> Bool {
+        (expression as? any InputKeyPath)?.isIdentifier(self, at: base) ?? false
     }
 
     /// The property that `expression` reads directly from the predicate's input, if any.
-    func inputProperty<E: PredicateExpression>(_ expression: E) -> PersistedProperty? {
-        (expression as? any InputKeyPath)?.inputProperty(self)
+    func inputProperty<E: PredicateExpression>(_ expression: E, at base: Int) -> PersistedProperty? {
+        (expression as? any InputKeyPath)?.inputProperty(self, at: base)
     }
 
-    /// True when `expression` is a constant (its value is bound at execution).
-    func isConstant<E: PredicateExpression>(_ expression: E) -> Bool { expression is any ConstantExpression }
-
-    /// How to read the value of constants of `expression`'s type (nil when it is not a
-    /// constant): found once, so that binding does no dynamic cast.
-    func constantReader<E: PredicateExpression>(_ expression: E) -> ((E) -> Any?)? {
-        guard let constant = expression as? any ConstantExpression else { return nil }
-        return RowCompiler.reader(constant) as? (E) -> Any?
+    /// The slot of a constant `expression` (nil when it is not a constant).
+    func constantSlot<E: PredicateExpression>(_ expression: E, at base: Int) -> Int? {
+        (expression as? any ConstantExpression)?.slot(self, at: base)
     }
 
-    private static func reader<C: ConstantExpression>(_ sample: C) -> Any {
-        let read: (C) -> Any? = { $0.constantValue }
-        return read
+    /// Records a constant of type `T` at `offset`; its slot.
+    func constant<T>(_ type: T.Type, at offset: Int) -> Int {
+        layout.constant(T.self, at: offset)
     }
+
+    /// Records something a predicate must hold at `offset` to have this shape.
+    func expect(_ check: TreeLayout.Check, at offset: Int) { layout.expect(check, at: offset) }
 
     /// The fast path of `lhs op rhs` when one side reads a stored property and the other is a
     /// constant: bound to a test on the field's bytes when the constant has a fast path.
-    func scalarPlan<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, _ rhs: R, _ op: ComparisonOperator) -> ((L, R) -> RowTest?)? {
-        if let property = inputProperty(lhs), let read = constantReader(rhs) {
-            return { _, r in read(r).flatMap { property.scalarTest($0, op) } }
+    func scalarPlan<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, at l: Int, _ rhs: R, at r: Int,
+                                                                   _ op: ComparisonOperator) -> ((Bindings) -> RowTest?)? {
+        if let property = inputProperty(lhs, at: l), let slot = constantSlot(rhs, at: r) {
+            return { b in b.values[slot].flatMap { property.scalarTest($0, op) } }
         }
-        if let property = inputProperty(rhs), let read = constantReader(lhs) {
-            return { l, _ in read(l).flatMap { property.scalarTest($0, op.swapped) } }
+        if let property = inputProperty(rhs, at: r), let slot = constantSlot(lhs, at: l) {
+            return { b in b.values[slot].flatMap { property.scalarTest($0, op.swapped) } }
         }
         return nil
     }
 }
 
 protocol RowEvaluable: PredicateExpression {
-    /// This node's plan, compiled from it once per shape.
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Output>)?
+    /// This node's plan, compiled from it once per shape; `base` is where it is in the tree.
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)?
 }
 
 protocol InputKeyPath {
-    func inputProperty(_ c: RowCompiler) -> PersistedProperty?
-    func isIdentifier(_ c: RowCompiler) -> Bool
+    func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty?
+    func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool
 }
 
 protocol ConstantExpression {
-    var constantValue: Any? { get }
+    func slot(_ c: RowCompiler, at base: Int) -> Int?
 }
 
 extension PredicateExpressions.Value: RowEvaluable, ConstantExpression {
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Output>)? {
-        { node in
-            let v = node.value
+    func slot(_ c: RowCompiler, at base: Int) -> Int? {
+        c.at(base, \Self.value).map { c.constant(Output.self, at: $0) }
+    }
+
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)? {
+        guard let slot = slot(c, at: base) else { return nil }
+        return { b in
+            let v = b.values[slot] as! Output
             return { _ in v }
         }
     }
-    var constantValue: Any? { value }
 }
 
 extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
-    func inputProperty(_ c: RowCompiler) -> PersistedProperty? {
-        guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input else { return nil }
+    /// True when the root is the predicate's input variable (recorded as part of the shape).
+    private func rootIsInput(_ c: RowCompiler, at base: Int) -> Bool {
+        guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input,
+              let rootAt = c.at(base, \Self.root), let keyAt = c.at(base, \Self.keyPath),
+              let variableAt = c.at(rootAt, \PredicateExpressions.Variable<Root.Output>.key) else { return false }
+        c.expect(.input, at: variableAt)
+        c.expect(.keyPath(keyPath), at: keyAt)
+        return true
+    }
+
+    func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty? {
+        guard rootIsInput(c, at: base) else { return nil }
         return c.entity.property(for: keyPath)
     }
 
-    func isIdentifier(_ c: RowCompiler) -> Bool {
-        guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input else { return false }
-        return keyPath as AnyKeyPath == c.identifierKeyPath
+    func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool {
+        rootIsInput(c, at: base) && keyPath as AnyKeyPath == c.identifierKeyPath
     }
 
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Output>)? {
-        if let property = inputProperty(c) {
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)? {
+        if let property = inputProperty(c, at: base) {
             guard let reader = property.rowReader() as? RowFunction<Output> else { return nil }
             return { _ in reader }
         }
-        guard let base = c.compile(root) else { return nil }
-        return { node in
-            let root = base(node.root)
-            let path = node.keyPath
-            return { try root($0)[keyPath: path] }
+        guard let rootAt = c.at(base, \Self.root), let keyAt = c.at(base, \Self.keyPath), let root = c.compile(self.root, at: rootAt) else { return nil }
+        c.expect(.keyPath(keyPath), at: keyAt)
+        let path = keyPath
+        return { b in
+            let rf = root(b)
+            return { try rf($0)[keyPath: path] }
         }
+    }
+}
+
+/// Nodes with two children, for their plans.
+extension RowCompiler {
+    func children<S, L: PredicateExpression, R: PredicateExpression>(_ node: S, at base: Int, _ l: KeyPath<S, L>, _ r: KeyPath<S, R>)
+        -> (lhs: (Bindings) -> RowFunction<L.Output>, l: Int, rhs: (Bindings) -> RowFunction<R.Output>, r: Int)? {
+        guard let lAt = at(base, l), let rAt = at(base, r),
+              let lf = compile(node[keyPath: l], at: lAt), let rf = compile(node[keyPath: r], at: rAt) else { return nil }
+        return (lf, lAt, rf, rAt)
     }
 }
 
 extension PredicateExpressions.Equal: RowEvaluable {
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
-        let scalar = c.scalarPlan(lhs, rhs, .equal)
-        guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { node in
-            if let fast = scalar?(node.lhs, node.rhs) { return fast }
-            let lf = l(node.lhs), rf = r(node.rhs)
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+        guard let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+        let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, .equal)
+        return { b in
+            if let fast = scalar?(b) { return fast }
+            let lf = l(b), rf = r(b)
             return { try lf($0) == rf($0) }
         }
     }
 }
 
 extension PredicateExpressions.NotEqual: RowEvaluable {
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
-        let scalar = c.scalarPlan(lhs, rhs, .notEqual)
-        guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { node in
-            if let fast = scalar?(node.lhs, node.rhs) { return fast }
-            let lf = l(node.lhs), rf = r(node.rhs)
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+        guard let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+        let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, .notEqual)
+        return { b in
+            if let fast = scalar?(b) { return fast }
+            let lf = l(b), rf = r(b)
             return { try lf($0) != rf($0) }
         }
     }
 }
 
 extension PredicateExpressions.Comparison: RowEvaluable {
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
-        guard let op = ComparisonOperator(op) else { return nil }
-        let scalar = c.scalarPlan(lhs, rhs, op)
-        guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { node in
-            if let fast = scalar?(node.lhs, node.rhs) { return fast }
-            let lf = l(node.lhs), rf = r(node.rhs)
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+        guard let op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
+              let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+        c.expect(.comparison(self.op), at: opAt)
+        let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, op)
+        return { b in
+            if let fast = scalar?(b) { return fast }
+            let lf = l(b), rf = r(b)
             switch op {
             case .less: return { try lf($0) < rf($0) }
             case .lessOrEqual: return { try lf($0) <= rf($0) }
@@ -185,30 +222,30 @@ extension ComparisonOperator {
 }
 
 extension PredicateExpressions.Conjunction: RowEvaluable {
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
-        guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { node in
-            let lf = l(node.lhs), rf = r(node.rhs)
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+        guard let (l, _, r, _) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+        return { b in
+            let lf = l(b), rf = r(b)
             return { try lf($0) && rf($0) }
         }
     }
 }
 
 extension PredicateExpressions.Disjunction: RowEvaluable {
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
-        guard let l = c.compile(lhs), let r = c.compile(rhs) else { return nil }
-        return { node in
-            let lf = l(node.lhs), rf = r(node.rhs)
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+        guard let (l, _, r, _) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+        return { b in
+            let lf = l(b), rf = r(b)
             return { try lf($0) || rf($0) }
         }
     }
 }
 
 extension PredicateExpressions.Negation: RowEvaluable {
-    func rowPlan(_ c: RowCompiler) -> ((Self) -> RowFunction<Bool>)? {
-        guard let w = c.compile(wrapped) else { return nil }
-        return { node in
-            let wf = w(node.wrapped)
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+        guard let wAt = c.at(base, \Self.wrapped), let w = c.compile(wrapped, at: wAt) else { return nil }
+        return { b in
+            let wf = w(b)
             return { try !wf($0) }
         }
     }

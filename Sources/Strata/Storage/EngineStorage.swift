@@ -20,7 +20,7 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
 
     var isReadOnly: Bool { store.options.readOnly }
     var rows: RowAllocator { opened.rows }
-    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R { try store.read { try body($0) } }
+    func read(_ body: (any StorageReader) throws -> Void) throws { try body(try store.beginRead()) }
     func beginRead() throws -> any StorageReader { try store.beginRead() }
     func beginWrite() throws -> any StorageWriter { try store.beginWrite() }
     func sync() throws { try store.sync() }
@@ -63,6 +63,10 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
 
 @_spi(StorageBackend)
 extension ReadTransaction: StorageReader {
+    public func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try withRecord(row, in: collection) { try body($0) } != nil
+    }
+
     public func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
         try forEachRecord(in: collection, from: start, reverse: false, body)
     }

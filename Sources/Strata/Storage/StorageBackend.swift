@@ -20,8 +20,10 @@ public protocol StorageBackend: AnyObject, Sendable {
     var isReadOnly: Bool { get }
     /// Row ids for new objects (shared by every container of the process on the same store).
     var rows: RowAllocator { get }
-    /// Runs `body` on a snapshot of the last commit.
-    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R
+    /// Runs `body` on a snapshot of the last commit. (The requirements are not generic, so that
+    /// calling them through the protocol looks up no type metadata; Strata's generic
+    /// conveniences wrap them.)
+    func read(_ body: (any StorageReader) throws -> Void) throws
     /// A snapshot kept open by the caller (the batches of `fetch(_:batchSize:)` read it).
     func beginRead() throws -> any StorageReader
     /// The one writer; its changes are in the store when `commit()` returns.
@@ -42,8 +44,8 @@ public protocol StorageReader: AnyObject {
     func count(in collection: CollectionID) throws -> Int
     /// One more than the largest row id the collection ever held.
     func nextRowID(in collection: CollectionID) throws -> RowID
-    /// Calls `body` with a record's bytes (valid during the call only); nil if there is no such row.
-    func withRecord<R>(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+    /// Calls `body` with a record's bytes (valid during the call only); false if there is no such row.
+    func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
     /// Calls `body` for each record in row id order, from `start`, until it returns false.
     func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws
     /// The row a unique index holds `key` for (for a non-unique index: the first such row).
@@ -123,4 +125,24 @@ protocol PreparedStoreCopy: AnyObject {
     func finish()
     /// True once the copy took the store's place.
     var replaced: Bool { get }
+}
+
+extension StorageBackend {
+    /// Runs `body` on a snapshot of the last commit and returns what it returns.
+    @inline(__always)
+    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R {
+        var result: R? = nil
+        try read { (reader: any StorageReader) in result = try body(reader) }
+        return result!
+    }
+}
+
+extension StorageReader {
+    /// Calls `body` with a record's bytes; nil if there is no such row.
+    @inline(__always)
+    func withRecord<R>(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        var result: R? = nil
+        _ = try visitRecord(row, in: collection) { result = try body($0) }
+        return result
+    }
 }
