@@ -183,15 +183,19 @@ final class StoreHandle: @unchecked Sendable {
             durability = .deferred
         } else {
             temporaryDirectory = nil
+            // The default location's folder is made on first use (as SwiftData makes Application
+            // Support); the folder of a given url must exist: a mistyped path is an error, not a
+            // new empty store somewhere else.
             let folder = configuration.url.deletingLastPathComponent()
-            if configuration.allowsSave && !FileManager.default.fileExists(atPath: folder.path) {
+            if configuration.allowsSave && folder.standardizedFileURL.path == ModelConfiguration.defaultDirectory.standardizedFileURL.path
+                && !FileManager.default.fileExists(atPath: folder.path) {
                 try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             }
         }
         identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
         let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
         do { store = try fileSystem.map { try Store(path: path, options: options, fileSystem: $0) } ?? Store(path: path, options: options) } catch {
-            throw StrataError.store(error, while: "open the store at \(path)")
+            throw StoreHandle.openingError(error, path: path)
         }
         var rows: [String: RowID] = [:]
         do {
@@ -210,6 +214,15 @@ final class StoreHandle: @unchecked Sendable {
     deinit {
         store.close()
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+    }
+
+    /// A store file that may not be written is `.readOnly`, with the object layer's way to
+    /// read it; anything else is the engine's error, wrapped.
+    static func openingError(_ error: any Error, path: String) -> any Error {
+        guard let store = error as? StoreError, store.code == .readOnly else { return StrataError.store(error, while: "open the store at \(path)") }
+        let reason = (store.underlying as? SystemError).map { " (\($0.reason))" } ?? ""
+        return StrataError(.readOnly, "Strata could not open the store at \(path) for saving: its file may not be written\(reason). To read it, open it with allowsSave: false (ModelConfiguration(url:allowsSave:)); to save to it, change its permissions or mount.",
+                           underlying: store)
     }
 
     /// A row id for a new object of `entity`, unique across every context of the container.

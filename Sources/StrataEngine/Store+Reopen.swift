@@ -91,7 +91,7 @@ extension Store {
     }
 
     private func replacedFile(_ failure: StoreError) -> StoreError {
-        StoreError(.writesRefused, "An earlier write failed (\(failure.message)), and the file at this path is no longer this store's, so the store cannot go on with it. Close the store and open it again.",
+        StoreError(.writesRefused, "An earlier write failed (see the cause), and the file at this path is no longer this store's, so the store cannot go on with it. Close the store and open it again.",
                    path: path, underlying: failure)
     }
 

@@ -105,6 +105,10 @@ public final class Store: Sendable {
     // MARK: Opening and recovery
 
     private static func openFile(path: String, options: StoreOptions, fileSystem: any FileSystem) throws -> (snapshot: Snapshot, writer: AppendWriter?) {
+        if fileSystem.isDirectory(path) {
+            throw StoreError.opening(SystemError(call: "open", path: path, errno: SystemError.isADirectory), path: path,
+                                     readOnly: options.readOnly, creating: false)
+        }
         let exists = fileSystem.fileExists(path)
         if !exists && (options.readOnly || !options.createIfMissing) {
             throw StoreError(.notFound, "There is no store at this path. Check the path, or open it writable to create it.", path: path)

@@ -85,8 +85,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
         var text = "\(message) [\(code)]"
         if !path.isEmpty { text += " store: \(path)" }
         if let offset { text += " at byte \(offset)" }
-        if let underlying { text += " (\(underlying))" }
+        if let underlying { text += " (\(StoreError.cause(underlying, of: path)))" }
         return text
+    }
+
+    /// The underlying error in words, without repeating the store's path.
+    package static func cause(_ underlying: any Error, of path: String) -> String {
+        (underlying as? SystemError)?.description(omitting: path) ?? "\(underlying)"
     }
 
     /// The same as `description`, for `localizedDescription`.

@@ -39,11 +39,17 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
         "\(call)(\(path)) failed: \(reason) (errno \(errno))"
     }
 
+    /// The description without the path, for a message that names it already.
+    public func description(omitting knownPath: String) -> String {
+        knownPath == path ? "\(call) failed: \(reason) (errno \(errno))" : description
+    }
+
     /// Errno values that tests and the simulated file system use by name.
     public static let noSpace: Int32 = ENOSPC
     public static let ioError: Int32 = EIO
     public static let badDescriptor: Int32 = EBADF
     public static let permissionDenied: Int32 = EACCES
+    public static let isADirectory: Int32 = EISDIR
     public static let readOnlyFileSystem: Int32 = EROFS
 }
 
