@@ -127,11 +127,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
     /// Why the store file could not be opened, in words that say what to do.
     static func opening(_ error: any Error, path: String, readOnly: Bool, creating: Bool) -> StoreError {
         guard let system = error as? SystemError else { return io(error, doing: "opening the store file", path: path) }
-        if system.isDirectory {
+        if system.pathIsAFolder {
             return StoreError(.notAStore, "This path is a folder, not a store file. Give the path of the store's file (such as app.store), not of the folder that holds it.",
                               path: path, underlying: system)
         }
-        if creating && system.isNotFound {
+        if creating && system.pathIsMissing {
             return StoreError(.notFound, "The folder \(path.parentDirectory) does not exist, so the store cannot be created in it. Create the folder first, or check the path.",
                               path: path, underlying: system)
         }

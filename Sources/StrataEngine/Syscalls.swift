@@ -29,9 +29,9 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     /// True when the file or folder may not be changed: its permissions, or a read-only mount.
     public var isWriteDenied: Bool { errno == EACCES || errno == EPERM || errno == EROFS }
     /// True when the path names a folder where a file was expected.
-    public var isDirectory: Bool { errno == EISDIR }
+    public var pathIsAFolder: Bool { errno == EISDIR }
     /// True when the path (or a folder on it) does not exist.
-    public var isNotFound: Bool { errno == ENOENT || errno == ENOTDIR }
+    public var pathIsMissing: Bool { errno == ENOENT || errno == ENOTDIR }
     /// The system's words for `errno`, such as "Permission denied".
     public var reason: String { String(cString: strerror(errno)) }
 

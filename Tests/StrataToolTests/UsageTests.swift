@@ -110,5 +110,11 @@ import Testing
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("is not a Strata store"), "\(run)")
         }
+        for command in ["info", "verify", "dump", "compact", "migrate"] {
+            let run = try Tool.run(command, folder.url.path)
+            #expect(run.status == 1, "\(run)")
+            #expect(run.stderr.contains("This path is a folder, not a store file"), "\(run)")
+            #expect(!run.stderr.contains("transaction"), "\(run)")
+        }
     }
 }
