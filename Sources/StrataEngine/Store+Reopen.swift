@@ -31,7 +31,7 @@ extension Store {
     /// Reopens the store file if an earlier write or sync failed (see the file comment);
     /// does nothing otherwise. The caller holds `writerGate`.
     func reopenAfterFailure() throws {
-        guard let failed = try failureToRecover() else { return }
+        guard let failed = failureToRecover() else { return }
         let io: any FileHandleIO
         do {
             // A compaction that failed after its rename may have left the new name unsynced.

@@ -337,10 +337,9 @@ public final class Store: Sendable {
     }
 
     /// For `reopenAfterFailure`: the failure, the last commit and where the synced bytes end;
-    /// nil when no write or sync has failed.
-    func failureToRecover() throws -> (failure: StoreError, snapshot: Snapshot, syncedEnd: UInt64)? {
-        try state.withLock { s in
-            if s.closed { throw closedError() }
+    /// nil when no write or sync has failed (or the store is closed: it has no writer).
+    func failureToRecover() -> (failure: StoreError, snapshot: Snapshot, syncedEnd: UInt64)? {
+        state.withLock { s in
             guard let failure = s.failure, let writer = s.writer else { return nil }
             return (failure, s.snapshot, writer.syncedEnd)
         }
@@ -382,11 +381,11 @@ public final class Store: Sendable {
     public func sync() throws {
         writerGate.wait()
         defer { endWriting() }
-        guard let writer = state.withLock({ $0.writer }) else { return }
         // After a failed sync the kernel may have dropped the unwritten pages: a second sync
         // could succeed without them, so it is never tried on that descriptor. A new one
-        // writes them again first (`reopenAfterFailure`).
+        // writes them again first (`reopenAfterFailure`), and its writer syncs from then on.
         try checkNotFailed()
+        guard let writer = state.withLock({ $0.writer }) else { return }
         do { try writer.sync() } catch {
             let failure = StoreError.io(error, doing: "syncing the store file", path: path,
                                         consequence: "The commits since the last sync may not be on the disk.",

@@ -42,6 +42,7 @@ import StrataTestSupport
         try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [state], "\(context): the commit after the failure is durable",
                              sourceLocation: sourceLocation)
         try store.sync()
+        #expect(fs.syncsRetriedAfterFailure == 0, "\(context): a sync went through the descriptor whose sync failed", sourceLocation: sourceLocation)
         return state
     }
 
@@ -128,6 +129,7 @@ import StrataTestSupport
         let next = try CrashWorkload.commit(store, after: after)
         try store.sync()
         #expect(try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [next], "a commit after the failure, then a power cut") == next.sequence)
+        #expect(fs.syncsRetriedAfterFailure == 0, "a sync went through the descriptor whose sync failed")
     }
 
     /// A failed commit leaves nothing of itself in the file, as its error says: reopening

@@ -79,5 +79,6 @@ final class DiskNote: PersistentModel {
         try context.save()
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<DiskNote>()) == 16)
         #expect(try Self.notes(in: fs.powerLoss(.dropUnsynced)).count == 16)
+        #expect(fs.syncsRetriedAfterFailure == 0, "a sync went through the descriptor whose sync failed")
     }
 }
