@@ -346,9 +346,11 @@ public final class Store: Sendable {
     }
 
     /// For `reopenAfterFailure`: goes on with the reopened file; the lock moves to
-    /// `lockHolder` if one is given (a file that replaced the store's), else stays.
+    /// `lockHolder` if one is given (a file that replaced the store's), else stays. A store
+    /// closed meanwhile stays closed.
     func resume(snapshot: Snapshot, writer: AppendWriter, lockHolder: StoreFile?) {
         state.withLock { s in
+            guard !s.closed else { return }
             s.snapshot = snapshot
             s.writer = writer
             if let lockHolder { s.lockHolder = lockHolder }

@@ -247,13 +247,14 @@ enum Fixture {
 }
 
 extension Tool {
-    /// The package that built the tool: the folder holding its `.build`.
-    static func packageFolder() throws -> URL {
+    /// The package that built the tool, when it was built in the package's `.build` (as
+    /// `swift run` does); nil for another scratch folder.
+    static func packageFolder() throws -> URL? {
         var folder = try url().resolvingSymlinksInPath().deletingLastPathComponent()
         while folder.path != "/" {
             if folder.lastPathComponent == ".build" { return folder.deletingLastPathComponent() }
             folder = folder.deletingLastPathComponent()
         }
-        throw ToolMissing(looked: ["a .build folder above \(try url().path)"])
+        return nil
     }
 }
