@@ -13,8 +13,11 @@ import StrataEngine
 /// A container is `Sendable`: share it between threads and give each its own `ModelContext`.
 ///
 /// - Throws: `StrataError` `.invalidSchema` (a class cannot be persisted as declared, naming the
-///   class and property), `.schemaMismatch` (the store has another schema), `.storeFailure`
-///   (the store is locked by another process, damaged, or cannot be created).
+///   class and property), `.schemaMismatch` (the store has another schema), `.readOnly` (the
+///   store file may not be written: open it with `allowsSave: false` to read it),
+///   `.storeFailure` (the store is locked by another process, damaged, a folder, or cannot be
+///   created, for example because its folder does not exist; `underlying` is the engine's
+///   `StoreError`).
 public final class ModelContainer: @unchecked Sendable {
     /// The schema: every model the container stores.
     public let schema: Schema
@@ -221,8 +224,12 @@ final class StoreHandle: @unchecked Sendable {
             durability = .deferred
         } else {
             temporaryDirectory = nil
+            // The default location's folder is made on first use (as SwiftData makes Application
+            // Support); the folder of a given url must exist: a mistyped path is an error, not a
+            // new empty store somewhere else.
             let folder = configuration.url.deletingLastPathComponent()
-            if configuration.allowsSave && !FileManager.default.fileExists(atPath: folder.path) {
+            if configuration.allowsSave && folder.standardizedFileURL.path == ModelConfiguration.defaultDirectory.standardizedFileURL.path
+                && !FileManager.default.fileExists(atPath: folder.path) {
                 try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             }
         }
@@ -231,7 +238,7 @@ final class StoreHandle: @unchecked Sendable {
         let openedPath = path
         func open() throws -> Store {
             do { return try fileSystem.map { try Store(path: openedPath, options: options, fileSystem: $0) } ?? Store(path: openedPath, options: options) } catch {
-                throw StrataError.store(error, while: "open the store at \(openedPath)")
+                throw StoreHandle.openingError(error, path: openedPath)
             }
         }
         let shared: Bool
@@ -256,6 +263,15 @@ final class StoreHandle: @unchecked Sendable {
 
     deinit {
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+    }
+
+    /// A store file that may not be written is `.readOnly`, with the object layer's way to
+    /// read it; anything else is the engine's error, wrapped.
+    static func openingError(_ error: any Error, path: String) -> any Error {
+        guard let store = error as? StoreError, store.code == .readOnly else { return StrataError.store(error, while: "open the store at \(path)") }
+        let reason = (store.underlying as? SystemError).map { " (\($0.reason))" } ?? ""
+        return StrataError(.readOnly, "Strata could not open the store at \(path) for saving: its file may not be written\(reason). To read it, open it with allowsSave: false (ModelConfiguration(url:allowsSave:)); to save to it, change its permissions or mount.",
+                           underlying: store)
     }
 
     /// A row id for a new object of `entity`, unique across every context of the container
