@@ -1,0 +1,111 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Model`: makes a class a persisted model, as SwiftData's `@Model` does.
+///
+/// - member: an `init()` with no property set, which Strata uses to make the objects it loads
+///   (unless the class has one);
+/// - member attributes: `@_PersistedProperty` on each stored `var`, which gives it storage and
+///   accessors; diagnostics for the stored properties it cannot persist;
+/// - extension: the `PersistentModel` conformance (a subclass inherits it).
+public struct ModelMacro {}
+
+extension ModelMacro: MemberMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let model = declaration.as(ClassDeclSyntax.self) else {
+            ModelDiagnostic.notAClass(declaration, macro: "Model").diagnose(in: context)
+            return []
+        }
+        let isFinal = model.modifiers.contains { $0.name.text == "final" }
+        if let existing = model.memberBlock.members.lazy.compactMap({ $0.decl.as(InitializerDeclSyntax.self) })
+            .first(where: { $0.signature.parameterClause.parameters.isEmpty && $0.optionalMark == nil }) {
+            if !isFinal && !existing.modifiers.contains(where: { $0.name.text == "required" }) {
+                ModelDiagnostic.initNotRequired(existing).diagnose(in: context)
+            }
+            return []
+        }
+        let flags = model.memberBlock.members.compactMap { member -> String? in
+            switch MemberKind.of(member.decl) {
+            case .persisted(let property, _), .transient(let property): return property.initializedFlagName
+            case .ignored, .unsupported: return nil
+            }
+        }
+        var body = flags.map { "self.\($0) = Strata._ModelPropertyInitialized()" }
+        if isSubclass(model, protocols: protocols) { body.append("super.init()") }
+        let access = accessModifier(of: model.modifiers)
+        let initializer: DeclSyntax = """
+            /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
+            /// their persisted properties.
+            \(raw: access)required init() {
+            \(raw: body.map { "    " + $0 }.joined(separator: "\n"))
+            }
+            """
+        return [initializer]
+    }
+
+    /// A class inherits the conformance from a model superclass: the compiler asks for it only
+    /// when the class does not have it yet (and it is not written in the class's own clause).
+    static func isSubclass(_ model: ClassDeclSyntax, protocols: [TypeSyntax]) -> Bool {
+        if protocols.contains(where: isPersistentModel) { return false }
+        let written = model.inheritanceClause?.inheritedTypes.map(\.type) ?? []
+        return !written.contains(where: isPersistentModel)
+    }
+
+    static func isPersistentModel(_ type: TypeSyntax) -> Bool {
+        let name = type.trimmedDescription
+        return name == "PersistentModel" || name.hasSuffix(".PersistentModel")
+    }
+}
+
+extension ModelMacro: MemberAttributeMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingAttributesFor member: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard declaration.is(ClassDeclSyntax.self) else { return [] }
+        switch MemberKind.of(member) {
+        case .persisted, .transient:
+            return ["@StrataData._PersistedProperty"]
+        case .unsupported(let problem):
+            problem.diagnose(in: context)
+            return []
+        case .ignored:
+            return []
+        }
+    }
+}
+
+extension ModelMacro: ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard declaration.is(ClassDeclSyntax.self), protocols.contains(where: isPersistentModel) else { return [] }
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): Strata.PersistentModel {}")]
+    }
+}
+
+/// The access modifier a member needs to be as visible as its type (`public ` or `package `),
+/// or none.
+func accessModifier(of modifiers: DeclModifierListSyntax) -> String {
+    for modifier in modifiers {
+        switch modifier.name.text {
+        case "public", "open": return "public "
+        case "package": return "package "
+        default: continue
+        }
+    }
+    return ""
+}
