@@ -153,7 +153,9 @@ struct ModelDiagnostic {
 
     static func initNotRequired(_ initializer: InitializerDeclSyntax) -> ModelDiagnostic {
         let required = DeclModifierSyntax(name: .keyword(.required, trailingTrivia: .space))
-        let fixed = initializer.with(\.modifiers, initializer.modifiers + [required])
+        // The line's indentation moves from the first token to the new first one.
+        let bare = initializer.with(\.leadingTrivia, [])
+        let fixed = bare.with(\.modifiers, bare.modifiers + [required]).with(\.leadingTrivia, initializer.leadingTrivia)
         return ModelDiagnostic(
             node: Syntax(initializer.initKeyword),
             message: MacroMessage(message: "'init()' of a non-final @Model class must be 'required': Strata makes the objects it loads with it, subclasses included", id: "required"),
@@ -166,7 +168,13 @@ struct ModelDiagnostic {
         if let c = declaration.as(ClassDeclSyntax.self) {
             node = Syntax(c.classKeyword)
             let actor: TokenSyntax = .keyword(.actor, leadingTrivia: c.classKeyword.leadingTrivia, trailingTrivia: c.classKeyword.trailingTrivia)
-            fixIts.append(fixIt("make it an 'actor'", "notAnActor", [.replace(oldNode: Syntax(c.classKeyword), newNode: Syntax(actor))]))
+            var changes: [FixIt.Change] = [.replace(oldNode: Syntax(c.classKeyword), newNode: Syntax(actor))]
+            // An actor is final already.
+            let kept = Array(c.modifiers).filter { $0.name.text != "final" && $0.name.text != "open" }
+            if kept.count != c.modifiers.count {
+                changes.append(.replace(oldNode: Syntax(c.modifiers), newNode: Syntax(DeclModifierListSyntax(kept))))
+            }
+            fixIts.append(fixIt("make it an 'actor'", "notAnActor", changes))
         } else if let s = declaration.as(StructDeclSyntax.self) {
             node = Syntax(s.structKeyword)
         }

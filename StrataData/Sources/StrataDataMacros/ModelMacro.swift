@@ -40,11 +40,11 @@ extension ModelMacro: MemberMacro {
         var body = flags.map { "self.\($0) = Strata._ModelPropertyInitialized()" }
         if isSubclass(model, protocols: protocols) { body.append("super.init()") }
         let access = accessModifier(of: model.modifiers)
+        let lines = body.map { "\n    " + $0 }.joined()
         let initializer: DeclSyntax = """
             /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
             /// their persisted properties.
-            \(raw: access)required init() {
-            \(raw: body.map { "    " + $0 }.joined(separator: "\n"))
+            \(raw: access)required init() {\(raw: lines)
             }
             """
         return [initializer]
