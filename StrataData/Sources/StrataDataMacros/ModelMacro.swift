@@ -43,7 +43,9 @@ extension ModelMacro: MemberMacro {
         let lines = body.map { "\n    " + $0 }.joined()
         let initializer: DeclSyntax = """
             /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-            /// their persisted properties.
+            /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+            /// class whose arguments all have defaults, if there is one.)
+            @_disfavoredOverload
             \(raw: access)required init() {\(raw: lines)
             }
             """

@@ -54,15 +54,11 @@ struct ModelProperty {
     var storageName: String { "_" + plainName }
     var initializedFlagName: String { "_$" + plainName }
 
-    /// True when the declared type is spelled optional (`T?`, `T!`, `Optional<T>`): Swift
-    /// gives such a property nil when an initializer does not set it.
+    /// True when the declared type is spelled `T?` or `T!`: Swift gives such a property nil
+    /// when an initializer does not set it (not when it is spelled `Optional<T>`).
     var isSpelledOptional: Bool {
         guard let type else { return false }
-        if type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return true }
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional" { return true }
-        if let member = type.as(MemberTypeSyntax.self), member.name.text == "Optional",
-           member.baseType.trimmedDescription == "Swift" { return true }
-        return false
+        return type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
     }
 
     /// The declared type as an expression's metatype, `String.self` (`T!` becomes `T?`, the

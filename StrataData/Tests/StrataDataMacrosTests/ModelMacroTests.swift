@@ -37,7 +37,9 @@ import Testing
                 init(name: String) { id = UUID(); self.name = name }
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                     self._$id = Strata._ModelPropertyInitialized()
                     self._$name = Strata._ModelPropertyInitialized()
@@ -74,7 +76,9 @@ import Testing
                 }
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                     self._$seats = Strata._ModelPropertyInitialized()
                     super.init()
@@ -97,7 +101,9 @@ import Testing
                 var title: String = ""
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                     self._$title = Strata._ModelPropertyInitialized()
                 }
@@ -139,7 +145,9 @@ import Testing
                 public var title: String = ""
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 public required init() {
                     self._$title = Strata._ModelPropertyInitialized()
                 }
@@ -208,7 +216,9 @@ import Testing
                 var title: String
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                     self._$title = Strata._ModelPropertyInitialized()
                 }
@@ -245,7 +255,9 @@ import Testing
                 var slug: String { title.lowercased() }
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                     self._$title = Strata._ModelPropertyInitialized()
                 }
@@ -283,7 +295,9 @@ import Testing
                 }
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                 }
             }
@@ -309,7 +323,9 @@ import Testing
                 var x, y: Double
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                 }
             }
@@ -344,7 +360,9 @@ import Testing
                 weak var owner: Person?
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                 }
             }
@@ -381,7 +399,9 @@ import Testing
                 var folder: Folder?
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                 }
             }
@@ -411,7 +431,9 @@ import Testing
                 @StrataData._PersistedProperty var selection: Range<Int>?
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                     self._$selection = Strata._ModelPropertyInitialized()
                 }
@@ -438,7 +460,9 @@ import Testing
                 var (a, b) = (1, 2)
 
                 /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
-                /// their persisted properties.
+                /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
+                /// class whose arguments all have defaults, if there is one.)
+                @_disfavoredOverload
                 required init() {
                 }
             }
