@@ -18,6 +18,9 @@ struct ModelDiagnostic {
     let message: MacroMessage
     var fixIts: [FixIt] = []
 
+    /// True for a declaration of several variables (`var x, y: Double`, `var (a, b) = ...`).
+    var isAboutTheWholeDeclaration: Bool { message.id == "bindings" || message.id == "tuple" }
+
     func diagnose(in context: some MacroExpansionContext) {
         context.diagnose(Diagnostic(node: node, message: message, fixIts: fixIts))
     }

@@ -23,6 +23,13 @@ extension ModelMacro: MemberMacro {
             ModelDiagnostic.notAClass(declaration, macro: "Model").diagnose(in: context)
             return []
         }
+        // Swift expands member attributes once per variable of a declaration, so a problem with
+        // the declaration as a whole (`var x, y: Double`) is reported here, once.
+        for member in model.memberBlock.members {
+            if case .unsupported(let problem) = MemberKind.of(member.decl), problem.isAboutTheWholeDeclaration {
+                problem.diagnose(in: context)
+            }
+        }
         let isFinal = model.modifiers.contains { $0.name.text == "final" }
         if let existing = model.memberBlock.members.lazy.compactMap({ $0.decl.as(InitializerDeclSyntax.self) })
             .first(where: { $0.signature.parameterClause.parameters.isEmpty && $0.optionalMark == nil }) {
@@ -78,7 +85,7 @@ extension ModelMacro: MemberAttributeMacro {
         case .persisted, .transient:
             return ["@StrataData._PersistedProperty"]
         case .unsupported(let problem):
-            problem.diagnose(in: context)
+            if !problem.isAboutTheWholeDeclaration { problem.diagnose(in: context) }
             return []
         case .ignored:
             return []

@@ -95,11 +95,11 @@ extension MemberKind {
             }
             return .unsupported(.propertyObservers(variable, binding))
         }
-        if variable.bindingSpecifier.tokenKind == .keyword(.let) {
-            return .unsupported(.letProperty(variable))
-        }
         if variable.bindings.count != 1 {
             return .unsupported(.severalBindings(variable))
+        }
+        if variable.bindingSpecifier.tokenKind == .keyword(.let) {
+            return .unsupported(.letProperty(variable))
         }
         for word in ["lazy", "weak", "unowned"] where modifiers.contains(word) {
             return .unsupported(.modifier(word, variable, transient: isTransient))

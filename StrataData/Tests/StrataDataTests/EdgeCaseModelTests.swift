@@ -20,7 +20,9 @@ import StrataData
     var maybe: Optional<Int> = nil   // spelled out, Swift gives it no nil by itself
     var kind: Kind = .plain
     var counts: [String: [Int]] = [:]
+    private(set) var visits: Int = 0
     init() { legacy = "old" }
+    func visit() { visits += 1 }
 }
 
 /// A relationship whose inverse is declared on one side only (declared on both, `@Relationship`
@@ -54,6 +56,7 @@ import StrataData
             odd.maybe = 3
             odd.kind = .fancy
             odd.counts = ["a": [1, 2]]
+            odd.visit()
             #expect(odd.legacy == "old")
             odd.legacy = nil
             context.insert(odd)
@@ -65,7 +68,7 @@ import StrataData
         #expect(all.map(\.default) == [0, 7])
         #expect(all[0].class == nil && all[0].maybe == nil && all[0].legacy == "old" && all[0].kind == .plain)
         #expect(all[1].class == "c" && all[1].maybe == 3 && all[1].legacy == nil && all[1].kind == .fancy)
-        #expect(all[1].counts == ["a": [1, 2]])
+        #expect(all[1].counts == ["a": [1, 2]] && all[1].visits == 1 && all[0].visits == 0)
         #expect(try context.fetchCount(FetchDescriptor<Odd>(predicate: #Predicate { $0.class == "c" })) == 1)
     }
 
