@@ -242,15 +242,13 @@ enum FieldReflection {
         var chain: [AnyClass] = [type]
         while let superclass = _getSuperclass(chain[chain.count - 1]) { chain.append(superclass) }
         var fields: [Field] = []
-        var seen = Set<String>()
+        var seen = Set<Int>()
         // Some runtimes list inherited fields with a subclass, some do not: walk the chain from
-        // the base and keep each field once. By name and offset: an empty field (the `@Model`
-        // macro's `_$name`) shares its offset with the next one.
+        // the base and keep each offset once.
         for cls in chain.reversed() {
             _ = _forEachField(of: cls, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
-                let field = Field(name: String(cString: name), offset: offset, type: fieldType)
-                if seen.insert("\(offset) \(field.name)").inserted {
-                    fields.append(field)
+                if seen.insert(offset).inserted {
+                    fields.append(Field(name: String(cString: name), offset: offset, type: fieldType))
                 }
                 return true
             }
