@@ -30,33 +30,44 @@ extension ModelMacro: MemberMacro {
                 problem.diagnose(in: context)
             }
         }
-        let isFinal = model.modifiers.contains { $0.name.text == "final" }
-        if let existing = model.memberBlock.members.lazy.compactMap({ $0.decl.as(InitializerDeclSyntax.self) })
-            .first(where: { $0.signature.parameterClause.parameters.isEmpty && $0.optionalMark == nil }) {
-            if !isFinal && !existing.modifiers.contains(where: { $0.name.text == "required" }) {
+        if let existing = initializerWithoutArguments(of: model) {
+            if !model.modifiers.contains(where: { $0.name.text == "final" })
+                && !existing.modifiers.contains(where: { $0.name.text == "required" }) {
                 ModelDiagnostic.initNotRequired(existing).diagnose(in: context)
             }
             return []
         }
-        let flags = model.memberBlock.members.compactMap { member -> String? in
+        return [emptyInitializer(of: model, isSubclass: isSubclass(model, protocols: protocols))]
+    }
+
+    /// The class's own `init()`, which Strata then uses.
+    static func initializerWithoutArguments(of model: ClassDeclSyntax) -> InitializerDeclSyntax? {
+        model.memberBlock.members.lazy.compactMap { $0.decl.as(InitializerDeclSyntax.self) }
+            .first { $0.signature.parameterClause.parameters.isEmpty && $0.optionalMark == nil }
+    }
+
+    /// `init()` that sets no property (those with a default value get it): it marks each one's
+    /// `_$name` flag, so that Swift counts it as initialized, and calls `super.init()` in a
+    /// subclass.
+    static func emptyInitializer(of model: ClassDeclSyntax, isSubclass: Bool) -> DeclSyntax {
+        var body = model.memberBlock.members.compactMap { member -> String? in
             switch MemberKind.of(member.decl) {
-            case .persisted(let property, _), .transient(let property): return property.initializedFlagName
-            case .ignored, .unsupported: return nil
+            case .persisted(let property, _), .transient(let property):
+                return "self.\(property.initializedFlagName) = Strata._ModelPropertyInitialized()"
+            case .ignored, .unsupported:
+                return nil
             }
         }
-        var body = flags.map { "self.\($0) = Strata._ModelPropertyInitialized()" }
-        if isSubclass(model, protocols: protocols) { body.append("super.init()") }
-        let access = accessModifier(of: model.modifiers)
+        if isSubclass { body.append("super.init()") }
         let lines = body.map { "\n    " + $0 }.joined()
-        let initializer: DeclSyntax = """
+        return """
             /// Made by @Model: Strata makes the objects it loads with this initializer, then sets
             /// their persisted properties. (Disfavored: `Model()` calls an initializer of the
             /// class whose arguments all have defaults, if there is one.)
             @_disfavoredOverload
-            \(raw: access)required init() {\(raw: lines)
+            \(raw: accessModifier(of: model.modifiers))required init() {\(raw: lines)
             }
             """
-        return [initializer]
     }
 
     /// A class inherits the conformance from a model superclass: the compiler asks for it only
