@@ -506,3 +506,37 @@ import Testing
             """)
     }
 }
+
+@Suite struct MarkerMacroTests {
+    @Test func aMarkerInAClassWithoutModelIsTakenForStratasPropertyWrapper() {
+        assertExpansion(
+            """
+            final class Trip: PersistentModel {
+                @Attribute(.unique) var id: UUID
+                @Transient var isExpanded = false
+                init() {}
+            }
+            """,
+            expandedSource: """
+            final class Trip: PersistentModel {
+                var id: UUID
+                var isExpanded = false
+                init() {}
+            }
+            """,
+            diagnostics: [
+                DiagnosticSpec(message: "@Attribute here is StrataData's marker for a @Model class, and this class has no @Model: mark the class @Model, or write @Strata.Attribute for Strata's property wrapper",
+                               line: 2, column: 5, fixIts: [FixItSpec(message: "use Strata's property wrapper @Strata.Attribute")]),
+                DiagnosticSpec(message: "@Transient here is StrataData's marker for a @Model class, and this class has no @Model: mark the class @Model, or write @Strata.Transient for Strata's property wrapper",
+                               line: 3, column: 5, fixIts: [FixItSpec(message: "use Strata's property wrapper @Strata.Transient")]),
+            ],
+            applyFixIts: ["use Strata's property wrapper @Strata.Attribute", "use Strata's property wrapper @Strata.Transient"],
+            fixedSource: """
+            final class Trip: PersistentModel {
+                @Strata.Attribute(.unique) var id: UUID
+                @Strata.Transient var isExpanded = false
+                init() {}
+            }
+            """)
+    }
+}

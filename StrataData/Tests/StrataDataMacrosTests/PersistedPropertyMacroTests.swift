@@ -1,5 +1,11 @@
+import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
+import StrataDataMacros
 import Testing
+
+/// `@_PersistedProperty` alone: the markers stay as they are written (outside a `@Model`
+/// class they would be diagnosed, see `MarkerMacroTests`).
+private let propertyMacro: [String: MacroSpec] = ["_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self)]
 
 @Suite struct PersistedPropertyMacroTests {
     @Test func aPlainProperty() {
@@ -29,7 +35,8 @@ import Testing
 
                 private var _$name: Strata._ModelPropertyInitialized
             }
-            """)
+            """,
+            macros: propertyMacro)
     }
 
     @Test func inferredTypesOptionsRelationshipsAndTransients() {
@@ -64,7 +71,7 @@ import Testing
                 private var _count = Strata._modelProperty(inferredFrom: 3)
 
                 private var _$count: Strata._ModelPropertyInitialized
-                var id: UUID {
+                @Attribute(.unique, originalName: "key") var id: UUID {
                     @storageRestrictions(initializes: _$id, accesses: _id)
                     init(initialValue) {
                         _id._initialize(initialValue)
@@ -81,7 +88,7 @@ import Testing
                 private var _id = Strata._modelAttribute(UUID.self, .unique, originalName: "key")
 
                 private var _$id: Strata._ModelPropertyInitialized
-                var stops: [Stop] {
+                @Relationship(deleteRule: .cascade, inverse: \\Stop.trip) var stops: [Stop] {
                     @storageRestrictions(initializes: _$stops, accesses: _stops)
                     init(initialValue) {
                         _stops._initialize(initialValue)
@@ -98,7 +105,7 @@ import Testing
                 private var _stops = Strata._modelRelationship([Stop].self, deleteRule: .cascade, inverse: \\Stop.trip)
 
                 private var _$stops: Strata._ModelPropertyInitialized
-                var isExpanded {
+                @Transient var isExpanded {
                     @storageRestrictions(initializes: _$isExpanded, accesses: _isExpanded)
                     init(initialValue) {
                         _isExpanded._initialize(initialValue)
@@ -115,7 +122,7 @@ import Testing
                 private var _isExpanded = Strata._modelTransient(inferredFrom: false)
 
                 private var _$isExpanded: Strata._ModelPropertyInitialized
-                var cache: [String: Int]? {
+                @Transient var cache: [String: Int]? {
                     @storageRestrictions(initializes: _$cache, accesses: _cache)
                     init(initialValue) {
                         _cache._initialize(initialValue)
@@ -167,6 +174,7 @@ import Testing
 
                 private var _$default: Strata._ModelPropertyInitialized
             }
-            """)
+            """,
+            macros: propertyMacro)
     }
 }

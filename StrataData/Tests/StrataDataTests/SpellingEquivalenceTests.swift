@@ -1,11 +1,12 @@
 import Foundation
 import Testing
-import StrataData
+import Strata       // both imports, as a file that ports a model at a time may have them:
+import StrataData   // `@Attribute` is still StrataData's macro (else `@Model` would not compile)
 
 // `@Model` writes what a hand-written model declares: the same storages in the same order, so
 // the two spellings of one model read and write the same stores, with no migration between
-// them. (In a file that imports StrataData, `@Attribute` is the macro; the property wrappers
-// are spelled `@Strata.Attribute`.)
+// them. (In a file that imports StrataData, `@Attribute` is the macro, also when the file
+// imports Strata too; the property wrappers are spelled `@Strata.Attribute`.)
 
 enum HandSpelled {
     final class Trip: PersistentModel {
