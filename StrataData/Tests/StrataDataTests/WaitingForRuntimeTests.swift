@@ -58,24 +58,19 @@ final class Flag: @unchecked Sendable {
     }
 
     // Optional to-many relationships (`var animals: [Animal]? = []`, as CloudKit-ready models
-    // declare them) do not compile until the runtime makes `[Model]?` a relationship type
-    // (issue 17, item 3): `_modelProperty([Animal]?.self)` has no overload yet. The macro
-    // writes the same code for them as for `[Animal]`. Build with `-Xswiftc
-    // -DSTRATA_OPTIONAL_TO_MANY` to try, and drop the condition when it compiles.
-    @Test(.disabled("waiting for the runtime: optional to-many relationships (issue 17, item 3)"))
+    // declare them): the macro writes the same code for them as for `[Animal]`.
+    @Test
     func anOptionalToManyRelationship() throws {
-        #if STRATA_OPTIONAL_TO_MANY
         let context = ModelContext(try ModelContainer(for: Zoo.self, Animal.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true)))
         let zoo = Zoo(name: "z")
         context.insert(zoo)
         zoo.animals?.append(Animal(name: "lion"))
         try context.save()
         #expect(try context.fetch(FetchDescriptor<Animal>()).first?.zoo === zoo)
-        #endif
+        #expect(zoo.animals?.map(\.name) == ["lion"])
     }
 }
 
-#if STRATA_OPTIONAL_TO_MANY
 @Model final class Zoo {
     var name: String
     @Relationship(deleteRule: .cascade, inverse: \Animal.zoo) var animals: [Animal]? = []
@@ -87,4 +82,3 @@ final class Flag: @unchecked Sendable {
     var zoo: Zoo?
     init(name: String) { self.name = name }
 }
-#endif
