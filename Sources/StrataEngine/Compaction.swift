@@ -90,7 +90,7 @@ extension Store {
     /// it, the new one holds the same commit. Readers that began before keep reading the old
     /// file. Waits for the write transaction, if one is open.
     ///
-    /// - Throws: `StoreError`; on an I/O failure the store refuses writes until reopened.
+    /// - Throws: `StoreError`; after an I/O failure the next write reopens the store file first.
     @discardableResult
     public func compact() throws -> CompactionReport {
         if options.readOnly {
@@ -161,7 +161,9 @@ extension Store {
             newSnapshot = Snapshot(sequence: old.sequence, root: root, catalog: catalog, commitOffset: offset, end: writer.committedEnd, file: file)
         } catch {
             try? fileSystem.removeFile(temporary)
-            let failure = StoreError.io(error, doing: "compacting", path: path)
+            let failure = StoreError.io(error, doing: "compacting", path: path,
+                                        consequence: "The store holds what it held (compaction writes a new file first).",
+                                        next: StoreError.nextWriteReopens)
             if failure.code != .locked { fail(failure) }
             throw failure
         }

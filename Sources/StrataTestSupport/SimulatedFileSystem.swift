@@ -136,6 +136,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     private var nextInode = 1
     private var nextHandle = 1
     private var faults: [Fault] = []
+    /// Handles whose sync failed, and how many syncs went through one of them afterwards.
+    private var failedSyncHandles = Set<Int>()
+    private var syncRetries = 0
     private var cut: PowerCut?
     private var image: SimulatedFileSystem?
     private var poweredOff = false
@@ -189,6 +192,11 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// How many operations have failed because of an armed fault (or power cut).
     public var faultsTriggered: Int { locked { triggered } }
+
+    /// How many syncs went through a handle whose earlier sync had failed: the engine must
+    /// never do that (a failed sync may have dropped the writes it was meant to flush, so a
+    /// second one on that descriptor proves nothing).
+    public var syncsRetriedAfterFailure: Int { locked { syncRetries } }
 
     /// How many times `operation` was called since this file system was made (or counts reset).
     public func count(_ operation: Operation) -> Int { locked { counts[operation, default: 0] } }
@@ -670,14 +678,16 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         inode.pending.append(change)
     }
 
-    fileprivate func sync(_ inode: Inode, path: String) throws {
+    fileprivate func sync(_ inode: Inode, path: String, handle: Int) throws {
         try locked {
+            if failedSyncHandles.contains(handle) { syncRetries += 1 }
             switch decide(.sync) {
             case .proceed:
                 inode.durable = Self.applying(inode.pending, to: inode.durable)
                 inode.pending = []
             case .fail(let errno):
                 if syncLosesWrites && !poweredOff { inode.pending = [] }
+                failedSyncHandles.insert(handle)
                 throw SystemError(call: "fdatasync", path: path, errno: errno)
             case .cutPower(let mode):
                 throw powerOff(mode, call: "fdatasync", path: path)
@@ -758,7 +768,7 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
 
     func sync() throws {
         try checkOpen("fdatasync")
-        try fileSystem.sync(inode, path: path)
+        try fileSystem.sync(inode, path: path, handle: id)
     }
 
     func size() throws -> UInt64 {

@@ -785,6 +785,8 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
 
         let dir = TemporaryDirectory()
         let url = dir.url.appendingPathComponent("nested/folder/trips.store")
+        // A url's folder must exist (OpeningErrorTests.aMissingFolderIsNotCreated).
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let config = ModelConfiguration(url: url)
         #expect(config.url == url)
         #expect(config.name == "trips")

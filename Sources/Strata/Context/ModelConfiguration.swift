@@ -14,7 +14,9 @@ public struct ModelConfiguration: Hashable, Sendable {
     public let name: String
     /// The models kept in this configuration's store (nil: all of the container's schema).
     public let schema: Schema?
-    /// The store's data file. Side files (the blobs folder) sit next to it.
+    /// The store's data file. Side files (the blobs folder) sit next to it. Its folder must
+    /// exist: a missing one is an error naming it, so a mistyped path never makes a new empty
+    /// store elsewhere (the default location's folder is made on first use).
     public let url: URL
     /// Keep the store in memory only: nothing survives the container.
     public let isStoredInMemoryOnly: Bool

@@ -13,8 +13,11 @@ import StrataEngine
 /// A container is `Sendable`: share it between threads and give each its own `ModelContext`.
 ///
 /// - Throws: `StrataError` `.invalidSchema` (a class cannot be persisted as declared, naming the
-///   class and property), `.schemaMismatch` (the store has another schema), `.storeFailure`
-///   (the store is locked by another process, damaged, or cannot be created).
+///   class and property), `.schemaMismatch` (the store has another schema), `.readOnly` (the
+///   store file may not be written: open it with `allowsSave: false` to read it),
+///   `.storeFailure` (the store is locked by another process, damaged, a folder, or cannot be
+///   created, for example because its folder does not exist; `underlying` is the engine's
+///   `StoreError`).
 public final class ModelContainer: @unchecked Sendable {
     /// The schema: every model the container stores.
     public let schema: Schema

@@ -39,8 +39,12 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
             path = dir.appendingPathComponent("memory.store").path
             durability = .deferred
         } else if fileSystem == nil {
+            // The default location's folder is made on first use (as SwiftData makes Application
+            // Support); the folder of a given url must exist: a mistyped path is an error, not a
+            // new empty store somewhere else.
             let folder = configuration.url.deletingLastPathComponent()
-            if configuration.allowsSave && !FileManager.default.fileExists(atPath: folder.path) {
+            if configuration.allowsSave && folder.standardizedFileURL.path == ModelConfiguration.defaultDirectory.standardizedFileURL.path
+                && !FileManager.default.fileExists(atPath: folder.path) {
                 try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             }
         }
@@ -48,7 +52,7 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
         let openedPath = path
         func open() throws -> Store {
             do { return try fileSystem.map { try Store(path: openedPath, options: options, fileSystem: $0) } ?? Store(path: openedPath, options: options) } catch {
-                throw StrataError.store(error, while: "open the store at \(openedPath)")
+                throw StoreHandle.openingError(error, path: openedPath)
             }
         }
         if fileSystem == nil && !configuration.isStoredInMemoryOnly {
