@@ -34,8 +34,52 @@ enum LightweightMigration {
         guard oldLayouts.count <= Int(UInt16.max) + 1 else {
             throw StrataError(.corruptRecord, "The store's schema record at \(storePath) lists \(oldLayouts.count) record layouts of \(entity.name), more than a record can name; the store is damaged.")
         }
+        let sourceName = try matchProperties(of: entity, current: current, old: old, storePath: storePath)
+        var layouts = oldLayouts
+        let sameLayout = sourceName.map { $0 ?? "" } == oldLayouts[oldLayouts.count - 1] && sourceName.allSatisfy { $0 != nil }
+            && entity.properties.map(\.name) == oldLayouts[oldLayouts.count - 1]
+        if !sameLayout {
+            guard layouts.count <= Int(UInt16.max) else {
+                throw StrataError(.schemaMismatch, "\(entity.name) has had \(layouts.count) record layouts, the most a store keeps; open the store with the models it was written with and copy the objects into a new store.")
+            }
+            layouts.append(entity.properties.map(\.name))
+        }
+        let currentVersion = UInt16(layouts.count - 1)
+        let formerNames = self.formerNames(of: entity, sourceName: sourceName, old: old)
+        // Older layouts: current property → field, through each property's name in that layout
+        // (its current name, or a former one, the latest first).
+        var maps: [UInt16: [Int]] = [:]
+        for (version, names) in layouts.enumerated() where version != Int(currentVersion) {
+            maps[UInt16(version)] = entity.properties.indices.map { i in
+                let property = entity.properties[i]
+                let candidates = [property.name] + (formerNames[property.name] ?? []).reversed() + [property.declaration.originalName].compactMap { $0 }
+                return candidates.lazy.compactMap { names.firstIndex(of: $0) }.first ?? -1
+            }
+        }
+        let (defaults, storedDefaults) = try self.defaults(of: entity, maps: maps, sourceName: sourceName, old: old, storePath: storePath)
+        var stored = current
+        stored.layouts = layouts
+        stored.formerNames = formerNames.isEmpty ? nil : formerNames
+        stored.defaults = storedDefaults.isEmpty ? nil : storedDefaults
+        // Former names and defaults recorded for the first time in a store written before they
+        // were kept change nothing in how records read: they are written when the store is
+        // writable, but they are not a schema change (a read-only open does not need one).
+        var compared = stored
+        compared.formerNames = old.formerNames
+        compared.defaults = old.defaults
+        let changed = compared != old
+        let newUnique = current.unique.filter { !old.unique.contains($0) }
+        let newIndexes = current.indexes.filter { !old.indexes.contains($0) }
+        return Plan(stored: stored, layouts: maps.isEmpty ? EntityLayouts(currentVersion: currentVersion, maps: [:], defaults: [:])
+                                                        : EntityLayouts(currentVersion: currentVersion, maps: maps, defaults: defaults),
+                    newUnique: newUnique, newIndexes: newIndexes, changed: changed)
+    }
+
+    /// Property by property, the stored property it continues (same name, or the former name
+    /// given with originalName:), nil for a new one. Throws when a change is not lightweight: a
+    /// changed type, a new property without a default value.
+    private static func matchProperties(of entity: Entity, current: StoredEntity, old: StoredEntity, storePath: String) throws -> [String?] {
         let oldProperties = Dictionary(old.properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        // Property by property: same name, or the former name given with originalName:.
         var problems: [String] = []
         var sourceName: [String?] = []
         for (i, property) in entity.properties.enumerated() {
@@ -50,33 +94,23 @@ enum LightweightMigration {
                 sourceName.append(nil)
             }
         }
-        let sameLayout = sourceName.map { $0 ?? "" } == oldLayouts[oldLayouts.count - 1] && sourceName.allSatisfy { $0 != nil }
-            && entity.properties.map(\.name) == oldLayouts[oldLayouts.count - 1]
         // New properties need a default value, taken from the model's init().
-        if !sameLayout {
+        if sourceName.contains(where: { $0 == nil }) {
             let sample = entity.newInstance()
-            for (i, property) in entity.properties.enumerated() where sourceName[i] == nil {
-                if !property.hasValue(sample) {
-                    problems.append("\(entity.name).\(property.name) is new and has no default value; give it one (= value) or migrate with a custom MigrationStage")
-                }
+            for (i, property) in entity.properties.enumerated() where sourceName[i] == nil && !property.hasValue(sample) {
+                problems.append("\(entity.name).\(property.name) is new and has no default value; give it one (= value) or migrate with a custom MigrationStage")
             }
         }
         if !problems.isEmpty {
             throw StrataError(.schemaMismatch, "The store at \(storePath) was written with a different schema, and the change is not a lightweight one: \(problems.joined(separator: "; ")). Open it with the models it was written with, or add a SchemaMigrationPlan.")
         }
-        var layouts = oldLayouts
-        let currentVersion: UInt16
-        if sameLayout {
-            currentVersion = UInt16(layouts.count - 1)
-        } else {
-            guard layouts.count <= Int(UInt16.max) else {
-                throw StrataError(.schemaMismatch, "\(entity.name) has had \(layouts.count) record layouts, the most a store keeps; open the store with the models it was written with and copy the objects into a new store.")
-            }
-            layouts.append(entity.properties.map(\.name))
-            currentVersion = UInt16(layouts.count - 1)
-        }
-        // The names each property had before, accumulated across renames: the stored ones of
-        // the property it matched, and that property's name when it differs from today's.
+        return sourceName
+    }
+
+    /// The names each property had before, accumulated across renames: the stored ones of the
+    /// property it matched, and that property's name when it differs from today's.
+    private static func formerNames(of entity: Entity, sourceName: [String?], old: StoredEntity) -> [String: [String]] {
+        let oldLayouts = old.allLayouts
         var formerNames: [String: [String]] = [:]
         for (i, property) in entity.properties.enumerated() {
             guard let source = sourceName[i] else { continue }
@@ -90,20 +124,15 @@ enum LightweightMigration {
             names.removeAll { $0 == property.name }
             if !names.isEmpty { formerNames[property.name] = names }
         }
-        // Older layouts: current property → field, through each property's name in that layout
-        // (its current name, or a former one, the latest first).
-        var maps: [UInt16: [Int]] = [:]
-        for (version, names) in layouts.enumerated() where version != Int(currentVersion) {
-            maps[UInt16(version)] = entity.properties.indices.map { i in
-                let property = entity.properties[i]
-                let candidates = [property.name] + (formerNames[property.name] ?? []).reversed() + [property.declaration.originalName].compactMap { $0 }
-                return candidates.lazy.compactMap { names.firstIndex(of: $0) }.first ?? -1
-            }
-        }
-        // The default of each property an older layout lacks: fixed when the property was added
-        // and kept in the stored schema. A property new now takes its default from the model's
-        // init(); one the store already had keeps its stored default (under its name then), or,
-        // in a store written before defaults were kept, takes init()'s now, which is stored.
+        return formerNames
+    }
+
+    /// The default of each property an older layout lacks: fixed when the property was added
+    /// and kept in the stored schema. A property new now takes its default from the model's
+    /// init(); one the store already had keeps its stored default (under its name then), or,
+    /// in a store written before defaults were kept, takes init()'s now, which is stored.
+    private static func defaults(of entity: Entity, maps: [UInt16: [Int]], sourceName: [String?], old: StoredEntity,
+                                 storePath: String) throws -> (byProperty: [Int: [UInt8]], stored: [String: Data]) {
         var defaults: [Int: [UInt8]] = [:]
         var storedDefaults: [String: Data] = [:]
         var sample: AnyObject?
@@ -128,22 +157,7 @@ enum LightweightMigration {
                 storedDefaults[property.name] = Data(bytes)
             }
         }
-        var stored = current
-        stored.layouts = layouts
-        stored.formerNames = formerNames.isEmpty ? nil : formerNames
-        stored.defaults = storedDefaults.isEmpty ? nil : storedDefaults
-        // Former names and defaults recorded for the first time in a store written before they
-        // were kept change nothing in how records read: they are written when the store is
-        // writable, but they are not a schema change (a read-only open does not need one).
-        var compared = stored
-        compared.formerNames = old.formerNames
-        compared.defaults = old.defaults
-        let changed = compared != old
-        let newUnique = current.unique.filter { !old.unique.contains($0) }
-        let newIndexes = current.indexes.filter { !old.indexes.contains($0) }
-        return Plan(stored: stored, layouts: maps.isEmpty ? EntityLayouts(currentVersion: currentVersion, maps: [:], defaults: [:])
-                                                        : EntityLayouts(currentVersion: currentVersion, maps: maps, defaults: defaults),
-                    newUnique: newUnique, newIndexes: newIndexes, changed: changed)
+        return (defaults, storedDefaults)
     }
 
     /// Fills a new index with the keys of every stored record. A new unique constraint that
