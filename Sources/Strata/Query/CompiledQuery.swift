@@ -47,7 +47,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> [(layout: TreeLayout, test: ((Bindings) -> RowTest)?, hints: HintPlan?)] {
             tables.map { table in
                 let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
-                let test = compiler.compile(expression, at: 0), hints = compiler.hints(expression, at: 0)
+                let test = compiler.test(expression, at: 0), hints = compiler.hints(expression, at: 0)
                 return (compiler.layout, test, hints)
             }
         }

@@ -39,7 +39,7 @@ extension PredicateExpressions.NilLiteral: RowEvaluable {
 extension PredicateExpressions.Conditional: RowEvaluable {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)? {
         guard let tAt = c.at(base, \Self.test), let (a, _, e, _) = c.children(self, at: base, \.trueBranch, \.falseBranch),
-              let t = c.compile(test, at: tAt) else { return nil }
+              let t = c.test(test, at: tAt) else { return nil }
         return { b in
             let tf = t(b), af = a(b), ef = e(b)
             return { try tf($0) ? af($0) : ef($0) }

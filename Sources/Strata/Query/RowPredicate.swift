@@ -96,6 +96,22 @@ protocol RowEvaluable: PredicateExpression {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)?
 }
 
+/// A node whose output is `Bool`, planned as a `RowTest`: a function of a concrete type. A plan
+/// of generic output passes through `Any` and comes back wrapped in reabstraction thunks; a
+/// tree of `&&`, `||`, `!` and comparisons planned as tests calls its closures directly.
+protocol RowTesting {
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)?
+}
+
+extension RowCompiler {
+    /// The plan of a `Bool` expression, as a test; nil if some part has no record function
+    /// (or the expression is not a `Bool` one).
+    func test<E: PredicateExpression>(_ expression: E, at base: Int) -> ((Bindings) -> RowTest)? {
+        if let testing = expression as? any RowTesting { return testing.testPlan(self, at: base) }
+        return compile(expression, at: base) as? (Bindings) -> RowTest
+    }
+}
+
 protocol InputKeyPath {
     func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty?
     func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool
@@ -154,6 +170,14 @@ extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
     }
 }
 
+extension PredicateExpressions.KeyPath: RowTesting where Output == Bool {
+    /// A `Bool` property of the input: the test of its byte.
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
+        if let property = inputProperty(c, at: base), let test = property.scalarTest(true, .equal) { return { _ in test } }
+        return rowPlan(c, at: base)
+    }
+}
+
 /// Nodes with two children, for their plans.
 extension RowCompiler {
     func children<S, L: PredicateExpression, R: PredicateExpression>(_ node: S, at base: Int, _ l: KeyPath<S, L>, _ r: KeyPath<S, R>)
@@ -164,8 +188,10 @@ extension RowCompiler {
     }
 }
 
-extension PredicateExpressions.Equal: RowEvaluable {
-    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+extension PredicateExpressions.Equal: RowEvaluable, RowTesting {
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
+
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
         guard let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
         let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, .equal)
         return { b in
@@ -176,8 +202,10 @@ extension PredicateExpressions.Equal: RowEvaluable {
     }
 }
 
-extension PredicateExpressions.NotEqual: RowEvaluable {
-    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+extension PredicateExpressions.NotEqual: RowEvaluable, RowTesting {
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
+
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
         guard let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
         let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, .notEqual)
         return { b in
@@ -188,8 +216,10 @@ extension PredicateExpressions.NotEqual: RowEvaluable {
     }
 }
 
-extension PredicateExpressions.Comparison: RowEvaluable {
-    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
+extension PredicateExpressions.Comparison: RowEvaluable, RowTesting {
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
+
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
         guard let op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
               let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
         c.expect(.comparison(self.op), at: opAt)
@@ -221,9 +251,12 @@ extension ComparisonOperator {
     }
 }
 
-extension PredicateExpressions.Conjunction: RowEvaluable {
-    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
-        guard let (l, _, r, _) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+extension PredicateExpressions.Conjunction: RowEvaluable, RowTesting {
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
+
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
+        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs),
+              let l = c.test(lhs, at: lAt), let r = c.test(rhs, at: rAt) else { return nil }
         return { b in
             let lf = l(b), rf = r(b)
             return { try lf($0) && rf($0) }
@@ -231,9 +264,12 @@ extension PredicateExpressions.Conjunction: RowEvaluable {
     }
 }
 
-extension PredicateExpressions.Disjunction: RowEvaluable {
-    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
-        guard let (l, _, r, _) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+extension PredicateExpressions.Disjunction: RowEvaluable, RowTesting {
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
+
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
+        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs),
+              let l = c.test(lhs, at: lAt), let r = c.test(rhs, at: rAt) else { return nil }
         return { b in
             let lf = l(b), rf = r(b)
             return { try lf($0) || rf($0) }
@@ -241,9 +277,11 @@ extension PredicateExpressions.Disjunction: RowEvaluable {
     }
 }
 
-extension PredicateExpressions.Negation: RowEvaluable {
-    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? {
-        guard let wAt = c.at(base, \Self.wrapped), let w = c.compile(wrapped, at: wAt) else { return nil }
+extension PredicateExpressions.Negation: RowEvaluable, RowTesting {
+    func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
+
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
+        guard let wAt = c.at(base, \Self.wrapped), let w = c.test(wrapped, at: wAt) else { return nil }
         return { b in
             let wf = w(b)
             return { try !wf($0) }
