@@ -26,6 +26,11 @@ extension ModelContext {
         identityMaps[ObjectIdentifier(entity)]?.backing(row)
     }
 
+    /// False when no object of `entity` is registered (a loop over rows can skip the lookups).
+    func hasRegisteredObjects(of entity: Entity) -> Bool {
+        identityMaps[ObjectIdentifier(entity)].map { !$0.rows.isEmpty } ?? false
+    }
+
     func registeredObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
         registeredBacking(entity, row)?.object
     }

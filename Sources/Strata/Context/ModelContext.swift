@@ -41,7 +41,7 @@ public final class ModelContext {
     var changed = OrderedObjects()
     var deleted = OrderedObjects()
     /// Rows selected by `delete(model:where:)` that were not registered as objects, by model.
-    var batchDeletes: [ObjectIdentifier: Set<RowID>] = [:]
+    var batchDeletes: [ObjectIdentifier: RowSet] = [:]
     /// Records of prefetched related rows, by model (Query/Prefetch.swift).
     var rowCache: [ObjectIdentifier: [RowID: [UInt8]]] = [:]
 

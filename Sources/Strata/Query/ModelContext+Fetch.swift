@@ -109,7 +109,7 @@ extension ModelContext {
 
     /// Enumerates stored rows in row order, a batch at a time: each row is visited once, and
     /// made into its object from the bytes read.
-    private func enumerateRows<T: PersistentModel>(_ run: QueryRun, excluded: Set<RowID>, reader: any StorageReader,
+    private func enumerateRows<T: PersistentModel>(_ run: QueryRun, excluded: RowSet, reader: any StorageReader,
                                                    batchSize: Int, block: (T) throws -> Void) throws {
         let paging = run.paging
         var rows: StoredRows

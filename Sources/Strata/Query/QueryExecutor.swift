@@ -7,14 +7,14 @@ import StrataEngine
 struct StoredRows {
     let run: QueryRun
     /// Rows the context's unsaved changes replace (or that it deletes).
-    let excluded: Set<RowID>
+    let excluded: RowSet
     /// The candidate rows from indexes or identifiers (nil: every row of the collection).
     private let list: [RowID]?
     /// Where the next visit starts: a row id for a scan, a position in `list` otherwise.
     private var next = 0
     private(set) var isDone = false
 
-    init(_ run: QueryRun, excluded: Set<RowID>, reader: any StorageReader) throws {
+    init(_ run: QueryRun, excluded: RowSet, reader: any StorageReader) throws {
         self.run = run
         self.excluded = excluded
         switch run.source {

@@ -11,7 +11,7 @@ enum FetchItem {
 /// The unsaved objects a run selects, and the stored rows they (or deletions) replace.
 struct PendingResults {
     var objects: [AnyObject] = []
-    var excluded: Set<RowID> = []
+    var excluded = RowSet()
 }
 
 // A run's results in order, paged: sorting, offset and limit, written once for every kind of
@@ -71,7 +71,7 @@ extension ModelContext {
 
     /// The order of an index: entries in key order, each row read only if the filter needs
     /// it or it is on the page.
-    private func indexOrderResults(_ run: QueryRun, _ order: (index: IndexID, reverse: Bool), _ excluded: Set<RowID>,
+    private func indexOrderResults(_ run: QueryRun, _ order: (index: IndexID, reverse: Bool), _ excluded: RowSet,
                                    _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
         guard let collection = run.table.collection else { return [] }
         let paging = run.paging

@@ -83,8 +83,13 @@ extension SaveOperation {
     private func cascade(_ deletion: Deletion, _ relationship: RelationshipProperty, _ rows: [RowID], into queue: inout [Deletion]) {
         let target = relationship.targetEntity
         let rulesAreDone = cascadeNeedsNoRules(deletion, relationship)
-        for row in rows where !isDeleting(target, row) {
-            if let backing = context.registeredBacking(target, row) {
+        // The target's rows being deleted, taken out while the loop adds to them.
+        let key = ObjectIdentifier(target)
+        var targetRows = deleting.removeValue(forKey: key) ?? []
+        defer { deleting[key] = targetRows }
+        let registered = context.hasRegisteredObjects(of: target)
+        for row in rows where !targetRows.contains(row) {
+            if registered, let backing = context.registeredBacking(target, row) {
                 guard backing.status != .deleted, backing.status != .detached, let model = backing.object as? any PersistentModel else { continue }
                 let object = backing.object
                 let wasInserted = backing.status == .inserted
@@ -98,10 +103,10 @@ extension SaveOperation {
                 }
                 context.delete(model)
                 deleted.append(backing)
-                if !backing.wasInserted { deleting[ObjectIdentifier(target), default: []].insert(row) }
+                if !backing.wasInserted { targetRows.insert(row) }
                 queue.append(Deletion(entity: target, row: row, object: object, isStored: !backing.wasInserted))
             } else {
-                deleting[ObjectIdentifier(target), default: []].insert(row)
+                targetRows.insert(row)
                 // Rules that have nothing to do need no record read.
                 if !rulesAreDone { queue.append(Deletion(entity: target, row: row, object: nil, isStored: true)) }
             }

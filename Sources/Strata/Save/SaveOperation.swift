@@ -26,7 +26,7 @@ final class SaveOperation {
     /// What prepare changed in memory (delete rules, upserts), undone newest first on failure.
     var undo: [() -> Void] = []
     /// Rows being deleted, by model (objects' rows and rows of rules and `delete(model:where:)`).
-    var deleting: [ObjectIdentifier: Set<RowID>] = [:]
+    var deleting: [ObjectIdentifier: RowSet] = [:]
     /// Deleted registered objects (rules add to them), and the inserts as the save found them.
     var deleted: [ModelBacking]
     let inserted: [ModelBacking]
@@ -162,11 +162,11 @@ struct StoredRow {
         blobs = try table.entity.externals.compactMap { AttributeProperty.blob(ofField: try view.field($0.index)) }
     }
 
-    /// The row's stored state, or nil when there is no such row.
+    /// The row's stored state, or nil when there is no such row. A table without index keys
+    /// or external values has nothing to read: `.none`, without looking the row up (writing or
+    /// deleting it finds it anyway).
     static func read(_ row: RowID, table: Table, reader: any StorageReader) throws -> StoredRow? {
-        guard table.hasIndexes || !table.entity.externals.isEmpty else {
-            return try reader.withRecord(row, in: table) { _ in StoredRow.none }
-        }
+        guard table.hasIndexes || !table.entity.externals.isEmpty else { return StoredRow.none }
         return try reader.withRecord(row, in: table) { try StoredRow($0, table: table) }
     }
 }
