@@ -27,6 +27,8 @@ public final class ModelContainer: @unchecked Sendable {
     /// SwiftData's `migrationPlan`. (Set once, by the initializer.)
     public internal(set) var migrationPlan: (any SchemaMigrationPlan.Type)?
     let handles: [StoreHandle]
+    /// What opens the stores (and makes migration copies).
+    let storage: any StorageProvider
     private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
     private let mainBox = MainContextBox()
     /// Compiled queries, by shape (shared by the container's contexts).
@@ -61,8 +63,16 @@ public final class ModelContainer: @unchecked Sendable {
 
     /// A container whose stores do all their I/O through `fileSystem` (the engine's fault seam):
     /// for tests that fail writes or cut the power under a `save()`. Nil: the real disk.
-    package init(for givenSchema: Schema, configurations: [ModelConfiguration], fileSystem: (any FileSystem)?) throws {
+    package convenience init(for givenSchema: Schema, configurations: [ModelConfiguration], fileSystem: (any FileSystem)?) throws {
+        try self.init(for: givenSchema, configurations: configurations, storage: EngineStorageProvider(fileSystem: fileSystem))
+    }
+
+    /// A container whose stores another storage backend keeps (the storage seam,
+    /// `StorageBackend.swift`): `storage` opens each configuration's store.
+    @_spi(StorageBackend)
+    public init(for givenSchema: Schema, configurations: [ModelConfiguration], storage: any StorageProvider) throws {
         let entities = try givenSchema.entities()
+        self.storage = storage
         self.schema = givenSchema
         let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
         self.configurations = configurations
@@ -79,7 +89,7 @@ public final class ModelContainer: @unchecked Sendable {
                 mine = entities.filter { !assigned.contains(ObjectIdentifier($0.type)) && !laterClaims.contains(ObjectIdentifier($0.type)) }
             }
             let fresh = mine.filter { !assigned.contains(ObjectIdentifier($0.type)) }
-            let handle = try StoreHandle(configuration: configuration, entities: fresh, fileSystem: fileSystem)
+            let handle = try StoreHandle(configuration: configuration, entities: fresh, provider: storage)
             handles.append(handle)
             for table in handle.tables {
                 assigned.insert(ObjectIdentifier(table.entity.type))

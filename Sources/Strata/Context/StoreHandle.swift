@@ -10,19 +10,19 @@ final class StoreHandle: @unchecked Sendable {
     /// The store's identifier in `PersistentIdentifier`s: its path (a name for an in-memory one).
     let identifier: String
 
-    init(configuration: ModelConfiguration, entities: [Entity], fileSystem: (any FileSystem)? = nil) throws {
+    init(configuration: ModelConfiguration, entities: [Entity], provider: any StorageProvider) throws {
         self.configuration = configuration
-        let (engine, shared) = try EngineStorage.open(configuration, fileSystem: fileSystem)
-        storage = engine
+        let opened = try provider.open(configuration)
+        storage = opened.backend
         identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
-        let path = engine.store.path
+        let path = opened.location
         do {
-            let tables = try StoreSchema.prepare(engine, entities: entities, writable: configuration.allowsSave, path: path, shared: shared)
+            let tables = try StoreSchema.prepare(storage, entities: entities, writable: configuration.allowsSave, path: path, shared: opened.isShared)
             var first: [String: RowID] = [:]
-            try engine.read { reader in
+            try storage.read { reader in
                 for t in tables { first[t.entity.name] = try t.collection.map { try reader.nextRowID(in: $0) } ?? 1 }
             }
-            engine.rows.start(first)
+            storage.rows.start(first)
             self.tables = tables
         } catch {
             throw StrataError.store(error, while: "prepare the store at \(path)")

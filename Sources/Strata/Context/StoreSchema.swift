@@ -65,7 +65,7 @@ enum StoreSchema {
             for (groups, isUnique) in [(entity.uniqueGroups, true), (entity.indexGroups, false)] {
                 for group in groups {
                     let name = isUnique ? entity.uniqueIndexName(group) : entity.indexName(group)
-                    guard let id = try create?.createIndex(named: name, on: collection, unique: isUnique) ?? reader.index(named: name, in: collection)?.id else { continue }
+                    guard let id = try create?.createIndex(named: name, on: collection, unique: isUnique) ?? reader.indexID(named: name, in: collection) else { continue }
                     if isUnique { unique.append(id) } else { plain.append(id) }
                     if group.count == 1 && single[group[0]] == nil { single[group[0]] = (id, isUnique) }
                     let names = group.map { entity.properties[$0].name }
@@ -82,7 +82,7 @@ enum StoreSchema {
             let entity = table.entity
             // Indexes the models no longer declare go (with their entries).
             let wanted = Set(entity.uniqueGroups.map(entity.uniqueIndexName) + entity.indexGroups.map(entity.indexName))
-            for index in writer.indexes(of: collection) where !wanted.contains(index.name) { try writer.dropIndex(index.id) }
+            for index in writer.indexNames(of: collection) where !wanted.contains(index.name) { try writer.dropIndex(index.id) }
             var unfilled = Set(toFill.map(\.0))
             for (id, group, isUnique) in toFill {
                 try LightweightMigration.fill(index: id, group: group, unique: isUnique, unfilled: unfilled, table: table, writer: writer)

@@ -177,14 +177,13 @@ enum LightweightMigration {
             guard let (record, existing) = try writer.withRecord(row, in: collection, { raw in
                 (Array(raw), try table.indexKeys(of: try RecordView(raw, layouts: table.layouts)).filter { !unfilled.contains($0.index) })
             }) else { continue }
-            do {
-                try record.withUnsafeBytes {
-                    try writer.put($0, row: row, in: collection, indexKeys: existing + [IndexKey(index, key)], previousKeys: existing)
-                }
-            } catch let error as StoreError where error.code == .uniqueConstraintViolation {
+            let conflict = try record.withUnsafeBytes {
+                try writer.putUnlessHeld($0, row: row, in: collection, indexKeys: existing + [IndexKey(index, key)], previousKeys: existing)
+            }
+            if let conflict {
                 let names = group.map { table.entity.properties[$0].name }.joined(separator: ", ")
                 let value = KeyComponent.decode(key)?.map(\.description).joined(separator: ", ") ?? "\(key.count) bytes"
-                throw StrataError(.uniqueConstraintViolation, "The new unique constraint on \(table.entity.name).\(names) is broken by the stored data: the value \(value) is held by more than one object (rows \(error.conflict?.existingRow ?? 0) and \(row)). The store was left as it was; remove the duplicates with the old schema first.", underlying: error)
+                throw StrataError(.uniqueConstraintViolation, "The new unique constraint on \(table.entity.name).\(names) is broken by the stored data: the value \(value) is held by more than one object (rows \(conflict.existingRow) and \(row)). The store was left as it was; remove the duplicates with the old schema first.")
             }
         }
     }

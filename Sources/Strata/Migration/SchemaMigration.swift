@@ -78,10 +78,10 @@ enum Migrator {
     /// on a copy of the store that then takes its place (`PreparedStoreCopy`: the storage makes
     /// the copy and swaps it in; an error or a crash at any point leaves the store as it was,
     /// or migrated).
-    static func migrate(configuration: ModelConfiguration, plan: any SchemaMigrationPlan.Type, fileSystem fs: any FileSystem) throws {
+    static func migrate(configuration: ModelConfiguration, plan: any SchemaMigrationPlan.Type, storage: any StorageProvider) throws {
         guard !configuration.isStoredInMemoryOnly, configuration.allowsSave else { return }
         let path = configuration.url.path
-        guard let copy = try EngineStoreCopy(path: path, fileSystem: fs) else { return }
+        guard let copy = try storage.prepareCopy(of: configuration) else { return }
         guard let stored = try storedVersion(copy, plan: plan) else { return }
         let stages = try stagesToRun(plan: plan, from: stored, path: path)
         if stages.isEmpty { return }
@@ -93,7 +93,7 @@ enum Migrator {
             }
             for (i, stage) in stages.enumerated() {
                 report?(MigrationProgress(stage: i + 1, stages: parts, step: "from \(stage.from.versionIdentifier) to \(stage.to.versionIdentifier)"))
-                try run(stage, on: copy, configuration: configuration, fileSystem: fs)
+                try run(stage, on: copy, configuration: configuration, storage: storage)
             }
             report?(MigrationProgress(stage: parts, stages: parts, step: "replace the store"))
             try copy.replaceOriginal()
@@ -107,13 +107,13 @@ enum Migrator {
 
     /// One stage on the copy: `willMigrate` with the old models, opening with the new ones
     /// (which applies the lightweight part of the change), `didMigrate`, then the version.
-    private static func run(_ stage: MigrationStage, on copy: any PreparedStoreCopy, configuration: ModelConfiguration, fileSystem: any FileSystem) throws {
+    private static func run(_ stage: MigrationStage, on copy: any PreparedStoreCopy, configuration: ModelConfiguration, storage: any StorageProvider) throws {
         if case .custom(_, _, let will, _) = stage, let will {
-            try run(will, models: stage.from.models, url: copy.url, configuration: configuration, fileSystem: fileSystem)
+            try run(will, models: stage.from.models, url: copy.url, configuration: configuration, storage: storage)
         }
-        try run({ _ in }, models: stage.to.models, url: copy.url, configuration: configuration, fileSystem: fileSystem)
+        try run({ _ in }, models: stage.to.models, url: copy.url, configuration: configuration, storage: storage)
         if case .custom(_, _, _, let did) = stage, let did {
-            try run(did, models: stage.to.models, url: copy.url, configuration: configuration, fileSystem: fileSystem)
+            try run(did, models: stage.to.models, url: copy.url, configuration: configuration, storage: storage)
         }
         try copy.setMetadata(versionKey, Array(try JSONEncoder().encode(stage.to.versionIdentifier)))
     }
@@ -151,10 +151,10 @@ enum Migrator {
     }
 
     private static func run(_ body: (ModelContext) throws -> Void, models: [any PersistentModel.Type], url: URL,
-                            configuration: ModelConfiguration, fileSystem: any FileSystem) throws {
+                            configuration: ModelConfiguration, storage: any StorageProvider) throws {
         var config = ModelConfiguration(configuration.name, url: url)
         config.durability = .deferred
-        let container = try ModelContainer(for: Schema(models), configurations: [config], fileSystem: fileSystem)
+        let container = try ModelContainer(for: Schema(models), configurations: [config], storage: storage)
         let context = ModelContext(container)
         try body(context)
         try context.save()
@@ -221,17 +221,25 @@ extension ModelContainer {
 
     /// The same with the configurations in an array.
     public convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration]) throws {
-        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations, fileSystem: DiskFileSystem())
+        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations, storage: EngineStorageProvider())
     }
 
     /// The same, with every file operation going through `fileSystem` (the engine's fault seam).
     package convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration],
                              fileSystem: any FileSystem) throws {
+        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations,
+                      storage: EngineStorageProvider(fileSystem: fileSystem is DiskFileSystem ? nil : fileSystem))
+    }
+
+    /// The same, with the stores of another storage backend (the storage seam).
+    @_spi(StorageBackend)
+    public convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration],
+                            storage: any StorageProvider) throws {
         let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
         if let migrationPlan {
-            for configuration in configurations { try Migrator.migrate(configuration: configuration, plan: migrationPlan, fileSystem: fileSystem) }
+            for configuration in configurations { try Migrator.migrate(configuration: configuration, plan: migrationPlan, storage: storage) }
         }
-        try self.init(for: givenSchema, configurations: configurations, fileSystem: fileSystem is DiskFileSystem ? nil : fileSystem)
+        try self.init(for: givenSchema, configurations: configurations, storage: storage)
         self.migrationPlan = migrationPlan
         // Record the plan's last version, so the next open knows where the store stands
         // without comparing shapes (written once, not at every open).

@@ -94,7 +94,8 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                             source: QueryPlanner.source(hints: hints, table: table, storeIdentifier: handle.identifier),
                             sort: compare.map { ResultSort(compare: $0, properties: sorts[i].properties, indexOrder: sorts[i].indexOrder) },
                             paging: paging, includePendingChanges: includePendingChanges, pendingTest: pendingTest,
-                            loading: loading[i])
+                            loading: loading[i],
+                            storageQuery: handle.storage.evaluatesQueries ? QueryPlanner.storageQuery(hints: hints, table: table) : nil)
         }
     }
 

@@ -17,6 +17,13 @@ struct StoredRows {
     init(_ run: QueryRun, excluded: RowSet, reader: any StorageReader) throws {
         self.run = run
         self.excluded = excluded
+        if let query = run.storageQuery, !run.source.isRows, let rows = try reader.candidates(query) {
+            // A backend that evaluates the query's indexed terms itself selected the rows (it
+            // applies every term at once, where the planner's source uses one index).
+            list = rows
+            isDone = run.table.collection == nil
+            return
+        }
         switch run.source {
         case .scan:
             list = nil

@@ -58,4 +58,33 @@ enum QueryPlanner {
         }
         return best?.source ?? .scan
     }
+
+    /// The hints as terms a backend that evaluates queries can select rows with (nil: none).
+    static func storageQuery(hints: [IndexHint], table: Table) -> StorageQuery? {
+        guard let collection = table.collection else { return nil }
+        var terms: [StorageQuery.Term] = []
+        for hint in hints {
+            guard let p = hint.property, let (index, _) = table.singleIndex[p.index] else { continue }
+            func term(_ comparison: StorageQuery.Term.Comparison, _ keys: [[UInt8]]) {
+                terms.append(StorageQuery.Term(index: index, property: p.name, comparison: comparison, keys: keys))
+            }
+            switch hint {
+            case .equal(_, let value):
+                if let key = p.keyOfConstant(value) { term(.equal, [key]) }
+            case .oneOf(_, let values):
+                let keys = values.compactMap { p.keyOfConstant($0) }
+                if keys.count == values.count { term(.oneOf, keys) }
+            case .range(_, let lower, let li, let upper, let ui):
+                guard p.keyOrderIsValueOrder else { continue }
+                if let lower, let key = p.keyOfConstant(lower) { term(li ? .greaterOrEqual : .greater, [key]) }
+                if let upper, let key = p.keyOfConstant(upper) { term(ui ? .lessOrEqual : .less, [key]) }
+            case .prefix(_, let prefix):
+                guard p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
+                term(.prefix, [KeyEncoding.encode(prefix, asPrefix: true)])
+            case .identifiers:
+                continue
+            }
+        }
+        return terms.isEmpty ? nil : StorageQuery(collection: collection, terms: terms)
+    }
 }

@@ -38,6 +38,9 @@ struct QueryRun {
     let pendingTest: ((AnyObject) throws -> Bool)?
     /// The properties objects made by the run load (`propertiesToFetch`; nil: all of them).
     var loading: [Int]? = nil
+    /// The terms offered to a backend that evaluates queries (nil: none, or an engine that
+    /// does not).
+    var storageQuery: StorageQuery? = nil
 
     var entity: Entity { table.entity }
 
@@ -54,10 +57,11 @@ struct QueryRun {
     /// The same run without offset and limit (a fetch across models pages the merge).
     var unpaged: QueryRun {
         QueryRun(handle: handle, table: table, filter: filter, source: source, sort: sort, paging: Paging(offset: nil, limit: nil),
-                 includePendingChanges: includePendingChanges, pendingTest: pendingTest, loading: loading)
+                 includePendingChanges: includePendingChanges, pendingTest: pendingTest, loading: loading, storageQuery: storageQuery)
     }
 }
 
 extension RowSource {
     var isScan: Bool { if case .scan = self { true } else { false } }
+    var isRows: Bool { if case .rows = self { true } else { false } }
 }

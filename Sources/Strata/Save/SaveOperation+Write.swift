@@ -73,7 +73,7 @@ extension SaveOperation {
         let record = try encode(object, table: table)
         let keys = table.indexKeys(for: object)
         guard let conflict = try record.withUnsafeBytes({
-            try writer.putUnlessConflicting($0, row: backing.rowID, in: collection, indexKeys: keys, previousKeys: [])
+            try writer.putUnlessHeld($0, row: backing.rowID, in: collection, indexKeys: keys, previousKeys: [])
         }) else {
             return store.decided.append((object, backing, backing.rowID))
         }
@@ -102,14 +102,11 @@ extension SaveOperation {
 
     private func put(_ record: [UInt8], of object: AnyObject, row: RowID, keys: [IndexKey], previous: [IndexKey], table: Table, writer: any StorageWriter) throws {
         guard let collection = table.collection else { return }
-        do {
-            try record.withUnsafeBytes { try writer.put($0, row: row, in: collection, indexKeys: keys, previousKeys: previous) }
-        } catch let error as StoreError where error.code == .uniqueConstraintViolation {
-            let entity = table.entity
-            let which = error.conflict.flatMap { c in zip(entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == c.index }?.0 }
-            let names = which.map { $0.map { entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"
-            let values = which.map { $0.map { "\(entity.properties[$0].value(of: object).map { "\($0)" } ?? "nil")" }.joined(separator: ", ") } ?? ""
-            throw StrataError(.uniqueConstraintViolation, "Another stored \(entity.name) already has \(names) = \(values); a changed object cannot take it. Change the value, or delete the other object first.", underlying: error)
-        }
+        guard let conflict = try record.withUnsafeBytes({ try writer.putUnlessHeld($0, row: row, in: collection, indexKeys: keys, previousKeys: previous) }) else { return }
+        let entity = table.entity
+        let which = zip(entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == conflict.index }?.0
+        let names = which.map { $0.map { entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"
+        let values = which.map { $0.map { "\(entity.properties[$0].value(of: object).map { "\($0)" } ?? "nil")" }.joined(separator: ", ") } ?? ""
+        throw StrataError(.uniqueConstraintViolation, "Another stored \(entity.name) (row \(conflict.existingRow)) already has \(names) = \(values); a changed object cannot take it. Change the value, or delete the other object first.")
     }
 }

@@ -19,6 +19,8 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
     }
 
     var isReadOnly: Bool { store.options.readOnly }
+    /// The engine does not evaluate queries: the object layer reads and filters the rows.
+    var evaluatesQueries: Bool { false }
     var rows: RowAllocator { opened.rows }
     func read(_ body: (any StorageReader) throws -> Void) throws { try body(try store.beginRead()) }
     func beginRead() throws -> any StorageReader { try store.beginRead() }
@@ -82,9 +84,43 @@ extension ReadTransaction: StorageReader {
         }
     }
 
+    public func indexID(named name: String, in collection: CollectionID) -> IndexID? { index(named: name, in: collection)?.id }
+
+    public func indexNames(of collection: CollectionID) -> [(id: IndexID, name: String)] { indexes(of: collection).map { ($0.id, $0.name) } }
+
     /// StrataEngine does not evaluate queries: the object layer reads and filters the rows.
     public func candidates(_ query: StorageQuery) throws -> [RowID]? { nil }
 }
 
 @_spi(StorageBackend)
-extension WriteTransaction: StorageWriter {}
+extension WriteTransaction: StorageWriter {
+    public func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
+                              indexKeys: [IndexKey], previousKeys: [IndexKey]) throws -> StorageConflict? {
+        try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys)
+            .map { StorageConflict(index: $0.index, existingRow: $0.existingRow) }
+    }
+}
+
+/// StrataEngine's storage provider, the default: a store file per configuration (an in-memory
+/// configuration's in a temporary folder), opened once per process, and migration copies made
+/// beside it (`EngineStoreCopy`). `fileSystem` is the engine's fault seam (nil: the real disk,
+/// and stores shared between the containers of the process).
+@_spi(StorageBackend)
+public struct EngineStorageProvider: StorageProvider, @unchecked Sendable {
+    let fileSystem: (any FileSystem)?
+
+    public init() { fileSystem = nil }
+
+    /// Every file operation through `fileSystem`, for tests that fail writes or cut the power.
+    package init(fileSystem: (any FileSystem)?) { self.fileSystem = fileSystem }
+
+    public func open(_ configuration: ModelConfiguration) throws -> OpenedStorage {
+        let (engine, shared) = try EngineStorage.open(configuration, fileSystem: fileSystem)
+        return OpenedStorage(backend: engine, location: engine.store.path, isShared: shared)
+    }
+
+    public func prepareCopy(of configuration: ModelConfiguration) throws -> (any PreparedStoreCopy)? {
+        guard !configuration.isStoredInMemoryOnly else { return nil }
+        return try EngineStoreCopy(path: configuration.url.path, fileSystem: fileSystem ?? DiskFileSystem())
+    }
+}

@@ -39,7 +39,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
 
     var url: URL { URL(fileURLWithPath: work) }
 
-    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R { try body(try original.beginRead()) }
+    func read(_ body: (any StorageReader) throws -> Void) throws { try body(try original.beginRead()) }
 
     /// Copies the store's file (in 1 MiB pieces, synced) and links its blob files.
     func make(progress: (Int64, Int64) -> Void) throws {

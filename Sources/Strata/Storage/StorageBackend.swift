@@ -5,19 +5,53 @@ import StrataEngine
 // `ModelContext` reaches storage only through these protocols; StrataEngine is their
 // implementation (`EngineStorage.swift`). A second backend (a PostgreSQL one is planned, in a
 // package of its own) implements them too; they are public as SPI for it:
-// `@_spi(StorageBackend) import Strata`.
+// `@_spi(StorageBackend) import Strata`, then
+// `ModelContainer(for: schema, configurations: [...], storage: MyProvider())`.
 //
 // The unit is the record: the object layer hands the backend a row's encoded record and its
 // index keys (computed by the object layer, the same way for new and stored values) and reads
 // records back by row id, by index key or index range, or all of them. A backend that can
-// evaluate part of a predicate itself (a SQL server) is offered it as `StorageQuery` terms
-// before the object layer filters (`StorageReader.candidates`), so it need not ship every row.
+// evaluate part of a predicate itself (a SQL server) says so (`evaluatesQueries`) and is
+// offered it as `StorageQuery` terms before the object layer filters
+// (`StorageReader.candidates`), so it need not ship every row. Every type the requirements
+// name has a public initializer, so a backend in another package can make them.
+
+/// Where a container's stores come from: it opens each configuration's store, and makes the
+/// copy a migration works on. `EngineStorageProvider` is StrataEngine's (the default).
+@_spi(StorageBackend)
+public protocol StorageProvider: Sendable {
+    /// Opens the store of `configuration`, creating an empty one if there is none (and
+    /// `configuration.allowsSave`).
+    func open(_ configuration: ModelConfiguration) throws -> OpenedStorage
+    /// A copy of the store of `configuration` for a migration to change and then put in the
+    /// store's place; nil when there is no store yet (nothing to migrate).
+    func prepareCopy(of configuration: ModelConfiguration) throws -> (any PreparedStoreCopy)?
+}
+
+/// A store a provider opened.
+@_spi(StorageBackend)
+public struct OpenedStorage {
+    public let backend: any StorageBackend
+    /// Names the store in messages (a path, a connection string without its password).
+    public let location: String
+    /// True when another container of this process has this store open already (its models
+    /// must then not change under it).
+    public let isShared: Bool
+
+    public init(backend: any StorageBackend, location: String, isShared: Bool) {
+        self.backend = backend
+        self.location = location
+        self.isShared = isShared
+    }
+}
 
 /// A store, opened: snapshot reads, one writer at a time, blobs and named metadata.
 @_spi(StorageBackend)
 public protocol StorageBackend: AnyObject, Sendable {
     /// Opened without writes (`allowsSave: false`).
     var isReadOnly: Bool { get }
+    /// True when its readers answer `candidates(_:)` (they evaluate query terms themselves).
+    var evaluatesQueries: Bool { get }
     /// Row ids for new objects (shared by every container of the process on the same store).
     var rows: RowAllocator { get }
     /// Runs `body` on a snapshot of the last commit. (The requirements are not generic, so that
@@ -38,8 +72,10 @@ public protocol StorageBackend: AnyObject, Sendable {
 @_spi(StorageBackend)
 public protocol StorageReader: AnyObject {
     func collection(named name: String) -> CollectionID?
-    func index(named name: String, in collection: CollectionID) -> IndexDescription?
-    func indexes(of collection: CollectionID) -> [IndexDescription]
+    /// The index of `collection` named `name`, if there is one.
+    func indexID(named name: String, in collection: CollectionID) -> IndexID?
+    /// Every index of `collection`, with its name.
+    func indexNames(of collection: CollectionID) -> [(id: IndexID, name: String)]
     /// How many records the collection holds.
     func count(in collection: CollectionID) throws -> Int
     /// One more than the largest row id the collection ever held.
@@ -53,8 +89,10 @@ public protocol StorageReader: AnyObject {
     /// Calls `body` with the row of each entry of `index` in `range`, in key order (or
     /// reverse; equal keys in row order), until it returns false.
     func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws
-    /// The rows a backend selects itself for the terms of a query, or nil when it does not
-    /// evaluate queries (the object layer then reads and filters the rows itself).
+    /// The rows a backend selects itself for the terms of a query, in row id order (a superset
+    /// of the rows that match: the object layer checks the whole predicate on each), or nil
+    /// when it does not evaluate this query (the object layer then reads and filters every
+    /// row itself). Asked only of a backend whose `evaluatesQueries` is true.
     func candidates(_ query: StorageQuery) throws -> [RowID]?
     func blob(_ id: BlobID) throws -> [UInt8]
     func blobFileExists(_ id: BlobID) throws -> Bool
@@ -68,13 +106,13 @@ public protocol StorageWriter: StorageReader {
     func createIndex(named name: String, on collection: CollectionID, unique: Bool) throws -> IndexID
     func dropIndex(_ index: IndexID) throws
     /// Stores `record` as `row` with the index keys `indexKeys`; `previousKeys` are the keys the
-    /// row was stored with (empty for a new row). Throws `.uniqueConstraintViolation` when a
-    /// unique index holds a key for another row.
+    /// row was stored with (empty for a new row). The object layer calls it only where no
+    /// unique key can be held by another row (it checked, or the keys did not change).
     func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey], previousKeys: [IndexKey]) throws
-    /// `put`, except that a unique key held by another row is returned instead of thrown (and
-    /// nothing is changed).
-    func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
-                              indexKeys: [IndexKey], previousKeys: [IndexKey]) throws -> UniqueConflict?
+    /// `put`, except that when a unique index holds one of `indexKeys` for another row, that
+    /// conflict is returned and nothing is changed.
+    func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
+                       indexKeys: [IndexKey], previousKeys: [IndexKey]) throws -> StorageConflict?
     /// Deletes a row stored with `indexKeys`; false if there was no such row.
     @discardableResult
     func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey]) throws -> Bool
@@ -85,16 +123,31 @@ public protocol StorageWriter: StorageReader {
     func rollback()
 }
 
+/// A unique key held by another row: the index, and the row that holds it.
+@_spi(StorageBackend)
+public struct StorageConflict: Sendable, Hashable {
+    public let index: IndexID
+    public let existingRow: RowID
+    public init(index: IndexID, existingRow: RowID) {
+        self.index = index
+        self.existingRow = existingRow
+    }
+}
+
 /// A query as a backend may evaluate it: the conditions at the top of a predicate (joined by
-/// `&&`) that compare a stored property with a constant. The object layer still checks the
-/// whole predicate on every row a backend returns.
+/// `&&`) that compare an indexed property with constants, as index keys. The backend holds
+/// each row's keys of that index (`put`'s `indexKeys`), so it can select the rows whose key
+/// compares as a term says, byte by byte (`KeyEncoding` keys sort as their values do where a
+/// term orders them). The object layer still checks the whole predicate on every row a
+/// backend returns.
 @_spi(StorageBackend)
 public struct StorageQuery: Sendable {
-    /// One condition: a property (by record field and name), an operator, and the constant's
-    /// index key (`KeyEncoding`), which a backend can compare with the property's keys.
-    public struct Term: Sendable {
-        public enum Comparison: Sendable { case equal, less, lessOrEqual, greater, greaterOrEqual, oneOf, prefix }
-        public let field: Int
+    /// One condition: the rows whose key in `index` (the index of one property, named
+    /// `property`) compares with `keys` as `comparison` says: `equal` the one key, `oneOf` any
+    /// of them, `prefix` starting with the one key, the others ordered against the one key.
+    public struct Term: Sendable, Hashable {
+        public enum Comparison: Sendable, Hashable { case equal, less, lessOrEqual, greater, greaterOrEqual, oneOf, prefix }
+        public let index: IndexID
         public let property: String
         public let comparison: Comparison
         public let keys: [[UInt8]]
@@ -106,13 +159,14 @@ public struct StorageQuery: Sendable {
 
 /// A copy of a store that a migration changes, then puts in the store's place: the storage
 /// seam's part of a migration (the object layer runs the stages on the copy, through a
-/// container opened at `url`). The store stays as it was until `replaceOriginal()` returns,
-/// and is migrated from then on, whatever fails or crashes.
-protocol PreparedStoreCopy: AnyObject {
-    /// Where the copy is: a container opened with this URL works on it.
+/// container opened at `url` with the same provider). The store stays as it was until
+/// `replaceOriginal()` returns, and is migrated from then on, whatever fails or crashes.
+@_spi(StorageBackend)
+public protocol PreparedStoreCopy: AnyObject {
+    /// Where the copy is: a container opened with this URL (and the same provider) works on it.
     var url: URL { get }
     /// Reads the store being migrated (its metadata: the recorded version and schema).
-    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R
+    func read(_ body: (any StorageReader) throws -> Void) throws
     /// Makes the copy (`progress`: bytes done of bytes in all).
     func make(progress: (Int64, Int64) -> Void) throws
     /// Writes a metadata entry of the copy.
@@ -125,6 +179,14 @@ protocol PreparedStoreCopy: AnyObject {
     func finish()
     /// True once the copy took the store's place.
     var replaced: Bool { get }
+}
+
+extension PreparedStoreCopy {
+    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R {
+        var result: R? = nil
+        try read { (reader: any StorageReader) in result = try body(reader) }
+        return result!
+    }
 }
 
 extension StorageBackend {
