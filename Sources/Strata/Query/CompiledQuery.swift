@@ -9,7 +9,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     private let locations: [(handle: StoreHandle, table: Table)]
     /// For a predicate of the compiled shape: each part's test on records (nil: the predicate
     /// is evaluated on objects) and hints; nil for a predicate of another shape.
-    private let bindPredicate: ((Predicate<T>) -> [(test: RowTest?, hints: [IndexHint])]?)?
+    private let bindPredicate: ((PredicateParts) -> [(test: RowTest?, hints: [IndexHint])]?)?
     private let sortBy: [SortDescriptor<T>]
     /// Per part: what the sort can use (its descriptors' properties, an index).
     private let sorts: [(properties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?)]
@@ -43,7 +43,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// The plans of a predicate, as a function binding any predicate of its shape: compiled
     /// for each part (its model), they check the shape and read the constants at the offsets
     /// compiling recorded.
-    private static func compile(_ predicate: Predicate<T>, tables: [Table]) -> (Predicate<T>) -> [(test: RowTest?, hints: [IndexHint])]? {
+    private static func compile(_ predicate: Predicate<T>, tables: [Table]) -> (PredicateParts) -> [(test: RowTest?, hints: [IndexHint])]? {
         func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> [(layout: TreeLayout, test: ((Bindings) -> RowTest)?, hints: HintPlan?)] {
             tables.map { table in
                 let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
@@ -54,7 +54,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         let parts = plan(predicate.expression)
         return { predicate in
             withTreeBytes(predicate.expression) { tree in
-                guard parts.allSatisfy({ $0.layout.matches(tree, input: predicate.variable.key) }) else { return nil }
+                guard parts.allSatisfy({ $0.layout.matches(tree, input: predicate.input) }) else { return nil }
                 return parts.map { part in
                     let bindings = part.layout.bindings(tree)
                     return (part.test?(bindings), part.hints?(bindings) ?? [])
@@ -63,10 +63,11 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         }
     }
 
-    /// The runs of `descriptor` in `context`, or nil when the descriptor has another shape.
-    func runs(_ descriptor: FetchDescriptor<T>, context: ModelContext) -> [QueryRun]? {
-        // The descriptor's generic parts are read once; the runs are not generic.
-        let predicate = descriptor.predicate
+    /// The runs of `descriptor` (whose predicate is `predicate`) in `context`, or nil when the
+    /// descriptor has another shape.
+    func runs(_ descriptor: FetchDescriptor<T>, predicate: PredicateParts?, context: ModelContext) -> [QueryRun]? {
+        // The descriptor's generic parts are read once (each read of a generic value looks up
+        // its type's metadata); the runs are not generic.
         var bound: [(test: RowTest?, hints: [IndexHint])]? = nil
         if let predicate {
             guard let made = bindPredicate?(predicate) else { return nil }
@@ -75,20 +76,23 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             return nil
         }
         let sortBy = descriptor.sortBy
-        if !self.sortBy.isEmpty || !sortBy.isEmpty {
+        // `count` rather than `isEmpty`: on an array of a generic element, `isEmpty` is
+        // Collection's, called with the element's metadata looked up.
+        if self.sortBy.count > 0 || sortBy.count > 0 {
             guard sortBy == self.sortBy else { return nil }
         }
-        if !propertiesToFetch.isEmpty, descriptor.propertiesToFetch != propertiesToFetch { return nil }
-        let compare = sortBy.isEmpty ? nil : CompiledQuery.compare(sortBy)
+        if propertiesToFetch.count > 0, descriptor.propertiesToFetch != propertiesToFetch { return nil }
+        let compare = sortBy.count == 0 ? nil : CompiledQuery.compare(sortBy)
+        // Only a context with unsaved inserts or changes evaluates the predicate on objects.
         var pendingTest: ((AnyObject) throws -> Bool)? = nil
-        if let predicate { pendingTest = { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) } }
+        if let predicate, !context.inserted.isEmpty || !context.changed.isEmpty { pendingTest = predicate.evaluate }
         let paging = descriptor.paging, includePendingChanges = descriptor.includePendingChanges
         return locations.indices.map { i in
             let (handle, table) = locations[i]
             let (test, hints) = bound?[i] ?? (nil, [])
             var filter = RowFilter.all
             if let test { filter = .record(test) } else if let predicate {
-                filter = .object(CompiledQuery.objectFilter(predicate, table: table, handle: handle, context: context))
+                filter = .object(CompiledQuery.objectFilter(predicate.evaluate, table: table, handle: handle, context: context))
             }
             return QueryRun(handle: handle, table: table, filter: filter,
                             source: QueryPlanner.source(hints: hints, table: table, storeIdentifier: handle.identifier),
@@ -114,15 +118,12 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// The slow path: Foundation's `Predicate.evaluate` on an object made from the record. A
     /// model with relationships or external values is evaluated on its registered object, so
     /// that key paths through relationships can load the related objects.
-    private static func objectFilter(_ predicate: Predicate<T>, table: Table, handle: StoreHandle, context: ModelContext) -> (RowID, RecordView) throws -> Bool {
+    private static func objectFilter(_ evaluate: @escaping (AnyObject) throws -> Bool, table: Table, handle: StoreHandle,
+                                     context: ModelContext) -> (RowID, RecordView) throws -> Bool {
         if table.entity.needsRegisteredObjects {
-            return { [unowned context] row, view in
-                try predicate.evaluate(unsafeDowncast(try context.object(row, view: view, table: table, handle: handle), to: T.self))
-            }
+            return { [unowned context] row, view in try evaluate(try context.object(row, view: view, table: table, handle: handle)) }
         }
-        return { row, view in
-            try predicate.evaluate(unsafeDowncast(try ModelContext.scratchObject(row, view: view, entity: table.entity, handle: handle), to: T.self))
-        }
+        return { row, view in try evaluate(try ModelContext.scratchObject(row, view: view, entity: table.entity, handle: handle)) }
     }
 
     /// The properties the sort descriptors read, when each reads one property directly.
@@ -166,17 +167,18 @@ final class QueryCache: @unchecked Sendable {
 
     /// The runs of `descriptor`, with the plan compiled for its shape (compiled now if none is cached).
     func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, context: ModelContext) throws -> [QueryRun] {
+        let predicate = descriptor.predicateParts
         let key = Key(model: ObjectIdentifier(T.self), includeSubclasses: includeSubclasses,
-                      expression: descriptor.predicate.map { ObjectIdentifier(type(of: $0.expression)) }, sortCount: descriptor.sortBy.count,
-                      partial: !descriptor.propertiesToFetch.isEmpty)
+                      expression: predicate.map { ObjectIdentifier(type(of: $0.expression)) }, sortCount: descriptor.sortBy.count,
+                      partial: descriptor.propertiesToFetch.count > 0)
         lock.lock()
         let candidates = entries[key] ?? []
         lock.unlock()
         for candidate in candidates {
-            if let runs = unsafeDowncast(candidate, to: CompiledQuery<T>.self).runs(descriptor, context: context) { return runs }
+            if let runs = unsafeDowncast(candidate, to: CompiledQuery<T>.self).runs(descriptor, predicate: predicate, context: context) { return runs }
         }
         let made = try CompiledQuery(descriptor, container: context.container, includeSubclasses: includeSubclasses)
-        guard let runs = made.runs(descriptor, context: context) else {
+        guard let runs = made.runs(descriptor, predicate: predicate, context: context) else {
             preconditionFailure("A query compiled for a fetch does not answer for it.")
         }
         insert(made, key)

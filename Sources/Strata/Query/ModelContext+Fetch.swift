@@ -23,7 +23,7 @@ extension ModelContext {
                 let run = runs[0]
                 objects = ModelContext.objects(try run.handle.storage.read { try results(run, reader: $0, materialize: true) }, as: T.self)
             }
-            if !descriptor.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(descriptor.relationshipKeyPathsForPrefetching, of: objects) }
+            if descriptor.relationshipKeyPathsForPrefetching.count > 0 { try prefetch(descriptor.relationshipKeyPathsForPrefetching, of: objects) }
             return objects
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
     }

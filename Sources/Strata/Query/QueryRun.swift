@@ -25,8 +25,10 @@ struct ResultSort {
 }
 
 /// One model's part of a fetch, bound to the fetch's constants: its table, filter, rows to
-/// read, order and page. Nothing of it is generic, so running it looks up no type metadata.
-struct QueryRun {
+/// read, order and page. Nothing of it is generic, so running it looks up no type metadata (a
+/// class: copying and dropping it is a retain and a release, where a struct this size goes
+/// through value witnesses).
+final class QueryRun {
     let handle: StoreHandle
     let table: Table
     let filter: RowFilter
@@ -34,13 +36,28 @@ struct QueryRun {
     let sort: ResultSort?
     let paging: Paging
     let includePendingChanges: Bool
-    /// The predicate on an unsaved object (nil: no predicate).
+    /// The predicate on an unsaved object (nil: no predicate, or the context had no unsaved
+    /// inserts or changes when the run was made; a run is used at once).
     let pendingTest: ((AnyObject) throws -> Bool)?
     /// The properties objects made by the run load (`propertiesToFetch`; nil: all of them).
-    var loading: [Int]? = nil
+    let loading: [Int]?
     /// The terms offered to a backend that evaluates queries (nil: none, or an engine that
     /// does not).
-    var storageQuery: StorageQuery? = nil
+    let storageQuery: StorageQuery?
+
+    init(handle: StoreHandle, table: Table, filter: RowFilter, source: RowSource, sort: ResultSort?, paging: Paging,
+         includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil) {
+        self.handle = handle
+        self.table = table
+        self.filter = filter
+        self.source = source
+        self.sort = sort
+        self.paging = paging
+        self.includePendingChanges = includePendingChanges
+        self.pendingTest = pendingTest
+        self.loading = loading
+        self.storageQuery = storageQuery
+    }
 
     var entity: Entity { table.entity }
 

@@ -86,6 +86,9 @@ struct SummaryTable {
                     notes.append(String(format: "p50 %.0f µs, p99 %.0f µs", p50, p99))
                 }
                 if let b = m["bytes_per_record"]?.doubleValue { notes.append("\(Int(b)) B/record") }
+                if let objects = m["rss_after_objects_kb"]?.doubleValue, let peak = m.peakRSSKB {
+                    notes.append("save's peak beyond the objects \(Format.kilobytes(peak - Int(objects)))")
+                }
                 if let r = m["record_bytes"]?.doubleValue, let t = m["tree_bytes"]?.doubleValue {
                     notes.append("records \(Format.bytes(Int(r))) + tree \(Format.bytes(Int(t)))")
                 }

@@ -38,6 +38,8 @@ enum W1ObjectInsert: Workload {
             let context = ModelContext(container)
             let section = Section.begin()
             for i in 0..<n { context.insert(StrataModel.Course(data.course(i))) }
+            // What the objects themselves hold: the save's peak beyond it is the save's own.
+            extras = [("rss_after_objects_kb", .int(ProcessStats.memory().rssKB))]
             try context.save()
             result = section.end()
         case .grdb, .grdbTuned:
