@@ -52,6 +52,8 @@ struct RowSet: Sequence, ExpressibleByArrayLiteral {
 
     mutating func formUnion(_ other: RowSet) { keys.formUnion(other.keys) }
 
+    mutating func reserveCapacity(_ count: Int) { keys.reserveCapacity(count) }
+
     func sorted() -> [RowID] { keys.map(\.row).sorted() }
 
     func makeIterator() -> LazyMapSequence<Set<RowKey>, RowID>.Iterator { keys.lazy.map(\.row).makeIterator() }

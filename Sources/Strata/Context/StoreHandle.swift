@@ -7,6 +7,8 @@ final class StoreHandle: @unchecked Sendable {
     let storage: any StorageBackend
     let tables: [Table]
     private let tablePositions: [ObjectIdentifier: Int]
+    /// Each table's model and store as identifiers name them, shared by those identifiers.
+    private let scopes: [IdentifierScope]
     /// The store's identifier in `PersistentIdentifier`s: its path (a name for an in-memory one).
     let identifier: String
 
@@ -28,6 +30,12 @@ final class StoreHandle: @unchecked Sendable {
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }
         tablePositions = Dictionary(uniqueKeysWithValues: tables.enumerated().map { (ObjectIdentifier($1.entity), $0) })
+        scopes = tables.map { [identifier] in IdentifierScope(entityName: $0.entity.name, storeIdentifier: identifier) }
+    }
+
+    /// The scope of the identifiers of `entity`'s objects in this store.
+    func identifierScope(for entity: Entity) -> IdentifierScope {
+        tablePositions[ObjectIdentifier(entity)].map { scopes[$0] } ?? IdentifierScope(entityName: entity.name, storeIdentifier: identifier)
     }
 
     /// The engine store, for the Strata extras that speak of it (`ModelContainer.stores`).

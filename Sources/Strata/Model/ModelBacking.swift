@@ -128,6 +128,11 @@ final class ModelBacking {
     /// The store's identifier, for `persistentModelID`.
     var storeIdentifier: String? { handle?.identifier }
 
+    /// The object's identifier in its store (nil before it is in one).
+    var storedIdentifier: PersistentIdentifier? {
+        handle.map { PersistentIdentifier(scope: $0.identifierScope(for: entity), rowID: Int64(bitPattern: rowID)) }
+    }
+
     private func updateAnchor() {
         guard probe == nil else { return }
         if status == .detached || context == nil {

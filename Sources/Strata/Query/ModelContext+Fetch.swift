@@ -56,11 +56,12 @@ extension ModelContext {
                 return try fetchAcrossModels(runs, paging: descriptor.paging).compactMap { ($0 as? any PersistentModel)?.persistentModelID }
             }
             let run = runs[0]
+            let scope = run.handle.identifierScope(for: run.entity)
             return try run.handle.storage.read { reader in
                 try results(run, reader: reader, materialize: false).compactMap { item in
                     switch item {
                     case .stored(let row):
-                        return PersistentIdentifier(entityName: run.entity.name, storeIdentifier: run.handle.identifier, rowID: Int64(row))
+                        return PersistentIdentifier(scope: scope, rowID: Int64(row))
                     case .object(let o):
                         return (o as? any PersistentModel)?.persistentModelID
                     }

@@ -12,8 +12,12 @@ extension SaveOperation {
             context.unregister(backing)
             backing.detach()
         }
+        // Sized once: a million inserts would otherwise grow the array by copying it, with the
+        // old and new buffers alive together at the save's peak.
+        saved.inserted.reserveCapacity(stores.reduce(0) { $0 + $1.decided.count })
         for store in stores {
-            for (object, backing, row) in store.decided { applyInsert(object, backing, row: row) }
+            for (backing, row) in store.decided { applyInsert(backing.object, backing, row: row) }
+            store.decided = []
         }
         remapReferences()
         for backing in context.changed.backings {
@@ -55,6 +59,6 @@ extension SaveOperation {
     }
 
     private func identifier(_ backing: ModelBacking) -> PersistentIdentifier {
-        PersistentIdentifier(entityName: backing.entity.name, storeIdentifier: backing.storeIdentifier, rowID: Int64(backing.rowID))
+        backing.storedIdentifier ?? PersistentIdentifier(entityName: backing.entity.name, storeIdentifier: nil, rowID: Int64(backing.rowID))
     }
 }

@@ -28,6 +28,10 @@ extension SaveOperation {
     /// changes (a unique value a changed object gives up is free for an insert to take), and
     /// inserts.
     func write() throws {
+        for store in stores {
+            let count = stores.count == 1 ? inserted.count : inserted.reduce(0) { $0 + (store.handle.table(for: $1.entity) == nil ? 0 : 1) }
+            store.decided.reserveCapacity(count)
+        }
         try writeDeletions()
         try applyEdits()
         for backing in changed { try writeChange(backing) }
@@ -39,15 +43,17 @@ extension SaveOperation {
     /// Deletes every row being deleted, with the index keys and blobs its record has.
     private func writeDeletions() throws {
         let entities = Dictionary(container.handles.flatMap(\.tables).map { (ObjectIdentifier($0.entity), $0.entity) }, uniquingKeysWith: { a, _ in a })
+        saved.deleted.reserveCapacity(deleting.values.reduce(0) { $0 + $1.count })
         for (model, rows) in deleting {
             guard let entity = entities[model] else { continue }
             let (writer, table) = try writer(for: entity)
             guard let collection = table.collection else { continue }
+            let scope = location(entity)?.store.handle.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
             for row in rows.sorted() {
                 guard let stored = try StoredRow.read(row, table: table, reader: writer) else { continue }
                 guard try writer.delete(row, in: collection, indexKeys: stored.keys) else { continue }
                 for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
-                saved.deleted.append(PersistentIdentifier(entityName: entity.name, storeIdentifier: location(entity)?.store.handle.identifier, rowID: Int64(row)))
+                saved.deleted.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
             }
         }
     }
@@ -75,7 +81,7 @@ extension SaveOperation {
         guard let conflict = try record.withUnsafeBytes({
             try writer.putUnlessHeld($0, row: backing.rowID, in: collection, indexKeys: keys, previousKeys: [])
         }) else {
-            return store.decided.append((object, backing, backing.rowID))
+            return store.decided.append((backing, backing.rowID))
         }
         let row = conflict.existingRow
         if table.uniqueIndexes.count > 1 {
@@ -88,7 +94,7 @@ extension SaveOperation {
         for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
         movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
         try put(record, of: object, row: row, keys: keys, previous: stored.keys, table: table, writer: writer)
-        store.decided.append((object, backing, row))
+        store.decided.append((backing, row))
     }
 
     private func encode(_ object: AnyObject, table: Table) throws -> [UInt8] {

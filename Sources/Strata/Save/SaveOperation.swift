@@ -139,7 +139,8 @@ final class StoreWork {
     /// True once the save wrote (or read for writing) through `writer`.
     var touched = false
     /// Inserts and the rows they were written to (their own, or an upsert's).
-    var decided: [(object: AnyObject, backing: ModelBacking, row: RowID)] = []
+    /// (The context holds the objects until the save is over; a backing names its object.)
+    var decided: [(backing: ModelBacking, row: RowID)] = []
 
     init(handle: StoreHandle) { self.handle = handle }
 }

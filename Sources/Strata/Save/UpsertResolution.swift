@@ -76,7 +76,7 @@ extension SaveOperation {
         guard let (store, _) = location(backing.entity) else { return }
         let taken = Edit.Target(entity: ObjectIdentifier(backing.entity), row: row)
         let earlier = rowTakers.updateValue(object, forKey: taken)
-        store.decided.append((object, backing, row))
+        store.decided.append((backing, row))
         resolvedRows[ObjectIdentifier(object)] = row
         if let earlier { superseded.insert(ObjectIdentifier(earlier)) }
         guard row != backing.rowID else { return }
