@@ -69,3 +69,22 @@ func compare(_ bench: Bench, workload: String, n: Int, repetitions: Int, warmups
         return m
     }
 }
+
+/// Runs `measure` (a child process per call) `repetitions` times for each system, the systems
+/// in turn in each round so that other work on the machine falls on all of them alike, and
+/// reports for each system the run with the median time, with the min, the max and the
+/// number of runs beside it.
+func childRounds(_ bench: Bench, systems: [System], title: String, _ measure: (System) throws -> Measurement) throws {
+    var runs: [System: [Measurement]] = [:]
+    for _ in 0..<max(1, bench.options.repetitions) {
+        for system in systems { runs[system, default: []].append(try measure(system)) }
+    }
+    for system in systems {
+        guard let all = runs[system]?.sorted(by: { $0.seconds < $1.seconds }), !all.isEmpty else { continue }
+        var m = all[all.count / 2]
+        m["repetitions"] = .int(all.count)
+        m["min_seconds"] = .double(all[0].seconds)
+        m["max_seconds"] = .double(all[all.count - 1].seconds)
+        bench.report(m, title: title)
+    }
+}

@@ -53,7 +53,7 @@ enum C1CascadeDelete: Workload {
 
     static func run(_ bench: Bench) throws {
         let n = bench.options.objectCount
-        for system in bench.selected(ObjectStores.systems) {
+        try childRounds(bench, systems: bench.selected(ObjectStores.systems), title: title) { system in
             let path = bench.options.workDirectory + "/graph-\(system.rawValue)"
             removeStoreFiles(path)
             defer { removeStoreFiles(path) }
@@ -63,7 +63,7 @@ enum C1CascadeDelete: Workload {
             guard var m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
             if let syncs = child.syncs { m["fsyncs"] = .int(syncs) }
             if let calls = child.writeCalls { m["write_calls"] = .int(calls) }
-            bench.report(m, title: title)
+            return m
         }
     }
 

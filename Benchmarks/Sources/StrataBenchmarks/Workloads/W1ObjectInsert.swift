@@ -11,7 +11,7 @@ enum W1ObjectInsert: Workload {
     static func run(_ bench: Bench) throws {
         ObjectStores.closeAll()
         let n = bench.options.objectCount
-        for system in bench.selected(ObjectStores.systems) {
+        try childRounds(bench, systems: bench.selected(ObjectStores.systems), title: title) { system in
             let path = ObjectStores.path(bench, system)
             removeStoreFiles(path)
             let child = try ChildProcess.run(
@@ -20,7 +20,7 @@ enum W1ObjectInsert: Workload {
             guard var m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
             if let syncs = child.syncs { m["fsyncs"] = .int(syncs) }
             if let calls = child.writeCalls { m["write_calls"] = .int(calls) }
-            bench.report(m, title: title)
+            return m
         }
         ObjectStores.madeWithN = n
     }

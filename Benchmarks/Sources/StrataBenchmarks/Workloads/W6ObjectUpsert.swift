@@ -18,7 +18,7 @@ enum W6ObjectUpsert: Workload {
         try ObjectStores.ensure(bench)
         ObjectStores.closeAll()
         let n = bench.options.objectCount
-        for system in bench.selected(ObjectStores.systems) {
+        try childRounds(bench, systems: bench.selected(ObjectStores.systems), title: title) { system in
             let path = ObjectStores.path(bench, system) + ".upsert"
             try ObjectStores.copyStore(ObjectStores.path(bench, system), to: path)
             defer { removeStoreFiles(path) }
@@ -28,7 +28,7 @@ enum W6ObjectUpsert: Workload {
             guard var m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
             if let syncs = child.syncs { m["fsyncs"] = .int(syncs) }
             if let calls = child.writeCalls { m["write_calls"] = .int(calls) }
-            bench.report(m, title: title)
+            return m
         }
     }
 

@@ -16,7 +16,7 @@ enum W9ObjectDeleteWhere: Workload {
         ObjectStores.closeAll()
         let n = bench.options.objectCount
         var expected: Int?
-        for system in bench.selected(ObjectStores.systems) {
+        try childRounds(bench, systems: bench.selected(ObjectStores.systems), title: title) { system in
             let path = ObjectStores.path(bench, system) + ".delete"
             try ObjectStores.copyStore(ObjectStores.path(bench, system), to: path)
             defer { removeStoreFiles(path) }
@@ -27,7 +27,7 @@ enum W9ObjectDeleteWhere: Workload {
             if let calls = child.writeCalls { m["write_calls"] = .int(calls) }
             if expected == nil { expected = m.n }
             m["same_result"] = .string(m.n == expected ? "yes" : "NO")
-            bench.report(m, title: title)
+            return m
         }
     }
 
