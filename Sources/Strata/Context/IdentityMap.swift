@@ -30,31 +30,3 @@ struct RowKey: Hashable {
         Int(truncatingIfNeeded: (row ^ UInt64(truncatingIfNeeded: seed)) &* 0x9E37_79B9_7F4A_7C15 >> 7)
     }
 }
-
-/// A set of row ids, hashed as `RowKey`s (the rows a save deletes, the rows a fetch leaves out).
-struct RowSet: Sequence, ExpressibleByArrayLiteral {
-    private var keys: Set<RowKey>
-
-    init() { keys = [] }
-    init(arrayLiteral rows: RowID...) { keys = Set(rows.map(RowKey.init)) }
-
-    var isEmpty: Bool { keys.isEmpty }
-    var count: Int { keys.count }
-
-    @inline(__always)
-    func contains(_ row: RowID) -> Bool { !keys.isEmpty && keys.contains(RowKey(row)) }
-
-    @discardableResult @inline(__always)
-    mutating func insert(_ row: RowID) -> (inserted: Bool, memberAfterInsert: RowID) {
-        let (inserted, key) = keys.insert(RowKey(row))
-        return (inserted, key.row)
-    }
-
-    mutating func formUnion(_ other: RowSet) { keys.formUnion(other.keys) }
-
-    mutating func reserveCapacity(_ count: Int) { keys.reserveCapacity(count) }
-
-    func sorted() -> [RowID] { keys.map(\.row).sorted() }
-
-    func makeIterator() -> LazyMapSequence<Set<RowKey>, RowID>.Iterator { keys.lazy.map(\.row).makeIterator() }
-}

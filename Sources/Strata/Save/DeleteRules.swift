@@ -86,7 +86,6 @@ extension SaveOperation {
         // The target's rows being deleted, taken out while the loop adds to them.
         let key = ObjectIdentifier(target)
         var targetRows = deleting.removeValue(forKey: key) ?? []
-        targetRows.reserveCapacity(targetRows.count + rows.count)
         defer { deleting[key] = targetRows }
         let registered = context.hasRegisteredObjects(of: target)
         for row in rows where !targetRows.contains(row) {
