@@ -36,7 +36,38 @@ struct BlobFolder: Sendable {
         try fileSystem.syncDirectory(path)
     }
 
-    func read(_ id: UInt64, length: UInt64, checksum: UInt32) throws -> [UInt8] {
+    func read(_ id: UInt64, length: UInt64, checksum: UInt64) throws -> [UInt8] {
+        try withContents(id, length: length, checksum: checksum) { Array($0) }
+    }
+
+    /// Reads a blob file into memory once (no zeroing, no copy), checks it and hands the
+    /// memory to `adopt`, which owns it from then on (it must free it with `Syscalls.release`).
+    func readOwned<R>(_ id: UInt64, length: UInt64, checksum: UInt64, adopt: (UnsafeMutableRawPointer, Int) -> R) throws -> R {
+        guard let count = Int(exactly: length), count <= Int.max / 2 else {
+            throw StoreError.corrupt("blob \(id) is said to have \(length) bytes", path: storePath, offset: nil)
+        }
+        guard let memory = Syscalls.allocate(count) else {
+            throw StoreError(.ioFailure, "There is no memory for blob \(id) (\(count) bytes).", path: storePath)
+        }
+        do {
+            try fill(id, UnsafeMutableRawBufferPointer(start: memory, count: count), checksum: checksum)
+        } catch {
+            Syscalls.release(memory)
+            throw error
+        }
+        return adopt(memory, count)
+    }
+
+    private func withContents<R>(_ id: UInt64, length: UInt64, checksum: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try readOwned(id, length: length, checksum: checksum) { memory, count in
+            defer { Syscalls.release(memory) }
+            return Result { try body(UnsafeRawBufferPointer(start: memory, count: count)) }
+        }.get()
+    }
+
+    /// Reads the whole blob file into `buffer` and checks it against the length and checksum
+    /// the store recorded.
+    private func fill(_ id: UInt64, _ buffer: UnsafeMutableRawBufferPointer, checksum: UInt64) throws {
         let file: any FileHandleIO
         do { file = try fileSystem.openFile(filePath(id), readOnly: true, create: false) }
         catch {
@@ -45,22 +76,21 @@ struct BlobFolder: Sendable {
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is missing", path: storePath, offset: nil)
         }
         defer { file.close() }
-        let bytes: [UInt8]
+        let n: Int
         do {
             // The length comes from the store: check it against the file before reading that much.
-            guard try file.size() >= length else {
+            guard try file.size() >= UInt64(buffer.count) else {
                 throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
             }
-            bytes = try file.read(count: Int(length), at: 0)
+            n = try file.read(into: buffer, at: 0)
         } catch let error as StoreError {
             throw error
         } catch {
             throw StoreError.io(error, doing: "reading blob \(id)", path: storePath)
         }
-        guard UInt64(bytes.count) == length, CRC32C.checksum(bytes) == checksum else {
+        guard n == buffer.count, Checksum.hash(UnsafeRawBufferPointer(buffer)) == checksum else {
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
         }
-        return bytes
     }
 
     func remove(_ id: UInt64) {

@@ -1,9 +1,11 @@
-// The fault seam: the engine does all of its I/O through these two small protocols.
+// The fault seam: the engine does all of its I/O through these small protocols.
 //
 // `DiskFileSystem` is the real one. Tests swap in a simulated file system that can fail the
-// Nth write, sync or rename, or "lose power" by dropping or tearing unsynced bytes.
+// Nth write, sync, rename or map, or "lose power" by dropping or tearing unsynced bytes; its
+// mappings are views of its in-memory bytes, so the mapped read path is tried too.
 
-/// An open file, as the engine uses it: positional reads and writes, sync, size, truncate, lock.
+/// An open file, as the engine uses it: positional reads and writes, sync, size, truncate,
+/// a read-only mapping, and byte-range locks.
 package protocol FileHandleIO: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (fewer only at end of file).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
@@ -15,12 +17,29 @@ package protocol FileHandleIO: AnyObject, Sendable {
     func size() throws -> UInt64
     /// Cuts the file to `size` bytes.
     func truncate(to size: UInt64) throws
-    /// Takes an advisory whole-file lock without waiting; false when another process holds it.
-    func lock(exclusive: Bool) throws -> Bool
-    /// Releases the lock; the file stays open for reading.
-    func unlock()
-    /// Closes the file (and so releases its lock).
+    /// Maps the file read-only and shared, at least `minimumLength` bytes (the mapping may be
+    /// longer than the file: bytes past its end must not be read). Writes to the file show in
+    /// the mapping at once.
+    func map(minimumLength: Int) throws -> any FileMapping
+    /// Takes a lock on a byte range without waiting; false when another open file holds a
+    /// conflicting one. Locks belong to this open file (not to the process) and go when it
+    /// is closed or its process dies. The range may lie past the end of the file.
+    func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool
+    /// Releases this open file's locks in `range`.
+    func unlock(_ range: Range<UInt64>)
+    /// The start of a lock in `range` held by another open file that conflicts with a lock of
+    /// this kind; nil when there is none.
+    func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64?
+    /// Closes the file (and so releases its locks). Mappings stay valid until released.
     func close()
+}
+
+/// A read-only view of a file's bytes, valid until the object is released.
+package protocol FileMapping: AnyObject, Sendable {
+    /// The first byte of the file.
+    var base: UnsafeRawPointer { get }
+    /// How many bytes are mapped (the file may end before).
+    var count: Int { get }
 }
 
 /// The directory-level operations the engine needs.
@@ -80,6 +99,11 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
     let path: String
     private let closed = Flag()
 
+    /// Mappings reserve address space, not memory: a mapping covers at least 1 GiB, and twice
+    /// what is asked, so that a growing file is remapped rarely (old mappings stay valid for
+    /// the snapshots that use them).
+    static let smallestMapping = 1 << 30
+
     init(fd: Int32, path: String) {
         self.fd = fd
         self.path = path
@@ -88,29 +112,60 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
     deinit { close() }
 
     /// A closed descriptor's number may already belong to another file: never use it.
-    private func checkOpen() throws {
-        if closed.isSet { throw SystemError(call: "read", path: path, errno: SystemError.badDescriptor) }
+    private func checkOpen(_ call: String) throws {
+        if closed.isSet { throw SystemError(call: call, path: path, errno: SystemError.badDescriptor) }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        try checkOpen()
+        try checkOpen("pread")
         if buffer.count == 0 { return 0 }
         return try Syscalls.pread(fd, path, into: buffer, at: offset)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        try checkOpen()
+        try checkOpen("pwrite")
         if bytes.count == 0 { return }
         try Syscalls.pwrite(fd, path, bytes, at: offset)
     }
 
-    func sync() throws { try checkOpen(); try Syscalls.fdatasync(fd, path) }
-    func size() throws -> UInt64 { try checkOpen(); return try Syscalls.fileSize(fd, path) }
-    func truncate(to size: UInt64) throws { try checkOpen(); try Syscalls.ftruncate(fd, path, size) }
-    func lock(exclusive: Bool) throws -> Bool { try Syscalls.lock(fd, path, exclusive: exclusive) }
-    func unlock() { if !closed.isSet { Syscalls.unlock(fd) } }
+    func sync() throws { try checkOpen("fdatasync"); try Syscalls.fdatasync(fd, path) }
+    func size() throws -> UInt64 { try checkOpen("fstat"); return try Syscalls.fileSize(fd, path) }
+    func truncate(to size: UInt64) throws { try checkOpen("ftruncate"); try Syscalls.ftruncate(fd, path, size) }
+
+    func map(minimumLength: Int) throws -> any FileMapping {
+        try checkOpen("mmap")
+        let (doubled, overflow) = minimumLength.multipliedReportingOverflow(by: 2)
+        let length = Swift.max(DiskFile.smallestMapping, overflow ? minimumLength : doubled)
+        return DiskMapping(base: try Syscalls.map(fd, path, length: length), count: length)
+    }
+
+    func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool {
+        try checkOpen("fcntl")
+        return try Syscalls.lock(fd, path, range: range, exclusive: exclusive)
+    }
+
+    func unlock(_ range: Range<UInt64>) { if !closed.isSet { Syscalls.unlock(fd, range: range) } }
+
+    func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64? {
+        try checkOpen("fcntl")
+        return try Syscalls.conflictingLock(fd, path, range: range, exclusive: exclusive)
+    }
 
     func close() {
         if closed.setOnce() { Syscalls.close(fd) }
     }
+}
+
+/// An `mmap` of a file, unmapped when released.
+final class DiskMapping: FileMapping, @unchecked Sendable {
+    // @unchecked: immutable; the bytes it points to are only read.
+    let base: UnsafeRawPointer
+    let count: Int
+
+    init(base: UnsafeRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit { Syscalls.unmap(base, length: count) }
 }

@@ -1,282 +1,350 @@
-// A B-tree node (a "page" once written): entries packed back to back in one byte array.
+// A node that a write transaction changes: a page in memory, in the page layout (Page.swift)
+// with the prefix left empty and room to grow between the slots and the cells. Reads use
+// `PageView` on it exactly as on a written page; `encode` writes it as a compact page with its
+// keys' common prefix taken out.
 //
-// Leaf entry:   [u16 key length][key][u16 value length][value]
-// Branch entry: [u16 key length][key]          (entry 0's key is empty and means "lowest")
-// A branch has one child per entry: child i holds the keys in [key i, key i+1).
-// Docs/FileFormat.md ("Page") gives the on-disk layout.
+// Cells are added at the low end of the cell area, which grows down from the end of the
+// buffer; a removed or replaced cell's bytes stay as garbage until the node runs out of room
+// and compacts.
 
-/// Where a written page lives in the file.
-struct PageRef: Hashable, Sendable {
-    var offset: UInt64
-    var length: UInt32
+/// The bytes of the nodes a write transaction holds, so that it can write them out when
+/// they pass its budget.
+final class DirtyBudget {
+    var bytes = 0
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+    var isExceeded: Bool { bytes > limit }
 }
 
-/// A branch's child: a page on disk, or a node changed in the current write transaction.
-enum Child {
-    case page(PageRef)
-    case node(Node)
-}
-
-final class Node: @unchecked Sendable {
-    // Clean nodes (decoded from a page) are shared between threads and never mutated:
-    // a write transaction copies a node before changing it.
+final class Node {
     let isLeaf: Bool
-    var data: [UInt8]
-    var starts: [Int32]
-    var children: [Child]
-    /// Where this node was read from, or nil for a node changed in a write transaction.
-    var page: PageRef?
+    private(set) var buffer: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    private(set) var count = 0
+    /// The lowest byte of the cell area.
+    private var cellsStart: Int
+    private var garbage = 0
+    /// The size of the page this node would encode to, before prefix compression.
+    private(set) var encodedSize = PageLayout.headerSize
+    /// For a branch: child i when it is changed in this transaction; nil when it is the
+    /// written page named in cell i.
+    var children: [Node?] = []
+    private let budget: DirtyBudget
 
-    static let headerSize = 12
-    static let childRefSize = 12
-    /// A node splits when its page would pass this size.
-    static let targetPageSize = 4096
-    /// The largest page a reader accepts (a node holds at least two maximal entries).
-    static let maximumPageSize = 64 * 1024
-    static let maximumKeyLength = 2048
-    static let maximumValueLength = 255
+    static let initialCapacity = 8192
 
-    static let kindLeaf: UInt8 = 1
-    static let kindBranch: UInt8 = 2
-
-    init(isLeaf: Bool, data: [UInt8] = [], starts: [Int32] = [], children: [Child] = [], page: PageRef? = nil) {
+    init(isLeaf: Bool, budget: DirtyBudget, capacity: Int = Node.initialCapacity) {
         self.isLeaf = isLeaf
-        self.data = data
-        self.starts = starts
-        self.children = children
-        self.page = page
+        self.budget = budget
+        self.capacity = capacity
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        cellsStart = capacity
+        buffer.storeBytes(of: UInt32(0), as: UInt32.self)
+        buffer.storeBytes(of: UInt16(0), toByteOffset: 4, as: UInt16.self)
+        buffer.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
+        buffer.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
+        setCount(0)
+        budget.bytes += capacity
     }
 
-    /// A changeable copy of this node.
-    func copy() -> Node {
-        Node(isLeaf: isLeaf, data: data, starts: starts, children: children, page: nil)
-    }
+    /// The most bytes a copied page may take once its prefix is put back into every key.
+    static let largestCopy = 32 * 1024
 
-    var count: Int { starts.count }
-
-    /// The size of this node written as a page.
-    var pageSize: Int { Node.headerSize + data.count + (isLeaf ? 0 : children.count * Node.childRefSize) }
-
-    @inline(__always) func end(of i: Int) -> Int { i + 1 < starts.count ? Int(starts[i + 1]) : data.count }
-
-    /// Calls `body` with the key bytes of entry `i`.
-    @inline(__always)
-    func withKey<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try data.withUnsafeBytes { raw in
-            let s = Int(starts[i])
-            let n = Int(raw.loadLE16(s))
-            return try body(UnsafeRawBufferPointer(rebasing: raw[(s + 2)..<(s + 2 + n)]))
-        }
-    }
-
-    func key(_ i: Int) -> [UInt8] { withKey(i) { Array($0) } }
-
-    /// Calls `body` with the value bytes of leaf entry `i`.
-    @inline(__always)
-    func withValue<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try data.withUnsafeBytes { raw in
-            let s = Int(starts[i])
-            let k = Int(raw.loadLE16(s))
-            let v = s + 2 + k
-            let n = Int(raw.loadLE16(v))
-            return try body(UnsafeRawBufferPointer(rebasing: raw[(v + 2)..<(v + 2 + n)]))
-        }
-    }
-
-    func value(_ i: Int) -> [UInt8] { withValue(i) { Array($0) } }
-
-    /// Binary search. Returns the index of the first entry whose key is >= `key`, and whether it is equal.
-    func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        // Local copies: one access to each property instead of one per probe.
-        let starts = self.starts
-        let data = self.data
-        var low = 0
-        var high = starts.count
-        return data.withUnsafeBytes { raw in
-            while low < high {
-                let mid = (low + high) >> 1
-                let s = Int(starts[mid])
-                let n = Int(raw.loadLE16(s))
-                let c = compareBytes(UnsafeRawBufferPointer(rebasing: raw[(s + 2)..<(s + 2 + n)]), key)
-                if c < 0 { low = mid + 1 } else if c > 0 { high = mid } else { return (mid, true) }
-            }
-            return (low, false)
-        }
-    }
-
-    /// For a branch: the child whose range holds `key`.
-    func childIndex(for key: UnsafeRawBufferPointer) -> Int {
-        let (i, found) = search(key)
-        if found { return i }
-        return Swift.max(0, i - 1)
-    }
-
-    // MARK: Changing a node (only nodes of a write transaction)
-
-    func insertEntry(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-        let size = 2 + key.count + (value.map { 2 + $0.count } ?? 0)
-        let position = i < starts.count ? Int(starts[i]) : data.count
-        let oldCount = data.count
-        // Grow, move the tail up, and write the entry in place (no temporary arrays).
-        data.append(contentsOf: repeatElement(0, count: size))
-        data.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            if position < oldCount {
-                (base + position + size).copyMemory(from: base + position, byteCount: oldCount - position)
-            }
-            var p = base + position
-            p.storeBytes(of: UInt16(key.count).littleEndian, as: UInt16.self)
-            p += 2
-            if let k = key.baseAddress, key.count > 0 { p.copyMemory(from: k, byteCount: key.count) }
-            p += key.count
-            if let value {
-                p.storeBytes(of: UInt16(value.count).littleEndian, as: UInt16.self)
-                p += 2
-                if let v = value.baseAddress, value.count > 0 { p.copyMemory(from: v, byteCount: value.count) }
+    /// A changeable copy of a written page (its prefix put back into every key); nil when
+    /// that would not fit a node (a page no writer makes).
+    convenience init?(copying page: PageView, budget: DirtyBudget) {
+        let expanded = page.length + page.prefixLength * page.count
+        guard expanded <= Node.largestCopy else { return nil }
+        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * expanded))
+        let prefix = page.prefix
+        withUnsafeTemporaryAllocation(byteCount: PageLayout.maximumKeyLength + 64, alignment: 8) { scratch in
+            for i in 0..<page.count {
+                if isLeaf {
+                    let cell = page.leafCell(i)
+                    let key = Node.join(prefix, cell.suffix, into: scratch)
+                    appendLeafCell(key: key, value: cell.value, flags: cell.flags)
+                } else {
+                    let cell = page.branchCell(i)
+                    let key = i == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : Node.join(prefix, cell.suffix, into: scratch)
+                    insertBranchCell(at: count, key: key, child: cell.child)
+                }
             }
         }
-        starts.insert(Int32(position), at: i)
-        let delta = Int32(size)
-        starts.withUnsafeMutableBufferPointer { s in
-            var j = i + 1
-            while j < s.count { s[j] += delta; j += 1 }
-        }
     }
 
-    func removeEntry(at i: Int) {
-        let s = Int(starts[i])
-        let e = end(of: i)
-        let size = e - s
-        let oldCount = data.count
-        data.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress, e < oldCount else { return }
-            (base + s).copyMemory(from: base + e, byteCount: oldCount - e)
+    deinit {
+        budget.bytes -= capacity
+        buffer.deallocate()
+    }
+
+    private static func join(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, into scratch: UnsafeMutableRawBufferPointer) -> UnsafeRawBufferPointer {
+        let base = scratch.baseAddress!
+        if a.count > 0 { base.copyMemory(from: a.baseAddress!, byteCount: a.count) }
+        if b.count > 0 { (base + a.count).copyMemory(from: b.baseAddress!, byteCount: b.count) }
+        return UnsafeRawBufferPointer(start: base, count: a.count + b.count)
+    }
+
+    @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer)) }
+
+    private func setCount(_ n: Int) {
+        count = n
+        buffer.storeBytes(of: UInt16(n).littleEndian, toByteOffset: 8, as: UInt16.self)
+    }
+
+    private var slotsEnd: Int { PageLayout.headerSize + 2 * count }
+
+    @inline(__always) private func slot(_ i: Int) -> Int {
+        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: PageLayout.headerSize + 2 * i, as: UInt16.self)))
+    }
+
+    @inline(__always) private func setSlot(_ i: Int, _ position: Int) {
+        buffer.storeBytes(of: UInt16(position).littleEndian, toByteOffset: PageLayout.headerSize + 2 * i, as: UInt16.self)
+    }
+
+    /// The size of cell `i` in bytes.
+    private func cellSize(_ i: Int) -> Int {
+        var p = slot(i)
+        let start = p
+        let k = Varint.read(buffer, &p)
+        if isLeaf {
+            let info = Varint.read(buffer, &p)
+            return p - start + k + (info >> 2)
         }
-        data.removeLast(size)
-        starts.remove(at: i)
-        let delta = Int32(size)
-        starts.withUnsafeMutableBufferPointer { st in
-            var j = i
-            while j < st.count { st[j] -= delta; j += 1 }
+        return p - start + k + PageLayout.childReferenceSize
+    }
+
+    static func leafCellSize(key: Int, value: Int) -> Int {
+        Varint.size(UInt64(key)) + Varint.size(UInt64(value) << 2) + key + value
+    }
+
+    static func branchCellSize(key: Int) -> Int { Varint.size(UInt64(key)) + key + PageLayout.childReferenceSize }
+
+    /// Makes room for one more slot and a cell of `size` bytes.
+    private func reserve(_ size: Int) {
+        if cellsStart - slotsEnd >= size + 2 { return }
+        if garbage > 0 { compact() }
+        if cellsStart - slotsEnd >= size + 2 { return }
+        var newCapacity = capacity * 2
+        while newCapacity - (capacity - cellsStart) - slotsEnd < size + 2 { newCapacity *= 2 }
+        resize(to: Swift.min(newCapacity, 1 << 16))
+    }
+
+    private func resize(to newCapacity: Int) {
+        let used = capacity - cellsStart
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        fresh.copyMemory(from: buffer, byteCount: slotsEnd)
+        (fresh + newCapacity - used).copyMemory(from: buffer + cellsStart, byteCount: used)
+        let shift = newCapacity - capacity
+        buffer.deallocate()
+        buffer = fresh
+        budget.bytes += newCapacity - capacity
+        capacity = newCapacity
+        cellsStart += shift
+        for i in 0..<count { setSlot(i, slot(i) + shift) }
+    }
+
+    /// Packs the cells at the end of the buffer, dropping garbage.
+    private func compact() {
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { scratch.deallocate() }
+        var end = capacity
+        for i in 0..<count {
+            let size = cellSize(i)
+            end -= size
+            (scratch + end).copyMemory(from: buffer + slot(i), byteCount: size)
+            setSlot(i, end)
         }
+        (buffer + end).copyMemory(from: scratch + end, byteCount: capacity - end)
+        cellsStart = end
+        garbage = 0
+    }
+
+    private func openSlot(at i: Int) {
+        let at = PageLayout.headerSize + 2 * i
+        if i < count { (buffer + at + 2).copyMemory(from: buffer + at, byteCount: 2 * (count - i)) }
+        setCount(count + 1)
+    }
+
+    private func closeSlot(at i: Int) {
+        let at = PageLayout.headerSize + 2 * i
+        if i + 1 < count { (buffer + at).copyMemory(from: buffer + at + 2, byteCount: 2 * (count - i - 1)) }
+        setCount(count - 1)
+    }
+
+    // MARK: Changing
+
+    /// Inserts a leaf cell at position `i`.
+    func insertLeafCell(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        let size = Node.leafCellSize(key: key.count, value: value.count)
+        reserve(size)
+        cellsStart -= size
+        var p = cellsStart
+        p += Varint.write(UInt64(key.count), to: buffer + p)
+        p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: buffer + p)
+        if key.count > 0 { (buffer + p).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        p += key.count
+        if value.count > 0 { (buffer + p).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        openSlot(at: i)
+        setSlot(i, cellsStart)
+        encodedSize += size + 2
+    }
+
+    func appendLeafCell(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        insertLeafCell(at: count, key: key, value: value, flags: flags)
+    }
+
+    /// Inserts a branch cell at position `i` for the written page `child`.
+    func insertBranchCell(at i: Int, key: UnsafeRawBufferPointer, child: UInt64, node: Node? = nil) {
+        let size = Node.branchCellSize(key: key.count)
+        reserve(size)
+        cellsStart -= size
+        var p = cellsStart
+        p += Varint.write(UInt64(key.count), to: buffer + p)
+        if key.count > 0 { (buffer + p).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        p += key.count
+        (buffer + p).storeBytes(of: child.littleEndian, as: UInt64.self)
+        openSlot(at: i)
+        setSlot(i, cellsStart)
+        children.insert(node, at: i)
+        encodedSize += size + 2
+    }
+
+    func removeCell(at i: Int) {
+        let size = cellSize(i)
+        garbage += size
+        encodedSize -= size + 2
+        closeSlot(at: i)
         if !isLeaf { children.remove(at: i) }
     }
 
-    func replaceValue(at i: Int, with value: UnsafeRawBufferPointer) {
-        let s = Int(starts[i])
-        let k = Int(data.loadLE16(s))
-        let v = s + 2 + k
-        if Int(data.loadLE16(v)) == value.count {
-            // Same size: overwrite in place.
-            data.withUnsafeMutableBytes { raw in
-                if let src = value.baseAddress, let base = raw.baseAddress, value.count > 0 {
-                    (base + v + 2).copyMemory(from: src, byteCount: value.count)
-                }
-            }
-            return
+    /// Replaces the value of leaf cell `i`, keeping its key.
+    func replaceValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) {
+        withUnsafeTemporaryAllocation(byteCount: PageLayout.maximumKeyLength + 64, alignment: 8) { scratch in
+            let key = view.leafCell(i).suffix
+            let copy = UnsafeRawBufferPointer(start: scratch.baseAddress!, count: key.count)
+            if key.count > 0 { scratch.baseAddress!.copyMemory(from: key.baseAddress!, byteCount: key.count) }
+            removeCell(at: i)
+            insertLeafCell(at: i, key: copy, value: value, flags: flags)
         }
-        let key = withKey(i) { Array($0) }
-        removeEntry(at: i)
-        key.withUnsafeBytes { insertEntry(at: i, key: $0, value: value) }
     }
 
-    /// Moves the upper half of the entries into a new node; returns it with its first key.
+    /// Sets the page that branch cell `i` points to (once its child has been written).
+    func setChild(_ i: Int, to offset: UInt64) {
+        var p = slot(i)
+        let k = Varint.read(buffer, &p)
+        (buffer + p + k).storeBytes(of: offset.littleEndian, as: UInt64.self)
+        children[i] = nil
+    }
+
+    /// Replaces branch cell i's key (keeping its child).
+    func replaceBranchKey(at i: Int, with key: UnsafeRawBufferPointer) {
+        let (child, node) = (view.child(i), children[i])
+        removeCell(at: i)
+        insertBranchCell(at: i, key: key, child: child, node: node)
+    }
+
+    // MARK: Splitting and merging
+
+    /// Moves the upper half of the cells (by bytes) into a new node; returns it with its first key.
     func splitOff() -> (separator: [UInt8], right: Node) {
-        // Split by bytes, not by count, so that both halves fit in a page.
-        let half = data.count / 2
         var cut = 1
-        while cut < starts.count - 1 && Int(starts[cut]) < half { cut += 1 }
-        let base = Int(starts[cut])
-        let right = Node(isLeaf: isLeaf)
-        right.data = Array(data[base...])
-        right.starts = starts[cut...].map { $0 - Int32(base) }
-        let separator = key(cut)
-        if !isLeaf {
-            right.children = Array(children[cut...])
-            children.removeSubrange(cut...)
+        var bytes = PageLayout.headerSize
+        let half = encodedSize / 2
+        while cut < count - 1 {
+            bytes += cellSize(cut - 1) + 2
+            if bytes >= half { break }
+            cut += 1
         }
-        data.removeSubrange(base...)
-        starts.removeSubrange(cut...)
-        if !isLeaf {
-            // The new branch's first key means "lowest": store it empty.
-            right.data.withUnsafeBytes { raw in
-                let n = Int(raw.loadLE16(0))
-                if n > 0 {
-                    right.data.removeSubrange(2..<(2 + n))
-                    right.data[0] = 0; right.data[1] = 0
-                    for j in 1..<right.starts.count { right.starts[j] -= Int32(n) }
-                }
+        let right = Node(isLeaf: isLeaf, budget: budget)
+        let separator = view.key(cut)
+        for i in cut..<count {
+            if isLeaf {
+                let cell = view.leafCell(i)
+                right.appendLeafCell(key: cell.suffix, value: cell.value, flags: cell.flags)
+            } else {
+                let cell = view.branchCell(i)
+                // The right node's first key means "lowest": kept empty.
+                right.insertBranchCell(at: right.count, key: i == cut ? UnsafeRawBufferPointer(start: nil, count: 0) : cell.suffix,
+                                       child: cell.child, node: children[i])
             }
         }
+        while count > cut { removeCell(at: count - 1) }
         return (separator, right)
     }
 
-    // MARK: Pages
-
-    /// Encodes the node as a page. Every branch child must already be written.
-    func encodePage(childRefs: [PageRef]) -> [UInt8] {
-        var page: [UInt8] = []
-        page.reserveCapacity(pageSize)
-        page.appendLE(UInt32(0))                // checksum, filled below
-        page.appendLE(UInt32(0))                // length, filled below
-        page.append(isLeaf ? Node.kindLeaf : Node.kindBranch)
-        page.append(0)
-        page.appendLE(UInt16(starts.count))
-        page.append(contentsOf: data)
-        if !isLeaf {
-            for ref in childRefs {
-                page.appendLE(ref.offset)
-                page.appendLE(ref.length)
+    /// Appends the cells of `right`, its right neighbour. For branches, `separator` is the
+    /// parent's key for `right`, which becomes the key of right's first child.
+    func absorb(_ right: Node, separator: UnsafeRawBufferPointer) {
+        for i in 0..<right.count {
+            if isLeaf {
+                let cell = right.view.leafCell(i)
+                appendLeafCell(key: cell.suffix, value: cell.value, flags: cell.flags)
+            } else {
+                let cell = right.view.branchCell(i)
+                insertBranchCell(at: count, key: i == 0 ? separator : cell.suffix, child: cell.child, node: right.children[i])
             }
         }
-        page.storeLE(UInt32(page.count), at: 4)
-        let crc = page.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...])) }
-        page.storeLE(crc, at: 0)
-        return page
     }
 
-    /// Decodes and checks a page. Returns nil (never traps) when the bytes are not a valid page.
-    static func decode(page bytes: [UInt8], at ref: PageRef) -> Node? {
-        guard bytes.count >= headerSize, bytes.count == Int(ref.length) else { return nil }
-        return bytes.withUnsafeBytes { raw -> Node? in
-            guard raw.loadLE32(4) == UInt32(bytes.count) else { return nil }
-            guard raw.loadLE32(0) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4...])) else { return nil }
-            let kind = raw[8]
-            guard kind == kindLeaf || kind == kindBranch else { return nil }
-            let isLeaf = kind == kindLeaf
-            let count = Int(raw.loadLE16(10))
-            let entriesEnd = isLeaf ? raw.count : raw.count - count * childRefSize
-            guard entriesEnd >= headerSize else { return nil }
-            var starts: [Int32] = []
-            starts.reserveCapacity(count)
-            var p = headerSize
-            for _ in 0..<count {
-                guard p + 2 <= entriesEnd else { return nil }
-                starts.append(Int32(p - headerSize))
-                let k = Int(raw.loadLE16(p))
-                p += 2 + k
-                if isLeaf {
-                    guard p + 2 <= entriesEnd else { return nil }
-                    let v = Int(raw.loadLE16(p))
-                    p += 2 + v
-                }
-                guard p <= entriesEnd else { return nil }
-            }
-            guard p == entriesEnd else { return nil }
-            var children: [Child] = []
-            if !isLeaf {
-                guard count > 0 else { return nil }
-                children.reserveCapacity(count)
-                for i in 0..<count {
-                    let base = entriesEnd + i * childRefSize
-                    let child = PageRef(offset: raw.loadLE64(base), length: raw.loadLE32(base + 8))
-                    // Children are written before their parent: a pointer forward is damage.
-                    guard child.offset < ref.offset else { return nil }
-                    children.append(.page(child))
-                }
-            }
-            let data = Array(raw[headerSize..<entriesEnd])
-            return Node(isLeaf: isLeaf, data: data, starts: starts, children: children, page: ref)
+    // MARK: Writing
+
+    /// The length of the common prefix of every key that a page of this node compares. (In
+    /// key order that is the first key's with the last; every key is compared all the same, so
+    /// that a node copied from a damaged page whose keys are out of order encodes safely.)
+    private func commonPrefixLength() -> Int {
+        let first = isLeaf ? 0 : 1
+        guard count > first else { return 0 }
+        let a = view.suffix(first)
+        var n = Swift.min(a.count, 255)
+        for i in (first + 1)..<Swift.max(first + 1, count) where n > 0 {
+            let b = view.suffix(i)
+            var m = 0
+            let limit = Swift.min(n, b.count)
+            while m < limit && a[m] == b[m] { m += 1 }
+            n = m
         }
+        return n
+    }
+
+    /// The page this node encodes to, with its keys' common prefix taken out and its checksum
+    /// set; every child must be written (`children` all nil).
+    func encode(into page: inout [UInt8]) {
+        let p = commonPrefixLength()
+        let source = view
+        let first = isLeaf ? 0 : 1
+        page.removeAll(keepingCapacity: true)
+        page.append(contentsOf: repeatElement(0, count: PageLayout.headerSize + p + 2 * count))
+        page[6] = isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch
+        page[7] = UInt8(p)
+        page.storeLE16(UInt16(count), at: 8)
+        if p > 0 { page.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: PageLayout.headerSize).copyMemory(from: source.suffix(first).baseAddress!, byteCount: p) } }
+        for i in 0..<count {
+            page.storeLE16(UInt16(page.count), at: PageLayout.headerSize + p + 2 * i)
+            if isLeaf {
+                let cell = source.leafCell(i)
+                let suffix = UnsafeRawBufferPointer(rebasing: cell.suffix[p...])
+                Varint.append(UInt64(suffix.count), to: &page)
+                Varint.append(UInt64(cell.value.count) << 2 | UInt64(cell.flags), to: &page)
+                page.append(contentsOf: suffix)
+                page.append(contentsOf: cell.value)
+            } else {
+                let cell = source.branchCell(i)
+                let suffix = i == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: cell.suffix[p...])
+                Varint.append(UInt64(suffix.count), to: &page)
+                page.append(contentsOf: suffix)
+                page.appendLE(cell.child)
+            }
+        }
+        PageLayout.seal(&page)
+    }
+}
+
+extension PageLayout {
+    /// Pads a page to the minimum size and sets its length and checksum.
+    static func seal(_ page: inout [UInt8]) {
+        if page.count < minimumSize { page.append(contentsOf: repeatElement(0, count: minimumSize - page.count)) }
+        page.storeLE16(UInt16(page.count), at: 4)
+        let sum = page.withUnsafeBytes { Checksum.short(UnsafeRawBufferPointer(rebasing: $0[4...])) }
+        page.storeLE(sum, at: 0)
     }
 }

@@ -37,7 +37,7 @@ enum Recovery {
 
     /// The commit record that ends exactly at `end`, if it passes every check.
     static func candidate(endingAt end: UInt64, io: any FileHandleIO, salt: UInt64) throws -> CommitRecord? {
-        let minimum = UInt64(CommitRecord.fixedSize + CommitRecord.trailerSize)
+        let minimum = UInt64(CommitRecord.fixedSize + Catalog.fixedSize + CommitRecord.trailerSize)
         guard end >= UInt64(FileHeader.size) + minimum else { return nil }
         let trailer = try io.read(count: CommitRecord.trailerSize, at: end - UInt64(CommitRecord.trailerSize))
         guard trailer.count == CommitRecord.trailerSize, Array(trailer[4...]) == CommitRecord.endMagic else { return nil }
@@ -64,10 +64,35 @@ enum Recovery {
         return record
     }
 
+    /// The largest body checked without a sync before its record (bodies over 256 KiB are
+    /// synced first); recovery reads no more than this.
+    static let largestUncheckedBody: UInt64 = 16 * 1024 * 1024
+
     /// True when the bytes between a commit's previous commit and its record match its body checksum.
-    static func bodyIsIntact(_ record: CommitRecord, io: any FileHandleIO) throws -> Bool {
-        guard record.bodyStart >= UInt64(FileHeader.size), record.offset - record.bodyStart <= 16 * 1024 * 1024 else { return false }
-        let body = try io.read(count: Int(record.offset - record.bodyStart), at: record.bodyStart)
-        return UInt64(body.count) == record.offset - record.bodyStart && CRC32C.checksum(body) == record.bodyChecksum
+    static func bodyIsIntact(_ record: CommitRecord, io: any FileHandleIO, limit: UInt64 = largestUncheckedBody) throws -> Bool {
+        guard record.bodyStart >= UInt64(FileHeader.size), record.bodyStart <= record.offset,
+              record.offset - record.bodyStart <= limit else { return false }
+        var sum = StreamingChecksum()
+        var position = record.bodyStart
+        while position < record.offset {
+            let count = Int(Swift.min(record.offset - position, 1 << 20))
+            let bytes = try io.read(count: count, at: position)
+            guard bytes.count == count else { return false }
+            bytes.withUnsafeBytes { sum.update($0) }
+            position += UInt64(count)
+        }
+        return sum.value == record.bodyChecksum
+    }
+
+    /// The commit record that starts at `offset` (for walking the chain backwards, and for a
+    /// commit another process published).
+    static func candidateAt(offset: UInt64, io: any FileHandleIO, salt: UInt64) throws -> CommitRecord? {
+        guard offset >= UInt64(FileHeader.size) else { return nil }
+        let head = try io.read(count: 20, at: offset)
+        guard head.count == 20, Array(head[0..<8]) == CommitRecord.magic else { return nil }
+        let length = UInt64(head.loadLE32(16))
+        guard length <= UInt64(CommitRecord.maximumSize) else { return nil }
+        let bytes = try io.read(count: Int(length), at: offset)
+        return CommitRecord.decode(bytes, at: offset, salt: salt)
     }
 }

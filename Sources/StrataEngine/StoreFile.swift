@@ -2,9 +2,9 @@ import Synchronization
 
 /// Counts of the work a store has done since it was opened: what benchmarks and tests read.
 public struct StoreStatistics: Sendable, Hashable {
-    /// Pages read from the file (cache misses).
+    /// Pages checked (their checksum and structure) the first time this process read them.
     public var pagesRead: Int
-    /// Record blocks read from the file (cache misses).
+    /// Value frames (records too long for a page) checked the first time this process read them.
     public var blocksRead: Int
     /// Bytes written to the store file.
     public var bytesWritten: Int
@@ -28,131 +28,46 @@ final class Counters: Sendable {
     }
 }
 
-/// One open store file with its caches. Compaction makes a new one; snapshots keep the old
-/// one alive (and open) until the last reader is done.
+/// One open store file and its mapping. Compaction makes a new one; snapshots keep the old
+/// one alive (and open, and mapped) until the last reader is done.
 final class StoreFile: Sendable {
     let io: any FileHandleIO
     let path: String
     let salt: UInt64
     let counters: Counters
-    private let nodes: TwoGenerationCache<Node>
-    private let blocks: TwoGenerationCache<RecordBlock>
+    private let mapped: Mutex<MappedFile?>
 
-    static let blockSize = 32 * 1024
-
-    init(io: any FileHandleIO, path: String, salt: UInt64, cacheSize: Int, counters: Counters) {
+    init(io: any FileHandleIO, path: String, salt: UInt64, counters: Counters) {
         self.io = io
         self.path = path
         self.salt = salt
         self.counters = counters
-        // Decoded pages cost about twice their size in memory; records share the rest.
-        self.nodes = TwoGenerationCache(capacity: cacheSize / 2)
-        self.blocks = TwoGenerationCache(capacity: cacheSize / 2)
+        self.mapped = Mutex(nil)
     }
 
     deinit { io.close() }
 
-    /// Reads (or finds in the cache) the node at `ref`. Pages of a snapshot end before `limit`.
-    func readNode(_ ref: PageRef, limit: UInt64) throws -> Node {
-        if let node = nodes.get(ref.offset) { return node }
-        guard ref.length >= UInt32(Node.headerSize), ref.length <= UInt32(Node.maximumPageSize),
-              ref.offset >= UInt64(FileHeader.size), ref.offset <= limit, UInt64(ref.length) <= limit - ref.offset else {
-            throw StoreError.corrupt("a page pointer (\(ref.length) bytes at \(ref.offset)) points outside the file", path: path, offset: ref.offset)
-        }
-        let bytes: [UInt8]
-        do { bytes = try io.read(count: Int(ref.length), at: ref.offset) }
-        catch { throw StoreError.io(error, doing: "reading a page", path: path) }
-        counters.pagesRead.add(1, ordering: .relaxed)
-        guard let node = Node.decode(page: bytes, at: ref) else {
-            throw StoreError.corrupt("the page at byte \(ref.offset) fails its checksum or is malformed", path: path, offset: ref.offset)
-        }
-        nodes.put(ref.offset, node, cost: 2 * bytes.count + 64)
-        return node
-    }
-
-    func cacheWrittenNode(_ node: Node, _ ref: PageRef) {
-        nodes.put(ref.offset, node, cost: 2 * Int(ref.length) + 64)
-    }
-
-    /// Calls `body` with `count` bytes at `offset`, all of which lie before `limit`.
-    func withBytes<R>(at offset: UInt64, count: Int, limit: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        if let (block, within) = try cachedBlock(at: offset, count: count, limit: limit) {
-            return try block.bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[within..<(within + count)])) }
-        }
-        return try readUncached(at: offset, count: count).withUnsafeBytes(body)
-    }
-
-    /// Calls `body` with the payload of the record frame at `offset` (`count` bytes, header
-    /// included) once the frame is checked: its length, its index keys and its checksum. The
-    /// checksum is verified once per frame while its block stays cached (the block's bytes do
-    /// not change), not at every read.
-    func withCheckedRecord<R>(at offset: UInt64, count: Int, limit: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        func checked(_ raw: UnsafeRawBufferPointer, verified: Bool) throws -> UnsafeRawBufferPointer {
-            guard let payload = RecordFrame.check(raw, verifyChecksum: !verified) else {
-                throw StoreError.corrupt("the record at byte \(offset) fails its checksum", path: path, offset: offset)
+    /// A mapping of the file that covers its first `end` bytes: the current one, or a longer
+    /// one when the file has grown past it (mappings are never moved or shrunk under the
+    /// snapshots that use them: each keeps the one it began on).
+    func mapping(covering end: UInt64) throws -> MappedFile {
+        try mapped.withLock { current in
+            if let current, UInt64(current.count) >= end { return current }
+            guard end <= UInt64(Int.max / 2) else {
+                throw StoreError.corrupt("the store file would be \(end) bytes long", path: path, offset: nil)
             }
-            return UnsafeRawBufferPointer(rebasing: raw[payload...])
-        }
-        if let (block, within) = try cachedBlock(at: offset, count: count, limit: limit) {
-            let verified = block.isVerified(within)
-            return try block.bytes.withUnsafeBytes { all in
-                let payload = try checked(UnsafeRawBufferPointer(rebasing: all[within..<(within + count)]), verified: verified)
-                if !verified { block.markVerified(within) }
-                return try body(payload)
+            let mapping: any FileMapping
+            do { mapping = try io.map(minimumLength: Int(end)) } catch {
+                throw StoreError.io(error, doing: "mapping the store file", path: path)
             }
+            guard UInt64(mapping.count) >= end else {
+                throw StoreError(.ioFailure, "The store file could not be mapped whole (\(mapping.count) of \(end) bytes).", path: path)
+            }
+            let fresh = try MappedFile(mapping: mapping, counters: counters, path: path)
+            current = fresh
+            return fresh
         }
-        return try readUncached(at: offset, count: count).withUnsafeBytes { try body(try checked($0, verified: false)) }
     }
-
-    /// The cached block holding all of `count` bytes at `offset` (read into the cache if
-    /// needed), and where they start in it; nil when they cross a block boundary.
-    private func cachedBlock(at offset: UInt64, count: Int, limit: UInt64) throws -> (RecordBlock, Int)? {
-        guard offset <= limit, UInt64(count) <= limit - offset else {
-            throw StoreError.corrupt("a record pointer (\(count) bytes at \(offset)) points outside the file", path: path, offset: offset)
-        }
-        let blockSize = UInt64(StoreFile.blockSize)
-        let block = offset / blockSize
-        let within = Int(offset % blockSize)
-        guard within + count <= StoreFile.blockSize else { return nil }
-        if let cached = blocks.get(block), cached.bytes.count >= within + count { return (cached, within) }
-        let start = block * blockSize
-        let length = Int(Swift.min(blockSize, limit - start))
-        let bytes: [UInt8]
-        do { bytes = try io.read(count: length, at: start) }
-        catch { throw StoreError.io(error, doing: "reading a record", path: path) }
-        counters.blocksRead.add(1, ordering: .relaxed)
-        guard bytes.count >= within + count else {
-            throw StoreError.corrupt("the file ends inside a record at byte \(offset)", path: path, offset: offset)
-        }
-        let loaded = RecordBlock(bytes)
-        blocks.put(block, loaded, cost: bytes.count + 64)
-        return (loaded, within)
-    }
-
-    /// Bytes that cross a block boundary (a large record), read without the cache.
-    private func readUncached(at offset: UInt64, count: Int) throws -> [UInt8] {
-        let bytes: [UInt8]
-        do { bytes = try io.read(count: count, at: offset) }
-        catch { throw StoreError.io(error, doing: "reading a record", path: path) }
-        counters.blocksRead.add(1, ordering: .relaxed)
-        guard bytes.count == count else {
-            throw StoreError.corrupt("the file ends inside a record at byte \(offset)", path: path, offset: offset)
-        }
-        return bytes
-    }
-}
-
-/// A 32 KiB piece of the file in the record cache, and the record frames in it whose checksums
-/// have been verified since it was read.
-final class RecordBlock: Sendable {
-    let bytes: [UInt8]
-    /// Offsets (within the block) of frames whose checksum passed.
-    private let verified = Mutex<Set<UInt16>>([])
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func isVerified(_ within: Int) -> Bool { verified.withLock { $0.contains(UInt16(truncatingIfNeeded: within)) } }
-    func markVerified(_ within: Int) { _ = verified.withLock { $0.insert(UInt16(truncatingIfNeeded: within)) } }
 }
 
 /// Appends to the end of the store file for the one write transaction at a time.
@@ -166,7 +81,7 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     /// Everything before this offset is known to be synced.
     private(set) var syncedEnd: UInt64
     private var buffer: [UInt8] = []
-    private(set) var bodyChecksum: UInt32 = 0
+    private var body = StreamingChecksum()
     static let flushThreshold = 1 << 20
 
     init(file: StoreFile, committedEnd: UInt64, syncedEnd: UInt64) {
@@ -179,6 +94,7 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
 
     var end: UInt64 { flushedEnd + UInt64(buffer.count) }
     var bodySize: UInt64 { end - committedEnd }
+    var bodyChecksum: UInt64 { body.value }
 
     /// Appends bytes; returns the offset they start at.
     @discardableResult
@@ -188,7 +104,7 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
 
     func append(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         let offset = end
-        bodyChecksum = CRC32C.update(bodyChecksum, bytes)
+        body.update(bytes)
         if bytes.count >= AppendWriter.flushThreshold {
             try flush()
             try write(bytes)
@@ -225,13 +141,13 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     /// Everything appended so far is now committed.
     func markCommitted() {
         committedEnd = end
-        bodyChecksum = 0
+        body = StreamingChecksum()
     }
 
     /// Drops what was appended since the last commit.
     func discard() throws {
         buffer.removeAll(keepingCapacity: true)
-        bodyChecksum = 0
+        body = StreamingChecksum()
         // A failed write may have left part of its bytes after flushedEnd.
         if try flushedEnd > committedEnd || file.io.size() > committedEnd {
             flushedEnd = committedEnd
@@ -239,24 +155,24 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
         }
     }
 
-    /// Reads bytes appended by the current transaction (at or after `committedEnd`).
+    /// Calls `body` with `count` bytes appended by the current transaction (at or after
+    /// `committedEnd`), from the file or from the buffer not yet written.
     func withUncommittedBytes<R>(at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        // A pointer from a damaged page may hold any offset: compare before converting.
+        guard offset >= committedEnd, offset <= end, UInt64(count) <= end - offset else {
+            throw StoreError.corrupt("a value pointer runs past the end of the transaction", path: file.path, offset: offset)
+        }
         if offset >= flushedEnd {
-            // A pointer from a damaged page may hold any offset: compare before converting.
-            guard offset - flushedEnd <= UInt64(buffer.count), count <= buffer.count - Int(offset - flushedEnd) else {
-                throw StoreError.corrupt("a record pointer runs past the end of the transaction", path: file.path, offset: offset)
-            }
             let start = Int(offset - flushedEnd)
             return try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
         }
-        var bytes = try file.io.read(count: Swift.min(count, Int(flushedEnd - offset)), at: offset)
-        if bytes.count < count {
-            let rest = count - bytes.count
-            guard rest <= buffer.count else {
-                throw StoreError.corrupt("a record pointer runs past the end of the transaction", path: file.path, offset: offset)
-            }
-            bytes.append(contentsOf: buffer[0..<rest])
+        if offset + UInt64(count) <= flushedEnd {
+            let map = try file.mapping(covering: flushedEnd)
+            return try body(UnsafeRawBufferPointer(start: map.base + Int(offset), count: count))
         }
+        // Across the flushed end: put the two halves together.
+        var bytes = try file.io.read(count: Int(flushedEnd - offset), at: offset)
+        bytes.append(contentsOf: buffer[0..<(count - bytes.count)])
         return try bytes.withUnsafeBytes(body)
     }
 }

@@ -494,7 +494,8 @@ extension CrashTests {
                 fs.cutPower(at: operation, n: n, mode: mode)
                 do {
                     let state = try Self.largeCommit(store, after: before)
-                    #expect(!fs.isPoweredOff && state == after)
+                    // A power cut after the commit is whole (at its publication in the lock file) does not fail it.
+                    #expect(state == after && fs.failedPaths.allSatisfy { $0.hasSuffix(".lock") })
                 } catch {
                     #expect(fs.isPoweredOff, "\(error)")
                 }

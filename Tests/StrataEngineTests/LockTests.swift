@@ -1,5 +1,6 @@
-// One writer per store: a second process, a second Store in this process, and a read-only
-// open while a writer holds the store all get a clear `.locked` error.
+// One writer per store: a second process or a second Store in this process that opens it for
+// writing gets a clear `.locked` error; read-only stores open beside the writer, in this
+// process or another, and read what it publishes.
 import Foundation
 import Testing
 @testable import StrataEngine
@@ -80,7 +81,7 @@ import Testing
         func get() -> String? { lock.withLock { line } }
     }
 
-    @Test func anotherProcessHoldingTheStoreLocksItOut() throws {
+    @Test func anotherProcessWritingLocksOutASecondWriterNotReaders() throws {
         let dir = try EngineTestDirectory()
         let path = dir.path()
         do {
@@ -92,20 +93,24 @@ import Testing
         try #require(line == "ready", "the helper said \(line ?? "nothing")")
 
         let error = expectStoreError(.locked) { try Store(path: path) }
-        #expect(error?.message.contains("Another process") == true)
+        #expect(error?.message.contains("open for writing") == true)
         #expect(error?.description.contains(path) == true)
-        expectStoreError(.locked) { try Store(path: path, options: StoreOptions(readOnly: true)) }
         expectStoreError(.locked) { try Store(path: path, options: StoreOptions(createIfMissing: false)) }
+        // A reader opens beside the writer and reads what it published.
+        let reader = try Store(path: path, options: StoreOptions(readOnly: true))
+        #expect(try reader.read { try $0.record(1, in: $0.collection(named: "c")!) } == [1])
+        try expectClean(reader)
 
         #expect(child.finish() == 0)
         // The lock went with the process: the store opens, with its data.
         let store = try Store(path: path)
         #expect(try store.read { try $0.record(1, in: $0.collection(named: "c")!) } == [1])
         try expectClean(store)
+        withExtendedLifetime(reader) {}
     }
 
-    /// The other way round: the child cannot open a store this process holds, and says why.
-    @Test func thisProcessHoldingTheStoreLocksOutAnother() throws {
+    /// The other way round: the child cannot open a store this process writes, and says why.
+    @Test func thisProcessWritingLocksOutAnother() throws {
         let dir = try EngineTestDirectory()
         let path = dir.path()
         let store = try Store(path: path)
@@ -134,20 +139,27 @@ import Testing
         #expect(try again.read { try $0.count(in: $0.collection(named: "c")!) } == 1)
     }
 
-    @Test func readOnlyWhileAWriterHoldsTheStore() throws {
+    /// Read-only stores open beside a writer, and a writer beside them; they read each commit
+    /// once it is published, and keep the commit their transactions began on.
+    @Test func readersBesideAWriter() throws {
         let dir = try EngineTestDirectory()
         let path = dir.path()
-        do {
-            let writer = try Store(path: path)
-            let error = expectStoreError(.locked) { try Store(path: path, options: StoreOptions(readOnly: true)) }
-            #expect(error?.message.contains("open for writing") == true)
-            withExtendedLifetime(writer) {}
-        }
-        // Readers share the store with each other, and keep a writer out.
+        let writer = try Store(path: path)
+        let c = try writer.write { try $0.createCollection(named: "c") }
         let reader1 = try Store(path: path, options: StoreOptions(readOnly: true))
         let reader2 = try Store(path: path, options: StoreOptions(readOnly: true))
-        expectStoreError(.locked) { try Store(path: path) }
-        withExtendedLifetime((reader1, reader2)) {}
+        let before = try reader1.beginRead()
+        try writer.write { tx in try tx.put([7], row: 1, in: c) }
+        #expect(try before.record(1, in: c) == nil)
+        #expect(try reader1.read { try $0.record(1, in: c) } == [7])
+        #expect(try reader2.read { try $0.record(1, in: c) } == [7])
+        expectStoreError(.readOnly) { try reader2.write { tx in try tx.put([8], row: 2, in: c) } }
+        writer.close()
+        // Readers do not keep a writer out.
+        let next = try Store(path: path)
+        try next.write { tx in try tx.put([9], row: 2, in: c) }
+        #expect(try reader1.read { try $0.record(2, in: c) } == [9])
+        withExtendedLifetime((reader1, reader2, before, next)) {}
     }
 
     /// close() lets go of the lock at once, even while the Store object and an old reader live on.
@@ -199,18 +211,20 @@ import Testing
         withExtendedLifetime(store) {}
     }
 
-    /// Compaction switches to a new file; the new file is locked too.
+    /// Compaction switches to a new file; the store stays locked to other writers (the lock is
+    /// in the lock file, which compaction does not replace), and readers follow.
     @Test func compactedStoreStaysLocked() throws {
         let dir = try EngineTestDirectory()
         let path = dir.path()
         let store = try Store(path: path)
         try store.write { tx in try tx.put([1], row: 1, in: tx.createCollection(named: "c")) }
+        let reader = try Store(path: path, options: StoreOptions(readOnly: true))
         try store.compact()
         expectStoreError(.locked) { try Store(path: path) }
-        expectStoreError(.locked) { try Store(path: path, options: StoreOptions(readOnly: true)) }
+        #expect(try reader.read { try $0.record(1, in: $0.collection(named: "c")!) } == [1])
         let child = try Holder(path: path)
         #expect(child.firstLine()?.contains("[locked]") == true)
         #expect(child.finish() == 1)
-        withExtendedLifetime(store) {}
+        withExtendedLifetime((store, reader)) {}
     }
 }
