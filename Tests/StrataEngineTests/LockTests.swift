@@ -4,6 +4,7 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct LockTests {
     /// The `StrataTestHelper` executable, built beside the test bundle.
@@ -26,41 +27,55 @@ import Testing
         var description: String { "StrataTestHelper was not found (build it with `swift build --build-tests`); looked in \(looked)" }
     }
 
-    /// A `StrataTestHelper hold PATH` child: it opens the store and holds it until its stdin closes.
+    /// A `StrataTestHelper` child: `hold PATH` opens the store for writing and holds it until
+    /// its stdin closes; `read-check PATH --until N` reads a store another process writes.
     final class Holder {
         let process = Process()
         let input = Pipe()
         let output = Pipe()
+        let lines = LineBox()
 
-        /// Starts the child and waits (at most `timeout` seconds) for its first line.
-        init(path: String) throws {
+        /// Starts the child; its lines of output are collected as they come.
+        init(path: String) throws { try start(["hold", path]) }
+        init(arguments: [String]) throws { try start(arguments) }
+
+        private func start(_ arguments: [String]) throws {
             process.executableURL = try LockTests.helperURL()
-            process.arguments = ["hold", path]
+            process.arguments = arguments
             process.standardInput = input
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             try process.run()
-        }
-
-        /// The first line the child prints ("ready" or "error: ..."), or nil if it says nothing in time.
-        func firstLine(timeout: TimeInterval = 30) -> String? {
             let handle = output.fileHandleForReading
-            let box = LineBox()
-            let done = DispatchSemaphore(value: 0)
+            let box = lines
             Thread {
                 var bytes = Data()
                 while true {
                     let chunk = handle.availableData
                     if chunk.isEmpty { break }
                     bytes.append(chunk)
-                    if chunk.contains(UInt8(ascii: "\n")) { break }
+                    while let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+                        box.append(String(decoding: bytes[bytes.startIndex..<newline], as: UTF8.self))
+                        bytes = Data(bytes[(newline + 1)...])
+                    }
                 }
-                box.set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init))
-                done.signal()
+                box.finish()
             }.start()
-            guard done.wait(timeout: .now() + timeout) == .success else { return nil }
-            return box.get()
         }
+
+        /// Line `n` (from 0) the child prints, or nil if it says nothing in time.
+        func line(_ n: Int, timeout: TimeInterval = 30) -> String? {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if let line = lines.line(n) { return line }
+                if lines.isFinished { return lines.line(n) }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            return nil
+        }
+
+        /// The first line the child prints ("ready" or "error: ..."), or nil if it says nothing in time.
+        func firstLine(timeout: TimeInterval = 30) -> String? { line(0, timeout: timeout) }
 
         /// Closes the child's stdin so it closes the store and exits; waits for it.
         func finish() -> Int32 {
@@ -76,9 +91,39 @@ import Testing
 
     final class LineBox: @unchecked Sendable {
         private let lock = NSLock()
-        private var line: String?
-        func set(_ value: String?) { lock.withLock { line = value } }
-        func get() -> String? { lock.withLock { line } }
+        private var lines: [String] = []
+        private var finished = false
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        func finish() { lock.withLock { finished = true } }
+        func line(_ n: Int) -> String? { lock.withLock { n < lines.count ? lines[n] : nil } }
+        var isFinished: Bool { lock.withLock { finished } }
+    }
+
+    /// A writer (this process) and a reader (a child process) side by side: the reader sees
+    /// whole commits only, each checked on its own (rows, both indexes, the blob it names,
+    /// and now and then a whole verify()), across compactions, until the last one.
+    @Test func aReaderProcessSeesWholeCommitsOfAWriterBesideIt() throws {
+        let dir = try EngineTestDirectory()
+        let path = dir.path()
+        let store = try Store(path: path)
+        try SideBySideWorkload.commit(1, on: store)
+        let last: UInt64 = 120
+        let child = try Holder(arguments: ["read-check", path, "--until", "\(last)"])
+        try #require(child.firstLine() == "ready", "the reader said \(child.firstLine() ?? "nothing")")
+        for s in 2...last {
+            try SideBySideWorkload.commit(s, on: store)
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        let result = child.line(1, timeout: 120)
+        print("side by side: the reader said", result ?? "nothing")
+        #expect(result?.hasPrefix("ok") == true, "the reader said \(result ?? "nothing")")
+        #expect(child.finish() == 0)
+        let seen = Int(result?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        #expect(seen >= 5, "the reader saw \(seen) commits")
+        // Blob files of commits no reader can see any more are gone.
+        let blobs = try FileManager.default.contentsOfDirectory(atPath: path + ".blobs")
+        #expect(blobs.count <= 3, "\(blobs.count) blob files left")
+        try expectClean(store)
     }
 
     @Test func anotherProcessWritingLocksOutASecondWriterNotReaders() throws {
