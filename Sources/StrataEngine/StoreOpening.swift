@@ -16,8 +16,7 @@ enum StoreOpening {
             // A compaction that was cut short leaves its unfinished file; it is never needed.
             // Removed only once the lock is held, so a process that is about to be refused
             // never removes the file of a compaction that is running.
-            let leftover = path + ".compact"
-            if fileSystem.fileExists(leftover) { try? fileSystem.removeFile(leftover) }
+            for leftover in [path + ".compact", path + ".upgrade"] where fileSystem.fileExists(leftover) { try? fileSystem.removeFile(leftover) }
             return try recover(path: path, options: options, fileSystem: fileSystem)
         } catch {
             lock.unlockWriter()

@@ -3,7 +3,7 @@
 import Foundation
 
 let commands: [any Command.Type] = [DemoCommand.self, InfoCommand.self, VerifyCommand.self, DumpCommand.self,
-                                    CompactCommand.self, MigrateCommand.self, BenchCommand.self]
+                                    CompactCommand.self, MigrateCommand.self, UpgradeCommand.self, BenchCommand.self]
 
 let overview = """
     usage: strata <command> [options]

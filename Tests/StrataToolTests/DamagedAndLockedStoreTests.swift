@@ -3,6 +3,7 @@ import Foundation
 import Strata
 import StrataEngine
 import Testing
+import StrataTestSupport
 
 @Suite struct DamagedStoreTests {
     /// A byte flipped inside an earlier commit: verify exits 1 and names the place.
@@ -132,5 +133,26 @@ import Testing
         #expect(try reader.read { tx in try tx.count(in: #require(tx.collection(named: "Lesson"))) } == 5)
         #expect(try Tool.run("dump", path).lines.count == 5)
         reader.close()
+    }
+}
+
+@Suite struct UpgradeCommandTests {
+    /// A store of format version 1: every command names `strata upgrade`; it converts the
+    /// store, which then opens, verifies and dumps; a second run has nothing to do.
+    @Test func upgradeConvertsAnOlderStore() throws {
+        let folder = try TestFolder()
+        let path = folder.path()
+        try FormatVersion1Fixture.install(at: path)
+        let info = try Tool.run("info", path)
+        #expect(info.status == 1, "\(info)")
+        #expect(info.stderr.contains("strata upgrade \(path)"), "\(info)")
+
+        let run = try Tool.run("upgrade", path)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("converted from file format version 1 to 2"), "\(run)")
+        #expect(try Tool.run("verify", path).status == 0)
+        #expect(try Tool.run("info", path, "--json").object()["format_version"] as? Int == 2)
+        let again = try Tool.run("upgrade", path, "--json").object()
+        #expect(again["from_version"] as? Int == 2)
     }
 }

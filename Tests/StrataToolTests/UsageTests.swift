@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Suite struct UsageTests {
-    static let commands = ["demo", "info", "verify", "dump", "compact", "migrate", "bench"]
+    static let commands = ["demo", "info", "verify", "dump", "compact", "migrate", "upgrade", "bench"]
 
     @Test(arguments: commands) func everyCommandHasHelp(command: String) throws {
         for flag in ["--help", "-h"] {
