@@ -112,6 +112,8 @@ public final class ModelContext {
     /// Reads and decodes the blob of an `.externalStorage` value.
     static func loadExternal<Value>(_ blob: UInt64, from handle: StoreHandle) -> Value? {
         do {
+            // A Data value is the blob's bytes: read into the Data itself, with no copy.
+            if Value.self == Data.self { return try handle.store.read { try $0.blobData(BlobID(rawValue: blob)) } as? Value }
             let bytes = try handle.store.read { try $0.blob(BlobID(rawValue: blob)) }
             let codec = try Codecs.make(Value.self)
             return try bytes.withUnsafeBytes { try codec.decode($0) }
