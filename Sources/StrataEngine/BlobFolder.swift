@@ -40,34 +40,14 @@ struct BlobFolder: Sendable {
         try withContents(id, length: length, checksum: checksum) { Array($0) }
     }
 
-    /// Reads a blob file into memory once (no zeroing, no copy), checks it and hands the
-    /// memory to `adopt`, which owns it from then on (it must free it with `Syscalls.release`).
-    func readOwned<R>(_ id: UInt64, length: UInt64, checksum: UInt64, adopt: (UnsafeMutableRawPointer, Int) -> R) throws -> R {
+    /// Calls `body` with a blob's bytes, checked against the length and checksum the store
+    /// recorded: its file mapped, not read into memory (`keep` receives the mapping, for a
+    /// caller that hands the bytes on).
+    func withContents<R>(_ id: UInt64, length: UInt64, checksum: UInt64, keep: ((any FileMapping) -> Void)? = nil,
+                         _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         guard let count = Int(exactly: length), count <= Int.max / 2 else {
             throw StoreError.corrupt("blob \(id) is said to have \(length) bytes", path: storePath, offset: nil)
         }
-        guard let memory = Syscalls.allocate(count) else {
-            throw StoreError(.ioFailure, "There is no memory for blob \(id) (\(count) bytes).", path: storePath)
-        }
-        do {
-            try fill(id, UnsafeMutableRawBufferPointer(start: memory, count: count), checksum: checksum)
-        } catch {
-            Syscalls.release(memory)
-            throw error
-        }
-        return adopt(memory, count)
-    }
-
-    private func withContents<R>(_ id: UInt64, length: UInt64, checksum: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        try readOwned(id, length: length, checksum: checksum) { memory, count in
-            defer { Syscalls.release(memory) }
-            return Result { try body(UnsafeRawBufferPointer(start: memory, count: count)) }
-        }.get()
-    }
-
-    /// Reads the whole blob file into `buffer` and checks it against the length and checksum
-    /// the store recorded.
-    private func fill(_ id: UInt64, _ buffer: UnsafeMutableRawBufferPointer, checksum: UInt64) throws {
         let file: any FileHandleIO
         do { file = try fileSystem.openFile(filePath(id), readOnly: true, create: false) }
         catch {
@@ -75,22 +55,26 @@ struct BlobFolder: Sendable {
             if fileSystem.fileExists(filePath(id)) { throw StoreError.io(error, doing: "opening blob \(id)", path: storePath) }
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is missing", path: storePath, offset: nil)
         }
-        defer { file.close() }
-        let n: Int
+        defer { file.close() }   // the mapping outlives the descriptor
+        let mapping: any FileMapping
         do {
-            // The length comes from the store: check it against the file before reading that much.
-            guard try file.size() >= UInt64(buffer.count) else {
+            // The length comes from the store: check it against the file before mapping that much.
+            guard try file.size() >= length else {
                 throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
             }
-            n = try file.read(into: buffer, at: 0)
+            if count == 0 { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            mapping = try file.map(length: count, roomToGrow: false)
         } catch let error as StoreError {
             throw error
         } catch {
             throw StoreError.io(error, doing: "reading blob \(id)", path: storePath)
         }
-        guard n == buffer.count, Checksum.hash(UnsafeRawBufferPointer(buffer)) == checksum else {
+        let bytes = UnsafeRawBufferPointer(start: mapping.base, count: count)
+        guard Checksum.hash(bytes) == checksum else {
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
         }
+        keep?(mapping)
+        return try body(bytes)
     }
 
     func remove(_ id: UInt64) {

@@ -17,10 +17,10 @@ package protocol FileHandleIO: AnyObject, Sendable {
     func size() throws -> UInt64
     /// Cuts the file to `size` bytes.
     func truncate(to size: UInt64) throws
-    /// Maps the file read-only and shared, at least `minimumLength` bytes (the mapping may be
-    /// longer than the file: bytes past its end must not be read). Writes to the file show in
-    /// the mapping at once.
-    func map(minimumLength: Int) throws -> any FileMapping
+    /// Maps the file read-only and shared: `length` bytes, or (with `roomToGrow`) at least
+    /// that many, leaving room for a file that grows. The mapping may be longer than the file:
+    /// bytes past its end must not be read. Writes to the file show in the mapping at once.
+    func map(length: Int, roomToGrow: Bool) throws -> any FileMapping
     /// Takes a lock on a byte range without waiting; false when another open file holds a
     /// conflicting one. Locks belong to this open file (not to the process) and go when it
     /// is closed or its process dies. The range may lie past the end of the file.
@@ -99,9 +99,9 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
     let path: String
     private let closed = Flag()
 
-    /// Mappings reserve address space, not memory: a mapping covers at least 1 GiB, and twice
-    /// what is asked, so that a growing file is remapped rarely (old mappings stay valid for
-    /// the snapshots that use them).
+    /// Mappings reserve address space, not memory: a mapping with room to grow covers at least
+    /// 1 GiB, and twice what is asked, so that a growing file is remapped rarely (old mappings
+    /// stay valid for the snapshots that use them).
     static let smallestMapping = 1 << 30
 
     init(fd: Int32, path: String) {
@@ -132,11 +132,16 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
     func size() throws -> UInt64 { try checkOpen("fstat"); return try Syscalls.fileSize(fd, path) }
     func truncate(to size: UInt64) throws { try checkOpen("ftruncate"); try Syscalls.ftruncate(fd, path, size) }
 
-    func map(minimumLength: Int) throws -> any FileMapping {
+    func map(length wanted: Int, roomToGrow: Bool) throws -> any FileMapping {
         try checkOpen("mmap")
-        let (doubled, overflow) = minimumLength.multipliedReportingOverflow(by: 2)
-        let length = Swift.max(DiskFile.smallestMapping, overflow ? minimumLength : doubled)
-        return DiskMapping(base: try Syscalls.map(fd, path, length: length), count: length)
+        var length = Swift.max(wanted, 1)
+        if roomToGrow {
+            let (doubled, overflow) = wanted.multipliedReportingOverflow(by: 2)
+            length = Swift.max(DiskFile.smallestMapping, overflow ? wanted : doubled)
+        }
+        // A mapping without room to grow is of a file read whole at once (a blob): its pages are
+        // mapped in one go rather than one fault at a time.
+        return DiskMapping(base: try Syscalls.map(fd, path, length: length, populate: !roomToGrow), count: length)
     }
 
     func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool {

@@ -240,12 +240,20 @@ public class ReadTransaction {
         return try store.blobs.read(id.rawValue, length: length, checksum: checksum)
     }
 
-    /// The bytes of a blob as `Data`, read from its file into memory the `Data` then owns: no
-    /// zero-filling and no second copy. Throws as `blob(_:)` does.
+    /// The bytes of a blob as `Data`, read in place: the `Data` is the blob file, mapped (and
+    /// checked once), not a copy of it. Throws as `blob(_:)` does.
+    ///
+    /// The `Data` keeps the mapping until it is released; Strata never changes a blob file,
+    /// and removes it only by unlinking, which a mapping survives. (Like the store file, a blob
+    /// file cut short by another program under a live mapping makes the process crash on
+    /// access: Docs/Durability.md, "Mapped files".)
     public func blobData(_ id: BlobID) throws -> Data {
         guard let (length, checksum) = try blobEntry(id) else { throw StoreError(.notFound, "No \(id) in this store.", path: store.path) }
-        return try store.blobs.readOwned(id.rawValue, length: length, checksum: checksum) { memory, count in
-            Data(bytesNoCopy: memory, count: count, deallocator: .free)
+        var kept: (any FileMapping)?
+        return try store.blobs.withContents(id.rawValue, length: length, checksum: checksum, keep: { kept = $0 }) { bytes in
+            guard let base = bytes.baseAddress, let mapping = kept else { return Data() }
+            return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count,
+                        deallocator: .custom { _, _ in withExtendedLifetime(mapping) {} })
         }
     }
 

@@ -57,7 +57,7 @@ final class StoreFile: Sendable {
                 throw StoreError.corrupt("the store file would be \(end) bytes long", path: path, offset: nil)
             }
             let mapping: any FileMapping
-            do { mapping = try io.map(minimumLength: Int(end)) } catch {
+            do { mapping = try io.map(length: Int(end), roomToGrow: true) } catch {
                 throw StoreError.io(error, doing: "mapping the store file", path: path)
             }
             guard UInt64(mapping.count) >= end else {

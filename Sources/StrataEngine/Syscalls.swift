@@ -158,8 +158,9 @@ enum Syscalls {
 
     /// Maps `length` bytes of the file read-only and shared: the kernel's page cache, not a copy.
     /// The file may be shorter than `length`; pages past its end must not be touched.
-    static func map(_ fd: Int32, _ path: String, length: Int) throws(SystemError) -> UnsafeRawPointer {
-        guard let address = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+    /// With `populate`, the pages are mapped at once (for a file read whole right away).
+    static func map(_ fd: Int32, _ path: String, length: Int, populate: Bool = false) throws(SystemError) -> UnsafeRawPointer {
+        guard let address = mmap(nil, length, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0), address != MAP_FAILED else {
             throw SystemError(call: "mmap", path: path, errno: errno)
         }
         return UnsafeRawPointer(address)
@@ -180,11 +181,6 @@ enum Syscalls {
     static func releaseZeroed(_ address: UnsafeMutableRawPointer, length: Int) {
         _ = munmap(address, length)
     }
-
-    /// Memory for `length` bytes, not zeroed (malloc); nil when there is none.
-    static func allocate(_ length: Int) -> UnsafeMutableRawPointer? { malloc(Swift.max(length, 1)) }
-
-    static func release(_ pointer: UnsafeMutableRawPointer) { free(pointer) }
 
     static func rename(_ from: String, _ to: String) throws(SystemError) {
         _ = try valueOrErrno("rename", from) { Glibc.rename(from, to) }

@@ -738,7 +738,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// A mapping of at least `minimumLength` bytes: a view of the file that sees every change.
-    fileprivate func map(_ inode: Inode, path: String, minimumLength: Int) throws -> SimulatedMapping {
+    fileprivate func map(_ inode: Inode, path: String, length: Int, roomToGrow: Bool) throws -> SimulatedMapping {
         try locked {
             switch decide(.map, path: path) {
             case .proceed: break
@@ -746,8 +746,8 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             case .cutPower(let mode): throw powerOff(mode, call: "mmap", path: path)
             }
             // Room to grow, as the real one leaves (a power of two, at least 64 KiB).
-            var count = 64 * 1024
-            while count < minimumLength { count *= 2 }
+            var count = roomToGrow ? 64 * 1024 : Swift.max(length, 1)
+            while count < length { count *= 2 }
             let view = SimulatedMapping(count: count)
             view.show(.write(offset: 0, bytes: inode.current), size: inode.current.count)
             inode.views.removeAll { $0.view == nil }
@@ -852,9 +852,9 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
         try fileSystem.truncate(inode, path: path, to: Int(size))
     }
 
-    func map(minimumLength: Int) throws -> any FileMapping {
+    func map(length: Int, roomToGrow: Bool) throws -> any FileMapping {
         try checkOpen("mmap")
-        return try fileSystem.map(inode, path: path, minimumLength: minimumLength)
+        return try fileSystem.map(inode, path: path, length: length, roomToGrow: roomToGrow)
     }
 
     func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool {
