@@ -122,11 +122,17 @@ final class MutableTree {
     private(set) var writtenBytes: UInt64 = 0
     /// Counts changes, so that a cursor can tell the tree changed under it.
     private(set) var version = 0
+    /// Where the pages `write(into:)` wrote lie.
+    var writtenPages: [UInt64] = []
 
-    init(root: UInt64, pages: PageSource, budget: DirtyBudget) {
+    /// A node splits when its page would pass this size.
+    let targetSize: Int
+
+    init(root: UInt64, pages: PageSource, budget: DirtyBudget, targetSize: Int = PageLayout.targetSize) {
         self.root = TreeRef(root: root)
         self.pages = pages
         self.budget = budget
+        self.targetSize = targetSize
     }
 
     var isDirty: Bool { if case .node? = root { return true } else { return false } }
@@ -156,7 +162,7 @@ final class MutableTree {
         return child
     }
 
-    private static func needsSplit(_ node: Node) -> Bool { node.encodedSize > PageLayout.targetSize && node.count >= 2 }
+    private func needsSplit(_ node: Node) -> Bool { node.encodedSize > targetSize && node.count >= 2 }
 
     /// Inserts `key` with `value`, or replaces the value it has.
     func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt8 = 0) throws {
@@ -170,7 +176,7 @@ final class MutableTree {
         let top = try changeable(current)
         root = .node(top)
         try insert(into: top, key, value, flags)
-        if Self.needsSplit(top) {
+        if needsSplit(top) {
             let (separator, right) = top.splitOff()
             let newRoot = Node(isLeaf: false, budget: budget)
             newRoot.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: 0, node: top)
@@ -188,7 +194,7 @@ final class MutableTree {
         let i = node.view.childIndex(for: key)
         let child = try changeableChild(node, i)
         try insert(into: child, key, value, flags)
-        if Self.needsSplit(child) {
+        if needsSplit(child) {
             let (separator, right) = child.splitOff()
             separator.withUnsafeBytes { node.insertBranchCell(at: i + 1, key: $0, child: 0, node: right) }
         }
@@ -219,10 +225,10 @@ final class MutableTree {
         try remove(from: child, key)
         if child.count == 0 {
             node.removeCell(at: i)
-            if i == 0 && node.count > 0 { node.replaceBranchKey(at: 0, with: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if i == 0 && node.count > 0 { node.clearFirstKey() }
             return
         }
-        guard child.encodedSize < PageLayout.targetSize / 4, node.count > 1 else { return }
+        guard child.encodedSize < targetSize / 4, node.count > 1 else { return }
         // Merge a small node with a neighbour when both fit in one page.
         let siblingIndex = i > 0 ? i - 1 : i + 1
         let siblingSize: Int
@@ -232,7 +238,7 @@ final class MutableTree {
             let page = try pages.page(at: node.view.child(siblingIndex))
             siblingSize = page.length + page.prefixLength * page.count
         }
-        guard siblingSize + child.encodedSize <= PageLayout.targetSize else { return }
+        guard siblingSize + child.encodedSize <= targetSize else { return }
         let sibling = try changeableChild(node, siblingIndex)
         let leftIndex = Swift.min(i, siblingIndex)
         let (left, right) = siblingIndex < i ? (sibling, child) : (child, sibling)
@@ -264,6 +270,8 @@ final class MutableTree {
         }
         node.encode(into: &scratch)
         writtenBytes += UInt64(scratch.count)
-        return try writer.append(scratch)
+        let offset = try writer.append(scratch)
+        writtenPages.append(offset)
+        return offset
     }
 }

@@ -113,7 +113,7 @@ enum CompactCopy {
     /// bytes and its number of cells.
     private static func copyTree(_ tx: ReadTransaction, _ tree: TreeID, into writer: AppendWriter,
                                  seeing: ([UInt8]) -> Void = { _ in }) throws -> (UInt64, UInt64, Int) {
-        let loader = BulkLoader(writer: writer)
+        let loader = BulkLoader(writer: writer, fill: PageLayout.targetSize(of: tree))
         var frames: UInt64 = 0
         var count = 0
         var cursor = tx.cursor(tree)

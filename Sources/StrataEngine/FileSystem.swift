@@ -21,6 +21,10 @@ package protocol FileHandleIO: AnyObject, Sendable {
     /// that many, leaving room for a file that grows. The mapping may be longer than the file:
     /// bytes past its end must not be read. Writes to the file show in the mapping at once.
     func map(length: Int, roomToGrow: Bool) throws -> any FileMapping
+    /// Maps the first `length` bytes of the file (which must be at least that long) for
+    /// reading and writing, shared: stores into it are writes to the file, seen at once by
+    /// reads of it, here and in other processes (the lock file's published commit).
+    func mapShared(length: Int) throws -> any SharedFileMapping
     /// Takes a lock on a byte range without waiting; false when another open file holds a
     /// conflicting one. Locks belong to this open file (not to the process) and go when it
     /// is closed or its process dies. The range may lie past the end of the file.
@@ -39,6 +43,12 @@ package protocol FileMapping: AnyObject, Sendable {
     /// The first byte of the file.
     var base: UnsafeRawPointer { get }
     /// How many bytes are mapped (the file may end before).
+    var count: Int { get }
+}
+
+/// A writable shared view of a file's first bytes, valid until the object is released.
+package protocol SharedFileMapping: AnyObject, Sendable {
+    var base: UnsafeMutableRawPointer { get }
     var count: Int { get }
 }
 
@@ -144,6 +154,12 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
         return DiskMapping(base: try Syscalls.map(fd, path, length: length, populate: !roomToGrow), count: length)
     }
 
+    func mapShared(length: Int) throws -> any SharedFileMapping {
+        try checkOpen("mmap")
+        let base = try Syscalls.mapShared(fd, path, length: length)
+        return DiskSharedMapping(base: base, count: length)
+    }
+
     func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool {
         try checkOpen("fcntl")
         return try Syscalls.lock(fd, path, range: range, exclusive: exclusive)
@@ -173,4 +189,18 @@ final class DiskMapping: FileMapping, @unchecked Sendable {
     }
 
     deinit { Syscalls.unmap(base, length: count) }
+}
+
+/// A writable shared `mmap`, unmapped when released.
+final class DiskSharedMapping: SharedFileMapping, @unchecked Sendable {
+    // @unchecked: the pointer is immutable; what is stored through it is the owner's business.
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    init(base: UnsafeMutableRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit { Syscalls.unmap(UnsafeRawPointer(base), length: count) }
 }

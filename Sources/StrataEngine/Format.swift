@@ -125,9 +125,14 @@ struct Catalog: Equatable, Sendable {
     }
 
     static func appendName(_ name: String, to b: inout [UInt8]) {
-        let utf8 = Array(name.utf8)
-        b.appendLE(UInt16(utf8.count))
-        b.append(contentsOf: utf8)
+        b.appendLE(UInt16(truncatingIfNeeded: name.utf8.count))
+        b.append(contentsOf: name.utf8)
+    }
+
+    /// Roughly how many bytes `encode` writes.
+    var encodedSizeEstimate: Int {
+        Catalog.fixedSize + collections.reduce(0) { $0 + Catalog.collectionEntryMinimum + $1.name.utf8.count }
+            + indexes.reduce(0) { $0 + Catalog.indexEntryMinimum + $1.name.utf8.count }
     }
 
     static let collectionEntryMinimum = 38
@@ -221,7 +226,9 @@ struct CommitRecord: Equatable {
     var encodedLength: Int { encode().count }
 
     func encode() -> [UInt8] {
-        var b = CommitRecord.magic
+        var b: [UInt8] = []
+        b.reserveCapacity(CommitRecord.fixedSize + catalog.encodedSizeEstimate + CommitRecord.trailerSize)
+        b.append(contentsOf: CommitRecord.magic)
         b.appendLE(UInt64(0))            // checksum, filled below
         b.appendLE(UInt32(0))            // length, filled below
         b.appendLE(flags)

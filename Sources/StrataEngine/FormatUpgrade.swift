@@ -134,7 +134,7 @@ private struct FormatUpgrade {
             let (tree, newKey) = try place(key)
             if current?.tree != tree {
                 try finish()
-                current = (tree, BulkLoader(writer: writer), 0, 0)
+                current = (tree, BulkLoader(writer: writer, fill: PageLayout.targetSize(of: tree)), 0, 0)
             }
             let (cell, flags, frame) = try convert(tree, key: key, value: value, catalog: catalog, writer: writer)
             try Array(newKey).withUnsafeBytes { k in try cell.withUnsafeBytes { try current!.loader.add(k, $0, flags: flags) } }

@@ -1,3 +1,5 @@
+import Synchronization
+
 // The lock file beside a store (`<store>.lock`), after LMDB's: it is how processes that share
 // a store find each other (Docs/FileFormat.md, "Lock file"; Docs/Durability.md, "Readers in
 // other processes").
@@ -47,6 +49,11 @@ struct PublishedCommit: Equatable {
 final class LockFile: Sendable {
     let io: any FileHandleIO
     let path: String
+    /// The writer's view of the lock file's first page, to publish commits with a store into
+    /// memory rather than a write (a write would change the file's times, and each commit's
+    /// sync of the store file would then commit that change to the file system's journal too).
+    private let publication: Mutex<(any SharedFileMapping)?> = Mutex(nil)
+    static let pageSize = 4096
 
     static let writerRange: Range<UInt64> = 0..<1
     static let publishedOffset: UInt64 = 8
@@ -72,8 +79,15 @@ final class LockFile: Sendable {
         }
     }
 
-    /// Takes the writer's lock; false when another writer has it.
-    func lockWriter() throws -> Bool { try io.lock(Self.writerRange, exclusive: true) }
+    /// Takes the writer's lock; false when another writer has it. The writer then maps the
+    /// lock file's first page to publish through (or, if that fails, publishes with writes).
+    func lockWriter() throws -> Bool {
+        guard try io.lock(Self.writerRange, exclusive: true) else { return false }
+        if try io.size() < UInt64(Self.pageSize) { try? io.truncate(to: UInt64(Self.pageSize)) }
+        let mapping = try? io.mapShared(length: Self.pageSize)
+        publication.withLock { $0 = mapping }
+        return true
+    }
 
     func unlockWriter() { io.unlock(Self.writerRange) }
 
@@ -83,7 +97,13 @@ final class LockFile: Sendable {
     /// Publishes the writer's last whole commit. A failure is not the commit's: readers in
     /// other processes go on reading the commit published before.
     func publish(_ commit: PublishedCommit) {
-        try? io.write(commit.encode(), at: Self.publishedOffset)
+        let bytes = commit.encode()
+        let stored = publication.withLock { mapping -> Bool in
+            guard let mapping else { return false }
+            bytes.withUnsafeBytes { (mapping.base + Int(Self.publishedOffset)).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            return true
+        }
+        if !stored { try? io.write(bytes, at: Self.publishedOffset) }
     }
 
     /// The commit the writer published last; nil when there is none (or it is being written).

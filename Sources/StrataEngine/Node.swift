@@ -1,7 +1,10 @@
 // A node that a write transaction changes: a page in memory, in the page layout (Page.swift)
-// with the prefix left empty and room to grow between the slots and the cells. Reads use
-// `PageView` on it exactly as on a written page; `encode` writes it as a compact page with its
-// keys' common prefix taken out.
+// with room to grow between the slots and the cells. Reads use `PageView` on it exactly as on
+// a written page; `encode` writes it as a compact page.
+//
+// A node copied from a page keeps the page's prefix, so that the copy is one move of bytes: a
+// key that falls inside the page's range shares it. A key that does not (one past either
+// end) makes the node put the prefix back into every key first (`expand`).
 //
 // Cells are added at the low end of the cell area, which grows down from the end of the
 // buffer; a removed or replaced cell's bytes stay as garbage until the node runs out of room
@@ -21,10 +24,16 @@ final class Node {
     private(set) var buffer: UnsafeMutableRawPointer
     private(set) var capacity: Int
     private(set) var count = 0
+    /// The length of the prefix every key of this node starts with (kept at bytes 10..., as
+    /// in a page).
+    private(set) var prefixLength = 0
+    /// True while the prefix is the one copied from a page (every key then shares it, and
+    /// encoding need not look for a longer one).
+    private var copiedPrefix = false
     /// The lowest byte of the cell area.
     private var cellsStart: Int
     private var garbage = 0
-    /// The size of the page this node would encode to, before prefix compression.
+    /// The size of the page this node would encode to with its current prefix.
     private(set) var encodedSize = PageLayout.headerSize
     /// For a branch: child i when it is changed in this transaction; nil when it is the
     /// written page named in cell i.
@@ -32,6 +41,10 @@ final class Node {
     private let budget: DirtyBudget
 
     static let initialCapacity = 8192
+    /// The most bytes a node may take (slot offsets are 16 bits).
+    static let largestCapacity = 1 << 16
+    /// The most bytes a copied page may take once its prefix is put back into every key.
+    static let largestCopy = 32 * 1024
 
     init(isLeaf: Bool, budget: DirtyBudget, capacity: Int = Node.initialCapacity) {
         self.isLeaf = isLeaf
@@ -39,37 +52,32 @@ final class Node {
         self.capacity = capacity
         buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
         cellsStart = capacity
-        buffer.storeBytes(of: UInt32(0), as: UInt32.self)
-        buffer.storeBytes(of: UInt16(0), toByteOffset: 4, as: UInt16.self)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
         buffer.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
-        buffer.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
-        setCount(0)
         budget.bytes += capacity
     }
 
-    /// The most bytes a copied page may take once its prefix is put back into every key.
-    static let largestCopy = 32 * 1024
-
-    /// A changeable copy of a written page (its prefix put back into every key); nil when
-    /// that would not fit a node (a page no writer makes).
+    /// A changeable copy of a written page: its bytes moved as they are, the slots shifted to
+    /// where the cells now lie. Nil when it would not fit a node (a page no writer makes).
     convenience init?(copying page: PageView, budget: DirtyBudget) {
-        let expanded = page.length + page.prefixLength * page.count
-        guard expanded <= Node.largestCopy else { return nil }
-        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * expanded))
-        let prefix = page.prefix
-        withUnsafeTemporaryAllocation(byteCount: PageLayout.maximumKeyLength + 64, alignment: 8) { scratch in
-            for i in 0..<page.count {
-                if isLeaf {
-                    let cell = page.leafCell(i)
-                    let key = Node.join(prefix, cell.suffix, into: scratch)
-                    appendLeafCell(key: key, value: cell.value, flags: cell.flags)
-                } else {
-                    let cell = page.branchCell(i)
-                    let key = i == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : Node.join(prefix, cell.suffix, into: scratch)
-                    insertBranchCell(at: count, key: key, child: cell.child)
-                }
-            }
-        }
+        let length = page.length
+        guard length + page.prefixLength * page.count <= Node.largestCopy else { return nil }
+        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * length))
+        let p = page.prefixLength
+        let slotsEnd = PageLayout.headerSize + p + 2 * page.count
+        buffer.copyMemory(from: page.base, byteCount: slotsEnd)
+        buffer.storeBytes(of: UInt32(0), as: UInt32.self)
+        // The cells (after the slots) go to the end of the buffer.
+        let cellBytes = length - slotsEnd
+        let shift = capacity - length
+        (buffer + capacity - cellBytes).copyMemory(from: page.base + slotsEnd, byteCount: cellBytes)
+        prefixLength = p
+        copiedPrefix = true
+        count = page.count
+        cellsStart = capacity - cellBytes
+        for i in 0..<count { setSlot(i, slot(i) + shift) }
+        encodedSize = length
+        if !isLeaf { children = [Node?](repeating: nil, count: count) }
     }
 
     deinit {
@@ -77,28 +85,24 @@ final class Node {
         buffer.deallocate()
     }
 
-    private static func join(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, into scratch: UnsafeMutableRawBufferPointer) -> UnsafeRawBufferPointer {
-        let base = scratch.baseAddress!
-        if a.count > 0 { base.copyMemory(from: a.baseAddress!, byteCount: a.count) }
-        if b.count > 0 { (base + a.count).copyMemory(from: b.baseAddress!, byteCount: b.count) }
-        return UnsafeRawBufferPointer(start: base, count: a.count + b.count)
-    }
-
     @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer)) }
+
+    private var prefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer + PageLayout.headerSize, count: prefixLength) }
 
     private func setCount(_ n: Int) {
         count = n
         buffer.storeBytes(of: UInt16(n).littleEndian, toByteOffset: 8, as: UInt16.self)
     }
 
-    private var slotsEnd: Int { PageLayout.headerSize + 2 * count }
+    private var slotsStart: Int { PageLayout.headerSize + prefixLength }
+    private var slotsEnd: Int { slotsStart + 2 * count }
 
     @inline(__always) private func slot(_ i: Int) -> Int {
-        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: PageLayout.headerSize + 2 * i, as: UInt16.self)))
+        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: slotsStart + 2 * i, as: UInt16.self)))
     }
 
     @inline(__always) private func setSlot(_ i: Int, _ position: Int) {
-        buffer.storeBytes(of: UInt16(position).littleEndian, toByteOffset: PageLayout.headerSize + 2 * i, as: UInt16.self)
+        buffer.storeBytes(of: UInt16(truncatingIfNeeded: position).littleEndian, toByteOffset: slotsStart + 2 * i, as: UInt16.self)
     }
 
     /// The size of cell `i` in bytes.
@@ -126,7 +130,7 @@ final class Node {
         if cellsStart - slotsEnd >= size + 2 { return }
         var newCapacity = capacity * 2
         while newCapacity - (capacity - cellsStart) - slotsEnd < size + 2 { newCapacity *= 2 }
-        resize(to: Swift.min(newCapacity, 1 << 16))
+        resize(to: Swift.min(newCapacity, Node.largestCapacity))
     }
 
     private func resize(to newCapacity: Int) {
@@ -160,53 +164,107 @@ final class Node {
     }
 
     private func openSlot(at i: Int) {
-        let at = PageLayout.headerSize + 2 * i
+        let at = slotsStart + 2 * i
         if i < count { (buffer + at + 2).copyMemory(from: buffer + at, byteCount: 2 * (count - i)) }
         setCount(count + 1)
     }
 
     private func closeSlot(at i: Int) {
-        let at = PageLayout.headerSize + 2 * i
+        let at = slotsStart + 2 * i
         if i + 1 < count { (buffer + at).copyMemory(from: buffer + at + 2, byteCount: 2 * (count - i - 1)) }
         setCount(count - 1)
     }
 
-    // MARK: Changing
+    // MARK: The prefix
 
-    /// Inserts a leaf cell at position `i`.
-    func insertLeafCell(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
-        let size = Node.leafCellSize(key: key.count, value: value.count)
+    /// True when `key` starts with this node's prefix.
+    @inline(__always)
+    private func sharesPrefix(_ key: UnsafeRawBufferPointer) -> Bool {
+        prefixLength == 0 || (key.count >= prefixLength && compareBytes(UnsafeRawBufferPointer(rebasing: key[0..<prefixLength]), prefix) == 0)
+    }
+
+    /// Puts the prefix back into every key (before a key without it comes in).
+    private func expand() {
+        guard prefixLength > 0 else { return }
+        let oldBuffer = buffer, oldCapacity = capacity
+        let old = PageView(UnsafeRawPointer(oldBuffer))
+        let n = count
+        let newCapacity = Swift.min(Node.largestCapacity, Swift.max(Node.initialCapacity, 2 * (encodedSize + prefixLength * n)))
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        buffer.copyMemory(from: oldBuffer, byteCount: PageLayout.headerSize)
+        buffer.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
+        budget.bytes += newCapacity - oldCapacity
+        capacity = newCapacity
+        cellsStart = newCapacity
+        garbage = 0
+        prefixLength = 0
+        copiedPrefix = false
+        count = 0
+        encodedSize = PageLayout.headerSize
+        let oldPrefix = old.prefix
+        for i in 0..<n {
+            if isLeaf {
+                let cell = old.leafCell(i)
+                appendCell(prefix: oldPrefix, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
+            } else {
+                let cell = old.branchCell(i)
+                let first = i == 0
+                appendCell(prefix: first ? UnsafeRawBufferPointer(start: nil, count: 0) : oldPrefix,
+                           suffix: first ? UnsafeRawBufferPointer(start: nil, count: 0) : cell.suffix,
+                           value: UnsafeRawBufferPointer(start: nil, count: 0), flags: 0, child: cell.child)
+            }
+        }
+        oldBuffer.deallocate()
+    }
+
+    /// Appends a cell whose key is `prefix` + `suffix` (of keys that already share this node's
+    /// prefix: the part after it), written in place.
+    private func appendCell(prefix: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8, child: UInt64?) {
+        insertCell(at: count, prefix: prefix, suffix: suffix, value: value, flags: flags, child: child)
+    }
+
+    /// Inserts a cell at position `i` whose stored key is `prefix` + `suffix`.
+    private func insertCell(at i: Int, prefix: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8, child: UInt64?) {
+        let k = prefix.count + suffix.count
+        let size = child == nil ? Node.leafCellSize(key: k, value: value.count) : Node.branchCellSize(key: k)
         reserve(size)
         cellsStart -= size
-        var p = cellsStart
-        p += Varint.write(UInt64(key.count), to: buffer + p)
-        p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: buffer + p)
-        if key.count > 0 { (buffer + p).copyMemory(from: key.baseAddress!, byteCount: key.count) }
-        p += key.count
-        if value.count > 0 { (buffer + p).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        var p = buffer + cellsStart
+        p += Varint.write(UInt64(k), to: p)
+        if child == nil { p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: p) }
+        if prefix.count > 0 { p.copyMemory(from: prefix.baseAddress!, byteCount: prefix.count); p += prefix.count }
+        if suffix.count > 0 { p.copyMemory(from: suffix.baseAddress!, byteCount: suffix.count); p += suffix.count }
+        if let child {
+            p.storeBytes(of: child.littleEndian, as: UInt64.self)
+        } else if value.count > 0 {
+            p.copyMemory(from: value.baseAddress!, byteCount: value.count)
+        }
         openSlot(at: i)
         setSlot(i, cellsStart)
         encodedSize += size + 2
+    }
+
+    // MARK: Changing
+
+    private static var empty: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
+    /// Inserts a leaf cell for the whole key `key` at position `i`.
+    func insertLeafCell(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        if !sharesPrefix(key) { expand() }
+        insertCell(at: i, prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: key[prefixLength...]), value: value, flags: flags, child: nil)
     }
 
     func appendLeafCell(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
         insertLeafCell(at: count, key: key, value: value, flags: flags)
     }
 
-    /// Inserts a branch cell at position `i` for the written page `child`.
+    /// Inserts a branch cell at position `i` for the whole key `key` and the written page
+    /// `child` (or the changed node `node`). The key of cell 0 is not compared: pass it empty.
     func insertBranchCell(at i: Int, key: UnsafeRawBufferPointer, child: UInt64, node: Node? = nil) {
-        let size = Node.branchCellSize(key: key.count)
-        reserve(size)
-        cellsStart -= size
-        var p = cellsStart
-        p += Varint.write(UInt64(key.count), to: buffer + p)
-        if key.count > 0 { (buffer + p).copyMemory(from: key.baseAddress!, byteCount: key.count) }
-        p += key.count
-        (buffer + p).storeBytes(of: child.littleEndian, as: UInt64.self)
-        openSlot(at: i)
-        setSlot(i, cellsStart)
+        if key.count > 0 && !sharesPrefix(key) { expand() }
+        let suffix = key.count == 0 ? Node.empty : UnsafeRawBufferPointer(rebasing: key[prefixLength...])
+        insertCell(at: i, prefix: Node.empty, suffix: suffix, value: Node.empty, flags: 0, child: child)
         children.insert(node, at: i)
-        encodedSize += size + 2
     }
 
     func removeCell(at i: Int) {
@@ -219,12 +277,22 @@ final class Node {
 
     /// Replaces the value of leaf cell `i`, keeping its key.
     func replaceValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) {
+        let oldSize = cellSize(i)
+        let suffix = view.leafCell(i).suffix
+        let newSize = Node.leafCellSize(key: suffix.count, value: value.count)
+        if newSize == oldSize {
+            // The same size: written over in place.
+            var p = slot(i)
+            _ = Varint.read(buffer, &p)
+            p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: buffer + p)
+            if value.count > 0 { (buffer + p + suffix.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+            return
+        }
         withUnsafeTemporaryAllocation(byteCount: PageLayout.maximumKeyLength + 64, alignment: 8) { scratch in
-            let key = view.leafCell(i).suffix
-            let copy = UnsafeRawBufferPointer(start: scratch.baseAddress!, count: key.count)
-            if key.count > 0 { scratch.baseAddress!.copyMemory(from: key.baseAddress!, byteCount: key.count) }
+            let copy = UnsafeRawBufferPointer(start: scratch.baseAddress!, count: suffix.count)
+            if suffix.count > 0 { scratch.baseAddress!.copyMemory(from: suffix.baseAddress!, byteCount: suffix.count) }
             removeCell(at: i)
-            insertLeafCell(at: i, key: copy, value: value, flags: flags)
+            insertCell(at: i, prefix: Node.empty, suffix: copy, value: value, flags: flags, child: nil)
         }
     }
 
@@ -236,11 +304,13 @@ final class Node {
         children[i] = nil
     }
 
-    /// Replaces branch cell i's key (keeping its child).
-    func replaceBranchKey(at i: Int, with key: UnsafeRawBufferPointer) {
-        let (child, node) = (view.child(i), children[i])
-        removeCell(at: i)
-        insertBranchCell(at: i, key: key, child: child, node: node)
+    /// Makes branch cell 0's key empty (it means "lowest"), keeping its child.
+    func clearFirstKey() {
+        guard !isLeaf, count > 0, view.branchCell(0).suffix.count > 0 else { return }
+        let (child, node) = (view.child(0), children[0])
+        removeCell(at: 0)
+        insertCell(at: 0, prefix: Node.empty, suffix: Node.empty, value: Node.empty, flags: 0, child: child)
+        children.insert(node, at: 0)
     }
 
     // MARK: Splitting and merging
@@ -256,46 +326,67 @@ final class Node {
             cut += 1
         }
         let right = Node(isLeaf: isLeaf, budget: budget)
+        // The right node keeps the prefix: its keys share it too.
+        right.takePrefix(prefix)
+        right.copiedPrefix = copiedPrefix
         let separator = view.key(cut)
         for i in cut..<count {
             if isLeaf {
                 let cell = view.leafCell(i)
-                right.appendLeafCell(key: cell.suffix, value: cell.value, flags: cell.flags)
+                right.appendCell(prefix: Node.empty, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
             } else {
                 let cell = view.branchCell(i)
                 // The right node's first key means "lowest": kept empty.
-                right.insertBranchCell(at: right.count, key: i == cut ? UnsafeRawBufferPointer(start: nil, count: 0) : cell.suffix,
-                                       child: cell.child, node: children[i])
+                right.appendCell(prefix: Node.empty, suffix: i == cut ? Node.empty : cell.suffix, value: Node.empty, flags: 0, child: cell.child)
+                right.children.append(children[i])
             }
         }
         while count > cut { removeCell(at: count - 1) }
         return (separator, right)
     }
 
+    /// Gives an empty node a prefix.
+    private func takePrefix(_ bytes: UnsafeRawBufferPointer) {
+        guard count == 0, bytes.count > 0 else { return }
+        (buffer + PageLayout.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        buffer.storeBytes(of: UInt8(bytes.count), toByteOffset: 7, as: UInt8.self)
+        prefixLength = bytes.count
+        encodedSize = PageLayout.headerSize + bytes.count
+    }
+
     /// Appends the cells of `right`, its right neighbour. For branches, `separator` is the
     /// parent's key for `right`, which becomes the key of right's first child.
     func absorb(_ right: Node, separator: UnsafeRawBufferPointer) {
+        let same = right.prefixLength == prefixLength && compareBytes(right.prefix, prefix) == 0 && (isLeaf || sharesPrefix(separator))
+        if !same { expand() }
+        let rightPrefix = same ? Node.empty : right.prefix
         for i in 0..<right.count {
             if isLeaf {
                 let cell = right.view.leafCell(i)
-                appendLeafCell(key: cell.suffix, value: cell.value, flags: cell.flags)
+                appendCell(prefix: rightPrefix, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
             } else {
                 let cell = right.view.branchCell(i)
-                insertBranchCell(at: count, key: i == 0 ? separator : cell.suffix, child: cell.child, node: right.children[i])
+                if i == 0 {
+                    appendCell(prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: separator[prefixLength...]), value: Node.empty, flags: 0, child: cell.child)
+                } else {
+                    appendCell(prefix: rightPrefix, suffix: cell.suffix, value: Node.empty, flags: 0, child: cell.child)
+                }
+                children.append(right.children[i])
             }
         }
     }
 
     // MARK: Writing
 
-    /// The length of the common prefix of every key that a page of this node compares. (In
-    /// key order that is the first key's with the last; every key is compared all the same, so
-    /// that a node copied from a damaged page whose keys are out of order encodes safely.)
-    private func commonPrefixLength() -> Int {
+    /// How many bytes past the node's prefix every key that a page of this node compares
+    /// shares. (In key order that is the first key's with the last; every key is compared all
+    /// the same, so that a node copied from a damaged page whose keys are out of order encodes
+    /// safely.)
+    private func extraPrefixLength() -> Int {
         let first = isLeaf ? 0 : 1
         guard count > first else { return 0 }
         let a = view.suffix(first)
-        var n = Swift.min(a.count, 255)
+        var n = Swift.min(a.count, 255 - prefixLength)
         for i in (first + 1)..<Swift.max(first + 1, count) where n > 0 {
             let b = view.suffix(i)
             var m = 0
@@ -309,33 +400,84 @@ final class Node {
     /// The page this node encodes to, with its keys' common prefix taken out and its checksum
     /// set; every child must be written (`children` all nil).
     func encode(into page: inout [UInt8]) {
-        let p = commonPrefixLength()
+        // A node whose keys share the prefix it copied from its page is written as it lies:
+        // its cells moved in one piece (cells may be in any order after the slots).
+        if copiedPrefix && prefixLength > 0 { return encodeAsItLies(into: &page) }
+        let extra = extraPrefixLength()
+        let p = prefixLength + extra
         let source = view
         let first = isLeaf ? 0 : 1
-        page.removeAll(keepingCapacity: true)
-        page.append(contentsOf: repeatElement(0, count: PageLayout.headerSize + p + 2 * count))
-        page[6] = isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch
-        page[7] = UInt8(p)
-        page.storeLE16(UInt16(count), at: 8)
-        if p > 0 { page.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: PageLayout.headerSize).copyMemory(from: source.suffix(first).baseAddress!, byteCount: p) } }
+        // The exact size first, then every byte written in place.
+        var size = PageLayout.headerSize + p + 2 * count
         for i in 0..<count {
-            page.storeLE16(UInt16(page.count), at: PageLayout.headerSize + p + 2 * i)
+            let k = i < first ? 0 : source.suffix(i).count - extra
             if isLeaf {
-                let cell = source.leafCell(i)
-                let suffix = UnsafeRawBufferPointer(rebasing: cell.suffix[p...])
-                Varint.append(UInt64(suffix.count), to: &page)
-                Varint.append(UInt64(cell.value.count) << 2 | UInt64(cell.flags), to: &page)
-                page.append(contentsOf: suffix)
-                page.append(contentsOf: cell.value)
+                let v = source.leafCell(i).value.count
+                size += Varint.size(UInt64(k)) + Varint.size(UInt64(v) << 2) + k + v
             } else {
-                let cell = source.branchCell(i)
-                let suffix = i == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: cell.suffix[p...])
-                Varint.append(UInt64(suffix.count), to: &page)
-                page.append(contentsOf: suffix)
-                page.appendLE(cell.child)
+                size += Varint.size(UInt64(k)) + k + PageLayout.childReferenceSize
             }
         }
-        PageLayout.seal(&page)
+        let total = Swift.max(size, PageLayout.minimumSize)
+        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
+            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
+            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
+            base.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
+            base.storeBytes(of: UInt8(p), toByteOffset: 7, as: UInt8.self)
+            base.storeBytes(of: UInt16(count).littleEndian, toByteOffset: 8, as: UInt16.self)
+            if prefixLength > 0 { (base + PageLayout.headerSize).copyMemory(from: prefix.baseAddress!, byteCount: prefixLength) }
+            if extra > 0 { (base + PageLayout.headerSize + prefixLength).copyMemory(from: source.suffix(first).baseAddress!, byteCount: extra) }
+            let slots = PageLayout.headerSize + p
+            var at = slots + 2 * count
+            for i in 0..<count {
+                base.storeBytes(of: UInt16(at).littleEndian, toByteOffset: slots + 2 * i, as: UInt16.self)
+                if isLeaf {
+                    let cell = source.leafCell(i)
+                    let k = cell.suffix.count - extra
+                    at += Varint.write(UInt64(k), to: base + at)
+                    at += Varint.write(UInt64(cell.value.count) << 2 | UInt64(cell.flags), to: base + at)
+                    if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
+                    if cell.value.count > 0 { (base + at).copyMemory(from: cell.value.baseAddress!, byteCount: cell.value.count); at += cell.value.count }
+                } else {
+                    let cell = source.branchCell(i)
+                    let k = i == 0 ? 0 : cell.suffix.count - extra
+                    at += Varint.write(UInt64(k), to: base + at)
+                    if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
+                    (base + at).storeBytes(of: cell.child.littleEndian, as: UInt64.self)
+                    at += PageLayout.childReferenceSize
+                }
+            }
+            if at < total { (base + at).initializeMemory(as: UInt8.self, repeating: 0, count: total - at) }
+            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
+            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+            initialized = total
+        }
+    }
+}
+
+extension Node {
+    /// `encode` for a node that keeps its page's prefix: the header, prefix and slots (shifted
+    /// to where the cells go), then the cells in one move.
+    private func encodeAsItLies(into page: inout [UInt8]) {
+        if garbage > 0 { compact() }
+        let cellBytes = capacity - cellsStart
+        let size = slotsEnd + cellBytes
+        let total = Swift.max(size, PageLayout.minimumSize)
+        let shift = slotsEnd - cellsStart
+        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
+            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+            base.copyMemory(from: buffer, byteCount: slotsEnd)
+            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
+            for i in 0..<count {
+                base.storeBytes(of: UInt16(truncatingIfNeeded: slot(i) + shift).littleEndian, toByteOffset: slotsStart + 2 * i, as: UInt16.self)
+            }
+            (base + slotsEnd).copyMemory(from: buffer + cellsStart, byteCount: cellBytes)
+            if size < total { (base + size).initializeMemory(as: UInt8.self, repeating: 0, count: total - size) }
+            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
+            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+            initialized = total
+        }
     }
 }
 

@@ -24,8 +24,17 @@ enum PageLayout {
     static let maximumSize = 65_535
     static let kindLeaf: UInt8 = 1
     static let kindBranch: UInt8 = 2
-    /// A node splits when its page would pass this size (before prefix compression).
+    /// A node splits when its page would pass this size: rows and the system tree.
     static let targetSize = 4096
+    /// The same for index trees: their cells are small, and a commit that adds a row rewrites
+    /// one leaf of each index, so smaller leaves mean fewer bytes per commit (and, with as
+    /// many levels at a million entries, no more page reads per lookup).
+    static let indexTargetSize = 2048
+
+    static func targetSize(of tree: TreeID) -> Int {
+        if case .index = tree { return indexTargetSize }
+        return targetSize
+    }
     static let childReferenceSize = 8
     /// The most bytes a leaf keeps a value in; longer values go to value frames.
     static let inlineValueLimit = 1024

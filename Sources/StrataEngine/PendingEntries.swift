@@ -92,7 +92,7 @@ final class PendingEntries {
 
     private func grow() {
         let old = table
-        table = [UInt32](repeating: 0, count: Swift.max(1024, old.count * 2))
+        table = [UInt32](repeating: 0, count: Swift.max(64, old.count * 2))
         tableCount = 0
         for entry in old where entry != 0 {
             let offset = entry - 1

@@ -166,6 +166,14 @@ enum Syscalls {
         return UnsafeRawPointer(address)
     }
 
+    /// Maps `length` bytes of the file for reading and writing, shared.
+    static func mapShared(_ fd: Int32, _ path: String, length: Int) throws(SystemError) -> UnsafeMutableRawPointer {
+        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+            throw SystemError(call: "mmap", path: path, errno: errno)
+        }
+        return address
+    }
+
     static func unmap(_ address: UnsafeRawPointer, length: Int) {
         _ = munmap(UnsafeMutableRawPointer(mutating: address), length)
     }

@@ -147,6 +147,11 @@ private struct Verifier {
             problem(error.message, at: error.offset)
             return
         }
+        // Checked again whatever this process remembers (it may have written the page itself).
+        guard PageLayout.check(view.base, length: view.length, offset: offset) else {
+            problem("the page at byte \(offset) fails its checksum or is malformed", at: offset)
+            return
+        }
         report.pagesChecked += 1
         bytesSeen += UInt64(view.length)
         if report.pagesChecked % 256 == 0 { progress?(Swift.min(0.99, Double(bytesSeen) / Double(bytesTotal))) }

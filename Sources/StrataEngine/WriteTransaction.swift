@@ -49,7 +49,7 @@ public final class WriteTransaction: ReadTransaction {
         case .index(let i): offset = catalog.index(i)?.root ?? 0
         case .system: offset = catalog.systemRoot
         }
-        let t = MutableTree(root: offset, pages: pages, budget: budget)
+        let t = MutableTree(root: offset, pages: pages, budget: budget, targetSize: PageLayout.targetSize(of: id))
         trees[id] = t
         return t
     }
@@ -302,7 +302,7 @@ public final class WriteTransaction: ReadTransaction {
     private func resetAccounting(of collection: UInt32) {
         trees[.rows(collection)] = MutableTree(root: 0, pages: pages, budget: budget)
         for index in catalog.indexes where index.collection == collection {
-            trees[.index(index.id)] = MutableTree(root: 0, pages: pages, budget: budget)
+            trees[.index(index.id)] = MutableTree(root: 0, pages: pages, budget: budget, targetSize: PageLayout.indexTargetSize)
             pending[index.id] = nil
         }
     }
@@ -411,6 +411,9 @@ public final class WriteTransaction: ReadTransaction {
             try writer.flush()
             if durable { try writer.sync() }
             writer.markCommitted()
+            // This process wrote these pages from memory: it knows they are what it wrote,
+            // so its readers need not check them again (other processes do).
+            for tree in trees.values { for page in tree.writtenPages where page < UInt64(map.count) { map.verified.insert(page) } }
             newSnapshot = Snapshot(sequence: base.sequence + 1, catalog: catalog, commitOffset: offset, end: writer.committedEnd, file: file, map: map)
         } catch {
             let failure = StoreError.io(error, doing: "committing", path: store.path)

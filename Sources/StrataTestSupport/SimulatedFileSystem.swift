@@ -89,6 +89,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         var locks: [(handle: Int, range: Range<UInt64>, exclusive: Bool)] = []
         /// The live mappings of this file, which see every change.
         var views: [WeakView] = []
+        /// A writable shared mapping of the file's first bytes: what is stored in it is the
+        /// file's content there (reads see it at once).
+        var shared: SimulatedSharedMapping?
 
         init(id: Int, bytes: [UInt8]) {
             self.id = id
@@ -441,7 +444,13 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     // MARK: Helpers for tests
 
     /// The bytes of a file as reads see them, or nil if there is no such file.
-    public func bytes(of path: String) -> [UInt8]? { locked { files[path]?.current } }
+    public func bytes(of path: String) -> [UInt8]? {
+        locked {
+            guard let inode = files[path] else { return nil }
+            absorbShared(inode)
+            return inode.current
+        }
+    }
 
     /// The bytes of a file that a power cut would surely leave (nil if its entry is not durable).
     public func durableBytes(of path: String) -> [UInt8]? { locked { durableFiles[path]?.durable } }
@@ -635,6 +644,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     fileprivate func read(_ inode: Inode, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
         locked {
+            absorbShared(inode)
             let start = Int(clamping: offset)
             guard start < inode.current.count else { return 0 }
             let n = min(buffer.count, inode.current.count - start)
@@ -677,8 +687,20 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// What is stored through a shared mapping becomes the file's bytes (before a change of them).
+    private func absorbShared(_ inode: Inode) {
+        guard let shared = inode.shared else { return }
+        let n = min(shared.count, inode.current.count)
+        inode.current.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: shared.base, byteCount: n) }
+    }
+
     private func record(_ change: FileChange, in inode: Inode) {
+        absorbShared(inode)
         Self.apply(change, to: &inode.current)
+        if let shared = inode.shared {
+            let n = min(shared.count, inode.current.count)
+            inode.current.withUnsafeBytes { shared.base.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        }
         inode.pending.append(change)
         inode.views.removeAll { $0.view == nil }
         for view in inode.views.compactMap(\.view) { view.show(change, size: inode.current.count) }
@@ -737,6 +759,24 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         inode.locks = kept
     }
 
+    /// The writable shared mapping of the file's first `length` bytes (one per file).
+    fileprivate func mapShared(_ inode: Inode, path: String, length: Int) throws -> SimulatedSharedMapping {
+        try locked {
+            switch decide(.map, path: path) {
+            case .proceed: break
+            case .fail(let errno): throw SystemError(call: "mmap", path: path, errno: errno)
+            case .cutPower(let mode): throw powerOff(mode, call: "mmap", path: path)
+            }
+            guard inode.current.count >= length else { throw SystemError(call: "mmap", path: path, errno: 22) }
+            if let shared = inode.shared, shared.count >= length { return shared }
+            absorbShared(inode)
+            let shared = SimulatedSharedMapping(count: length)
+            inode.current.withUnsafeBytes { shared.base.copyMemory(from: $0.baseAddress!, byteCount: length) }
+            inode.shared = shared
+            return shared
+        }
+    }
+
     /// A mapping of at least `minimumLength` bytes: a view of the file that sees every change.
     fileprivate func map(_ inode: Inode, path: String, length: Int, roomToGrow: Bool) throws -> SimulatedMapping {
         try locked {
@@ -755,6 +795,20 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             return view
         }
     }
+}
+
+/// A simulated writable shared `mmap`: the file's first bytes, stored into directly.
+final class SimulatedSharedMapping: SharedFileMapping, @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        base = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+    }
+
+    deinit { base.deallocate() }
 }
 
 struct WeakView {
@@ -855,6 +909,11 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
     func map(length: Int, roomToGrow: Bool) throws -> any FileMapping {
         try checkOpen("mmap")
         return try fileSystem.map(inode, path: path, length: length, roomToGrow: roomToGrow)
+    }
+
+    func mapShared(length: Int) throws -> any SharedFileMapping {
+        try checkOpen("mmap", writing: true)
+        return try fileSystem.mapShared(inode, path: path, length: length)
     }
 
     func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool {

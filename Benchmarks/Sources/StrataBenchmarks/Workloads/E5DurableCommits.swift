@@ -88,7 +88,7 @@ enum E5DurableCommits: Workload {
                 guard written == page.count, fdatasync(fd) == 0 else { throw BenchError("pwrite/fdatasync failed: errno \(errno)") }
             }
         case .strataEngine:
-            let e = try EngineCourses.open(path: path, options: StoreOptions(durability: .full))
+            let e = try EngineCourses.open(path: path, options: StoreOptions(durability: ProcessInfo.processInfo.environment["E5_DEFERRED"] == nil ? .full : .deferred))
             engine = e
             var buffer: [UInt8] = []
             commit = { i in try e.store.write { try e.insert(data.course(first + i), in: $0, buffer: &buffer) } }
