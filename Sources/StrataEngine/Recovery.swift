@@ -11,9 +11,13 @@ enum Recovery {
     static func lastCommit(io: any FileHandleIO, size: UInt64, salt: UInt64, path: String) throws -> CommitRecord? {
         guard size > UInt64(FileHeader.size) else { return nil }
         if let record = try candidate(endingAt: size, io: io, salt: salt) { return record }
+        // Zeros the writer wrote ahead of its commits (a writer that did not close): the last
+        // commit record ends where they begin (its trailer ends with the nonzero end magic).
+        let dataEnd = try endBeforeZeros(io: io, size: size)
+        if dataEnd < size, let record = try candidate(endingAt: dataEnd, io: io, salt: salt) { return record }
         // Scan backwards, a chunk at a time, for the end magic of an earlier commit record.
         let magic = CommitRecord.endMagic
-        var chunkEnd = size
+        var chunkEnd = dataEnd
         let floor = UInt64(FileHeader.size)
         while chunkEnd > floor {
             let chunkStart = chunkEnd > floor + UInt64(scanChunk) ? chunkEnd - UInt64(scanChunk) : floor
@@ -33,6 +37,20 @@ enum Recovery {
             chunkEnd = chunkStart
         }
         return nil
+    }
+
+    /// The offset after the last nonzero byte of the file (never below the header).
+    static func endBeforeZeros(io: any FileHandleIO, size: UInt64) throws -> UInt64 {
+        let floor = UInt64(FileHeader.size)
+        var end = size
+        while end > floor {
+            let start = end > floor + UInt64(scanChunk) ? end - UInt64(scanChunk) : floor
+            let bytes = try io.read(count: Int(end - start), at: start)
+            guard bytes.count == Int(end - start) else { return end }
+            if let last = bytes.lastIndex(where: { $0 != 0 }) { return start + UInt64(last + 1) }
+            end = start
+        }
+        return floor
     }
 
     /// The commit record that ends exactly at `end`, if it passes every check.

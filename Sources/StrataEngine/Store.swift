@@ -343,16 +343,17 @@ public final class Store: Sendable {
     /// snapshot: the file only grows at its end, and a compaction replaces it by rename, so
     /// their pages stay as they were. The file closes when the last of them is released.
     public func close() {
-        let wasWriter = state.withLock { s -> Bool? in
+        let wasWriter = state.withLock { s -> AppendWriter?? in
             if s.closed { return nil }
             s.closed = true
             defer { s.writer = nil }
-            return s.writer != nil
+            return .some(s.writer)
         }
-        guard let wasWriter, wasWriter else { return }
+        guard let wasWriter, let writer = wasWriter else { return }
         // A write transaction or compaction under way keeps the lock until it ends (see
         // `endWriting`): releasing it now would let another writer append beside it.
         guard writerGate.wait(timeout: .now()) == .success else { return }
+        if state.withLock({ $0.failure == nil }) { writer.trimPreallocation() }
         removeUnreadableBlobs()
         lockFile?.unlockWriter()
         writerGate.signal()

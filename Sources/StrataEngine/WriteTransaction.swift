@@ -411,6 +411,7 @@ public final class WriteTransaction: ReadTransaction {
             try writer.flush()
             if durable { try writer.sync() }
             writer.markCommitted()
+            if durable { writer.preallocate() }
             // This process wrote these pages from memory: it knows they are what it wrote,
             // so its readers need not check them again (other processes do).
             for tree in trees.values { for page in tree.writtenPages where page < UInt64(map.count) { map.verified.insert(page) } }

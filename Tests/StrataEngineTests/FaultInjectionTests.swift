@@ -65,10 +65,12 @@ import StrataTestSupport
                 fs.fail(operation, at: n, errno: errno, persistent: persistent)
                 do {
                     let state = try CrashWorkload.commit(store, after: before, blob: true)
-                    // Publishing the commit to other processes (a write to the lock file) comes
-                    // after it is whole; its failure is not the commit's.
-                    #expect(fs.failedPaths.allSatisfy { $0.hasSuffix(".lock") }, "\(context): the commit succeeded although a call failed")
+                    // Publishing the commit to other processes (a write to the lock file) and
+                    // writing zeros ahead of the next commits come after it is durable; their
+                    // failure is not the commit's.
+                    #expect(fs.failedPaths.allSatisfy { $0.hasSuffix(".lock") || $0 == CrashWorkload.path }, "\(context): the commit succeeded although a call failed")
                     #expect(state == after)
+                    try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [after], goOn: false, "\(context): the commit is durable")
                     fs.disarm()
                     #expect(try CrashWorkload.read(store) == after, "\(context)")
                     break
