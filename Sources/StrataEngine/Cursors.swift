@@ -74,7 +74,8 @@ public struct IndexCursor {
         self.reverse = reverse
         self.cursor = transaction.cursor(.index(index.id))
         treeKey.reserveCapacity(64)
-        let suffix: [UInt8] = unique ? [] : [UInt8](repeating: 0xFF, count: 8)
+        // Above every row suffix of an entry with the upper bound as its key (they begin 1...8).
+        let suffix: [UInt8] = unique ? [] : [0xFF]
         if reverse {
             if let upper = range.upper {
                 try (upper + (range.upperInclusive ? suffix : [])).withUnsafeBytes { try cursor.seek(atMost: $0, inclusive: range.upperInclusive) }
@@ -99,10 +100,10 @@ public struct IndexCursor {
         if unique {
             return (treeKey.count, try transaction.uniqueRow(cursor.cell.value))
         }
-        guard treeKey.count >= 8 else {
+        guard let split = treeKey.withUnsafeBytes({ TreeKey.splitEntry($0) }) else {
             throw StoreError.corrupt("a malformed index entry", path: transaction.store.path, offset: nil)
         }
-        return (treeKey.count - 8, treeKey.loadBE64(treeKey.count - 8))
+        return split
     }
 
     /// Steps to the next entry in range; false at the end.

@@ -131,7 +131,14 @@ private struct FormatUpgrade {
             current = nil
         }
         try FormatVersion1.walk(io: io, root: root, limit: commit.offset, path: path) { key, value in
-            let (tree, newKey) = try place(key)
+            var (tree, newKey) = try place(key)
+            if case .index(let i) = tree, catalog.index(i)?.unique == false {
+                // Format 1 ends a non-unique entry's key with the row, 8 bytes big-endian.
+                guard newKey.count >= 8 else { throw StoreError.corrupt("a malformed format-1 index entry", path: path, offset: nil) }
+                var k = Array(newKey.dropLast(8))
+                TreeKey.appendRow(Array(newKey.suffix(8)).loadBE64(0), to: &k)
+                newKey = k[...]
+            }
             if current?.tree != tree {
                 try finish()
                 current = (tree, BulkLoader(writer: writer, fill: PageLayout.targetSize(of: tree)), 0, 0)

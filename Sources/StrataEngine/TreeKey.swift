@@ -7,13 +7,44 @@ enum TreeKey {
         try withUnsafeBytes(of: row.bigEndian, body)
     }
 
-    /// A non-unique index's key: the index key, then the row id (8 bytes big-endian).
+    /// A non-unique index's key: the index key, then the row (`appendRow`).
     static func entry(_ key: [UInt8], row: RowID) -> [UInt8] {
         var k: [UInt8] = []
-        k.reserveCapacity(key.count + 8)
+        k.reserveCapacity(key.count + maximumRowSuffix)
         k.append(contentsOf: key)
-        k.appendBE(row)
+        appendRow(row, to: &k)
         return k
+    }
+
+    /// The longest row suffix of a non-unique index entry.
+    static let maximumRowSuffix = 10
+
+    /// Appends the row of a non-unique index entry: `[n][row, n bytes big-endian][n]`, with n
+    /// (1...8) the fewest bytes that hold the row. Byte order is then (index key, row) order
+    /// (a shorter row is a smaller one), and the last byte says where the index key ends.
+    @inline(__always)
+    static func appendRow(_ row: RowID, to k: inout [UInt8]) {
+        let n = Swift.max(1, (64 - row.leadingZeroBitCount + 7) / 8)
+        k.append(UInt8(n))
+        var shift = 8 * (n - 1)
+        while shift >= 0 {
+            k.append(UInt8(truncatingIfNeeded: row >> UInt64(shift)))
+            shift -= 8
+        }
+        k.append(UInt8(n))
+    }
+
+    /// The length of the index key at the start of a non-unique entry's key, and the row at
+    /// its end; nil when the row suffix is malformed (or not the shortest form).
+    @inline(__always)
+    static func splitEntry(_ key: UnsafeRawBufferPointer) -> (keyLength: Int, row: RowID)? {
+        guard let last = key.last, last >= 1, last <= 8, key.count >= Int(last) + 2 else { return nil }
+        let n = Int(last)
+        let start = key.count - n - 2
+        guard key[start] == last, n == 1 || key[start + 1] != 0 else { return nil }
+        var row: UInt64 = 0
+        for i in 0..<n { row = row << 8 | UInt64(key[start + 1 + i]) }
+        return (start, row)
     }
 
     static let blobTag: UInt8 = 0x03

@@ -231,8 +231,8 @@ private struct Verifier {
             guard let (r, size) = Varint.decode(cell.value), size == cell.value.count else { problem("a malformed entry of index \"\(info.name)\""); return }
             row = r
         } else {
-            guard key.count >= 8, cell.value.isEmpty else { problem("a malformed entry of index \"\(info.name)\""); return }
-            row = key.loadBE64(key.count - 8)
+            guard cell.value.isEmpty, let split = key.withUnsafeBytes({ TreeKey.splitEntry($0) }) else { problem("a malformed entry of index \"\(info.name)\""); return }
+            row = split.row
         }
         do {
             if try !tx.contains(row, in: CollectionID(rawValue: info.collection)) {

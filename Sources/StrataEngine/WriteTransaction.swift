@@ -133,7 +133,7 @@ public final class WriteTransaction: ReadTransaction {
                 try entries.withKey(at: offset) { key in
                     scratch.removeAll(keepingCapacity: true)
                     scratch.append(contentsOf: key)
-                    if !info.unique { scratch.appendBE(row) }
+                    if !info.unique { TreeKey.appendRow(row, to: &scratch) }
                     try scratch.withUnsafeBytes { treeKey in
                         if kind == PendingEntries.insert {
                             rowBytes.removeAll(keepingCapacity: true)

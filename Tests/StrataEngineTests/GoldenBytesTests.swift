@@ -267,7 +267,18 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
     @Test("Trees: keys and values of every kind")
     func treeKeys() {
         expectBytes(TreeKey.withRow(7) { Array($0) }, hex("00 00 00 00 00 00 00 07"))
-        expectBytes(TreeKey.entry(KeyEncoding.encode(42), row: 7), hex("10 80 00 00 00 00 00 00 2A 00 00 00 00 00 00 00 07"))
+        // A non-unique entry: the index key, then [n][row in n bytes, big-endian][n].
+        expectBytes(TreeKey.entry(KeyEncoding.encode(42), row: 7), hex("10 80 00 00 00 00 00 00 2A 01 07 01"))
+        expectBytes(TreeKey.entry([0xAB], row: 0), hex("AB 01 00 01"))
+        expectBytes(TreeKey.entry([0xAB], row: 0x1_2345), hex("AB 03 01 23 45 03"))
+        expectBytes(TreeKey.entry([], row: .max), hex("08 FF FF FF FF FF FF FF FF 08"))
+        for (row, key) in [(RowID(0), [UInt8]()), (255, [1]), (256, [1, 2]), (0x1_2345, [9, 9, 9]), (.max, [])] {
+            let entry = TreeKey.entry(key, row: row)
+            #expect(entry.withUnsafeBytes { TreeKey.splitEntry($0) }.map { [$0.keyLength, Int(truncatingIfNeeded: $0.row)] } == [key.count, Int(truncatingIfNeeded: row)])
+        }
+        #expect(hex("AB 02 00 07 02").withUnsafeBytes { TreeKey.splitEntry($0) } == nil, "not the shortest form")
+        #expect(hex("AB 02 07 02").withUnsafeBytes { TreeKey.splitEntry($0) } == nil, "n does not match")
+        #expect(TreeKey.entry([5], row: 255).lexicographicallyPrecedes(TreeKey.entry([5], row: 256)), "byte order is row order")
         expectBytes(TreeKey.blob(16), hex("03 00 00 00 00 00 00 00 10"))
         expectBytes(TreeKey.metadata("schema"), hex("04 73 63 68 65 6D 61"))
         var row: [UInt8] = []
@@ -508,7 +519,7 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
         let unique = try leaf(commit.catalog.indexes[0].root)
         #expect(unique.map(\.0) == [KeyEncoding.encode("ada")] && unique.map(\.1) == [[7]])
         let plain = try leaf(commit.catalog.indexes[1].root)
-        #expect(plain.map(\.0) == [KeyEncoding.encode(36) + hex("00 00 00 00 00 00 00 07")] && plain.map(\.1) == [[]])
+        #expect(plain.map(\.0) == [KeyEncoding.encode(36) + hex("01 07 01")] && plain.map(\.1) == [[]])
         var blobValue: [UInt8] = []
         blobValue.appendLE(UInt64(5))
         blobValue.appendLE(Checksum.hash(Array("hello".utf8)))
