@@ -116,6 +116,10 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             _ = RowValue.decode(rest, flags: flags & 3)
             _ = Varint.decode(rest)
             _ = PublishedCommit.decode(Array(rest))
+            // A non-unique entry's row suffix: what splits must be the shortest form of its row.
+            if let (length, row) = TreeKey.splitEntry(rest) {
+                if TreeKey.entry(Array(rest[..<length]), row: row) != Array(rest) { fatalFinding("a split index entry does not survive encoding") }
+            }
         }
     default:
         guard let parts = KeyComponent.decode(bytes) else { return 0 }
