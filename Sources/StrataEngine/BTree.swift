@@ -41,7 +41,8 @@ final class PageSource {
     func page(at offset: UInt64) throws -> PageView {
         if offset < trustedFrom { return try map.page(at: offset, limit: Swift.min(limit, trustedFrom)) }
         // A page this transaction wrote out (to stay under its budget) and flushed.
-        guard offset < limit, limit - offset >= UInt64(PageLayout.minimumSize), limit <= UInt64(map.count) else {
+        guard offset < limit, limit - offset >= UInt64(PageLayout.minimumSize), limit <= UInt64(map.count),
+              offset % UInt64(PageLayout.alignment) == 0 else {
             throw StoreError.corrupt("a page pointer (\(offset)) points past this transaction's pages", path: path, offset: offset)
         }
         return PageView(map.base + Int(offset))
@@ -270,7 +271,7 @@ final class MutableTree {
         }
         node.encode(into: &scratch)
         writtenBytes += UInt64(scratch.count)
-        let offset = try writer.append(scratch)
+        let offset = try writer.appendAligned(scratch)
         writtenPages.append(offset)
         return offset
     }

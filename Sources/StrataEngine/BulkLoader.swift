@@ -60,7 +60,7 @@ final class BulkLoader {
     private func write(_ node: Node) throws -> UInt64 {
         node.encode(into: &scratch)
         writtenBytes += UInt64(scratch.count)
-        return try writer.append(scratch)
+        return try writer.appendAligned(scratch)
     }
 
     private func flush(level: Int) throws {

@@ -132,7 +132,7 @@ enum CompactCopy {
                     throw StoreError.corrupt("a malformed value location", path: tx.store.path, offset: nil)
                 }
                 let newOffset = try tx.pages.withValue(location) { payload in
-                    try writer.append(ValueFrame.encode(payload))
+                    try writer.appendAligned(ValueFrame.encode(payload))
                 }
                 frames += UInt64(location.length)
                 value.removeAll(keepingCapacity: true)

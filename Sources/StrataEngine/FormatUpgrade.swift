@@ -190,7 +190,7 @@ private struct FormatUpgrade {
         if digest != 0 { bytes.appendLE(digest); flags |= ValueFlags.keysDigest }
         guard payload.count > PageLayout.inlineValueLimit else { return (bytes + payload, flags, 0) }
         let frame = payload.withUnsafeBytes { ValueFrame.encode($0) }
-        let offset = try writer.append(frame)
+        let offset = try writer.appendAligned(frame)
         ValueLocation(offset: offset, length: UInt32(frame.count)).encode(into: &bytes)
         return (bytes, flags | ValueFlags.inFrame, UInt64(frame.count))
     }

@@ -1,9 +1,10 @@
 import Synchronization
 
-/// Which pages and value frames of a mapped file this process has checked: one bit per
-/// 16-byte granule, set the first time the page (or frame) starting there passes its checks.
-/// Committed bytes never change, so a checked page stays checked. Pages are at least 16 bytes
-/// long, so two of them never start in one granule.
+/// Which pages (or, in a second set, value frames) of a mapped file this process has checked:
+/// one bit per 16-byte granule, set the first time the page starting there passes its checks.
+/// Committed bytes never change, so a checked page stays checked. Pages and frames start at
+/// multiples of 16 (`PageLayout.alignment`; a pointer that is not is refused before the bits
+/// are looked at), so a bit names exactly one page.
 ///
 /// The bits live in an anonymous mapping that costs memory only where it is written: a
 /// megabyte of file read costs 8 KiB of bits.
@@ -49,6 +50,9 @@ final class MappedFile: @unchecked Sendable {
     let base: UnsafeRawPointer
     let count: Int
     let verified: VerifiedPages
+    /// The value frames checked, apart from the pages: a page pointer to a checked frame (or
+    /// the reverse, in a damaged file) must not pass for checked.
+    let verifiedFrames: VerifiedPages
     let counters: Counters
     let path: String
 
@@ -56,10 +60,11 @@ final class MappedFile: @unchecked Sendable {
         self.mapping = mapping
         base = mapping.base
         count = mapping.count
-        guard let verified = VerifiedPages(covering: mapping.count) else {
+        guard let verified = VerifiedPages(covering: mapping.count), let frames = VerifiedPages(covering: mapping.count) else {
             throw StoreError(.ioFailure, "There is no address space left to map the store file; close other stores or processes.", path: path)
         }
         self.verified = verified
+        self.verifiedFrames = frames
         self.counters = counters
         self.path = path
     }
@@ -68,7 +73,7 @@ final class MappedFile: @unchecked Sendable {
     @inline(__always)
     func page(at offset: UInt64, limit: UInt64) throws -> PageView {
         guard offset >= UInt64(FileHeader.size), offset < limit, limit - offset >= UInt64(PageLayout.minimumSize),
-              limit <= UInt64(count) else {
+              limit <= UInt64(count), offset % UInt64(PageLayout.alignment) == 0 else {
             throw StoreError.corrupt("a page pointer (\(offset)) points outside the commit being read", path: path, offset: offset)
         }
         let start = base + Int(offset)
@@ -87,16 +92,16 @@ final class MappedFile: @unchecked Sendable {
     /// the first time and lying before `limit`.
     func frame(at offset: UInt64, length: Int, limit: UInt64) throws -> UnsafeRawBufferPointer {
         guard offset >= UInt64(FileHeader.size), offset <= limit, UInt64(length) <= limit - offset, limit <= UInt64(count),
-              length >= ValueFrame.headerSize else {
+              length >= ValueFrame.headerSize, offset % UInt64(PageLayout.alignment) == 0 else {
             throw StoreError.corrupt("a value pointer (\(length) bytes at \(offset)) points outside the commit being read", path: path, offset: offset)
         }
         let bytes = UnsafeRawBufferPointer(start: base + Int(offset), count: length)
-        if !verified.contains(offset) {
+        if !verifiedFrames.contains(offset) {
             guard ValueFrame.check(bytes) else {
                 throw StoreError.corrupt("the value at byte \(offset) fails its checksum", path: path, offset: offset)
             }
             counters.blocksRead.add(1, ordering: .relaxed)
-            verified.insert(offset)
+            verifiedFrames.insert(offset)
         }
         return UnsafeRawBufferPointer(rebasing: bytes[ValueFrame.headerSize...])
     }

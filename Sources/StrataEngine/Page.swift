@@ -18,9 +18,12 @@
 
 enum PageLayout {
     static let headerSize = 10
-    /// Pages are padded to this many bytes, so that two pages never start in one 16-byte
-    /// granule of the file (the unit in which `VerifiedPages` remembers checked pages).
+    /// Pages are at least this long (padded with zeros).
     static let minimumSize = 16
+    /// Every page and value frame starts at a multiple of this in the file (zeros before it),
+    /// so that one bit per 16 bytes can say which were checked (`VerifiedPages`), and a
+    /// pointer into the middle of a checked page is refused at once.
+    static let alignment = 16
     static let maximumSize = 65_535
     static let kindLeaf: UInt8 = 1
     static let kindBranch: UInt8 = 2
@@ -266,7 +269,7 @@ extension PageLayout {
                 let child = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position + k, as: UInt64.self))
                 // Children are written before their parent: a pointer forward is damage (and
                 // would allow a cycle).
-                guard child >= UInt64(FileHeader.size), child < offset else { return false }
+                guard child >= UInt64(FileHeader.size), child < offset, child % UInt64(alignment) == 0 else { return false }
             }
         }
         return true

@@ -121,6 +121,15 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
         return offset
     }
 
+    /// Appends a page or a value frame: at the next multiple of 16 (`PageLayout.alignment`),
+    /// after zeros (part of the body); returns its offset.
+    @discardableResult
+    func appendAligned(_ bytes: [UInt8]) throws -> UInt64 {
+        let padding = Int((0 &- end) & UInt64(PageLayout.alignment - 1))
+        if padding > 0 { try withUnsafeBytes(of: (UInt64(0), UInt64(0))) { try append(UnsafeRawBufferPointer(rebasing: $0[0..<padding])) } }
+        return try append(bytes)
+    }
+
     /// Appends the commit record itself, which is not part of the body checksum.
     func appendCommitRecord(_ bytes: [UInt8]) {
         buffer.append(contentsOf: bytes)

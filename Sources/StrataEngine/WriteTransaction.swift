@@ -155,7 +155,7 @@ public final class WriteTransaction: ReadTransaction {
     /// Appends a value frame; returns where it lies.
     func appendFrame(_ payload: UnsafeRawBufferPointer, for tree: TreeID) throws -> ValueLocation {
         let frame = ValueFrame.encode(payload)
-        let offset = try appending("writing a value") { try writer.append(frame) }
+        let offset = try appending("writing a value") { try writer.appendAligned(frame) }
         addFrameBytes(Int64(frame.count), to: tree)
         return ValueLocation(offset: offset, length: UInt32(frame.count))
     }

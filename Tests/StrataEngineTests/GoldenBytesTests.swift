@@ -220,6 +220,10 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
         }
         #expect(children == [0x100, 0x100, 0x200, 0x200, 0x300, 0x300])
         #expect(withPage(Self.branchBytes, at: 0x300) { _ in true } == nil, "a child at or after its parent is refused")
+        var misaligned = Self.branchBytes
+        misaligned[0x2C] = 0x01   // child 2 at 0x301: not a multiple of 16
+        PageLayout.seal(&misaligned)
+        #expect(withPage(misaligned, at: 0x400) { _ in true } == nil, "a child that does not start at a multiple of 16 is refused")
     }
 
     @Test("Page: a reader refuses every malformed page")
@@ -527,6 +531,7 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
         #expect(system.map(\.0) == [TreeKey.blob(ids.blob.rawValue)] && system.map(\.1) == [blobValue])
         let roots = [users.root] + commit.catalog.indexes.map(\.root) + [commit.catalog.systemRoot]
         #expect(roots.allSatisfy { $0 >= 196 && $0 < commitOffset }, "every page lies in the body")
+        #expect(roots.allSatisfy { $0 % 16 == 0 }, "every page starts at a multiple of 16")
         let blobFile = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + ".blobs/0000000000000001.blob")))
         #expect(blobFile == Array("hello".utf8))
 

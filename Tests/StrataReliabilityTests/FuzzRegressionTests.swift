@@ -138,13 +138,15 @@ extension FuzzRegressionTests {
             withUnsafeBytes(of: RowID(1).bigEndian) { k in value.withUnsafeBytes { v in leaf.appendLeafCell(key: k, value: v, flags: ValueFlags.inFrame) } }
             var page: [UInt8] = []
             leaf.encode(into: &page)
-            let pageOffset = last.end
+            // Pages start at multiples of 16: zeros before it.
+            let body = [UInt8](repeating: 0, count: Int((16 - last.end % 16) % 16)) + page
+            let pageOffset = last.end + UInt64(body.count - page.count)
             var catalog = last.catalog
             catalog.collections[0].root = pageOffset
-            let record = CommitRecord(sequence: last.sequence + 1, offset: pageOffset + UInt64(page.count), previousOffset: last.offset,
-                                      bodyStart: pageOffset, bodyChecksum: Checksum.hash(page), flags: 0, timeMilliseconds: 0, salt: salt,
+            let record = CommitRecord(sequence: last.sequence + 1, offset: last.end + UInt64(body.count), previousOffset: last.offset,
+                                      bodyStart: last.end, bodyChecksum: Checksum.hash(body), flags: 0, timeMilliseconds: 0, salt: salt,
                                       catalog: catalog)
-            fs.setBytes(Array(bytes[..<Int(last.end)]) + page + record.encode(), of: path)
+            fs.setBytes(Array(bytes[..<Int(last.end)]) + body + record.encode(), of: path)
             let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
             let c = try #require(try store.read { $0.collection(named: "c") })
             #expect(throws: StoreError.self) { try store.read { try $0.record(1, in: c) } }
