@@ -299,6 +299,11 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
         let decoded = value.withUnsafeBytes { RowValue.decode($0, flags: ValueFlags.keysDigest) }
         #expect(decoded?.digest == digest)
         #expect(decoded?.inline.map(Array.init) == Array("Ada".utf8))
+        // A blob's entry in the system tree: its length and the XXH64 of its file's bytes.
+        var blob: [UInt8] = []
+        blob.appendLE(UInt64(5))
+        blob.appendLE(Checksum.hash(Array("hello".utf8)))
+        expectBytes(blob, hex("05 00 00 00 00 00 00 00 A3 6D 9F 88 7D 82 C7 26"))
         let framed = hex("89 67 45 23 01 00 00 00 2A 00 00 00").withUnsafeBytes { RowValue.decode($0, flags: ValueFlags.inFrame) }
         #expect(framed?.frame == ValueLocation(offset: 0x01_2345_6789, length: 42))
         #expect(hex("89 67").withUnsafeBytes { RowValue.decode($0, flags: ValueFlags.inFrame) } == nil)
