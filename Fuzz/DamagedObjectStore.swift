@@ -3,7 +3,8 @@
 // an edit script as in DamagedStore.swift: `[variant][flags][u24 cut]`, then `[u24 offset][u8
 // xor]` per damaged byte. Whatever a ModelContainer opened on the damaged file fetches must be
 // exactly the objects the store held after one of its saves (indexes answering as the scan
-// does), or the open or fetch must throw; never trap. A save after that must be readable.
+// does), or the open or fetch must throw; never trap. A save after that must be readable. A
+// page of the results (any limit and offset, the edges of Int included) must be that page.
 
 import Foundation
 import StrataEngine
@@ -113,6 +114,37 @@ func allowingErrors<R>(_ what: String, _ body: () throws -> R) -> R? {
     }
 }
 
+/// Limits and offsets a caller may pass, the edges first.
+let pagingEdges: [Int?] = [nil, Int.max, Int.min, -1, 0, 1, 2, 5, Int.max - 1, 9]
+
+/// A page (limit and offset from the input's first two bytes, any `Int` at the edges; a
+/// predicate and an order from its flags) must be that page of the whole result, by fetch,
+/// fetchCount, fetchIdentifiers and fetch(_:batchSize:), with and without an unsaved insert.
+func checkPaging(_ container: ModelContainer, _ input: [UInt8]) throws {
+    let limit = pagingEdges[Int(input[0] / 3) % pagingEdges.count]
+    let offset = pagingEdges[Int(input[1] >> 1) % pagingEdges.count]
+    let context = ModelContext(container)
+    if input[1] & 0x80 != 0 {
+        let pending = FuzzNote()
+        pending.key = 98
+        pending.title = "t1"
+        context.insert(pending)
+    }
+    let predicate: Predicate<FuzzNote>? = input[1] & 0x20 != 0 ? #Predicate { $0.title != "t0" } : nil
+    let sorts: [[SortDescriptor<FuzzNote>]] = [[], [SortDescriptor(\.key, order: .reverse)], [SortDescriptor(\.title), SortDescriptor(\.key)]]
+    var descriptor = FetchDescriptor<FuzzNote>(predicate: predicate, sortBy: sorts[Int(input[1] >> 2) % 3])
+    let all = try context.fetch(descriptor).map(\.key)
+    descriptor.fetchLimit = limit
+    descriptor.fetchOffset = offset
+    let start = min(max(0, offset ?? 0), all.count)
+    let want = Array(all[start...].prefix((limit ?? 0) > 0 ? limit! : all.count))
+    let got = try context.fetch(descriptor).map(\.key)
+    if got != want { throw FuzzFinding("limit \(String(describing: limit)) offset \(String(describing: offset)) fetched \(got), not \(want)") }
+    if try context.fetchCount(descriptor) != want.count { throw FuzzFinding("fetchCount disagrees with the page \(want)") }
+    if try context.fetchIdentifiers(descriptor).count != want.count { throw FuzzFinding("fetchIdentifiers disagrees with the page \(want)") }
+    if try context.fetch(descriptor, batchSize: 2).map(\.key) != want { throw FuzzFinding("fetch(_:batchSize:) disagrees with the page \(want)") }
+}
+
 func fuzzSeeds() -> [[UInt8]] {
     (0..<3).flatMap { v -> [[UInt8]] in
         [[UInt8(v), 0, 0, 0, 0], [UInt8(v), 1, 0x00, 0x02, 0], [UInt8(v), 0, 0, 0, 0, 0x90, 0, 0, 0x04]]
@@ -157,6 +189,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         guard sample.states.contains(state) else {
             fatalFinding("the damaged store reads \(state.notes.count) notes that it never held after any save: \(state.notes.sorted { $0.key < $1.key })")
         }
+        _ = allowingErrors("page") { try checkPaging(container, input) }
         // Saving goes on from there, and survives a reopen.
         let saved = allowingErrors("save") { () -> Bool in
             let context = ModelContext(container)

@@ -72,8 +72,9 @@ extension ModelActor {
         preconditionFailure("\(Self.self).modelExecutor must be a SerialModelExecutor, such as DefaultSerialModelExecutor.")
     }
 
-    /// The object with this identifier in the actor's context (SwiftData's subscript).
-    public subscript<T: PersistentModel>(id: PersistentIdentifier, as: T.Type) -> T? {
+    /// The object with this identifier in the actor's context, or nil if the store has no
+    /// such object of type `T`: `self[id, as: Trip.self]`. Same as SwiftData's subscript.
+    public subscript<T: PersistentModel>(id: PersistentIdentifier, as type: T.Type) -> T? {
         (try? modelContext.existingModel(for: id)) as? T
     }
 }

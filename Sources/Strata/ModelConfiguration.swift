@@ -1,9 +1,9 @@
 import Foundation
 import StrataEngine
 
-/// Where and how a container keeps its models. Same as SwiftData's `ModelConfiguration`,
-/// minus the CloudKit and app-group options (no meaning on Linux), plus Strata's durability
-/// and cache size.
+/// Where and how a container keeps its models. Same as SwiftData's `ModelConfiguration`; its
+/// CloudKit and app-group options are accepted and have no meaning on Linux. Strata adds
+/// durability and cache size.
 ///
 /// ```swift
 /// let config = ModelConfiguration(url: URL(filePath: "/var/lib/app/trips.store"))
@@ -14,7 +14,9 @@ public struct ModelConfiguration: Hashable, Sendable {
     public let name: String
     /// The models kept in this configuration's store (nil: all of the container's schema).
     public let schema: Schema?
-    /// The store's data file. Side files (the blobs folder) sit next to it.
+    /// The store's data file. Side files (the blobs folder) sit next to it. Its folder must
+    /// exist: a missing one is an error naming it, so a mistyped path never makes a new empty
+    /// store elsewhere (the default location's folder is made on first use).
     public let url: URL
     /// Keep the store in memory only: nothing survives the container.
     public let isStoredInMemoryOnly: Bool
@@ -27,8 +29,37 @@ public struct ModelConfiguration: Hashable, Sendable {
     /// Strata extra: called as a migration plan's stages run (see `MigrationProgress`).
     public var migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
 
-    /// A configuration at the default location (see `defaultDirectory`), or in memory.
-    public init(_ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true) {
+    /// An app group's shared container, where SwiftData may keep a store on Apple platforms.
+    /// Same as SwiftData's `ModelConfiguration.GroupContainer`; accepted and ignored on Linux,
+    /// which has no app groups: a store without a `url` is in `defaultDirectory`.
+    public struct GroupContainer: Hashable, Sendable {
+        let identifier: String?
+        /// The app's default group, if any. Same as SwiftData.
+        public static let automatic = GroupContainer(identifier: nil)
+        /// No group container. Same as SwiftData.
+        public static let none = GroupContainer(identifier: nil)
+        /// The group with this identifier. Same as SwiftData.
+        public static func identifier(_ groupName: String) -> GroupContainer { GroupContainer(identifier: groupName) }
+    }
+
+    /// The CloudKit database SwiftData may sync a store with on Apple platforms. Same as
+    /// SwiftData's `ModelConfiguration.CloudKitDatabase`; accepted and ignored on Linux, which
+    /// has no CloudKit: Strata never syncs.
+    public struct CloudKitDatabase: Hashable, Sendable {
+        let container: String?
+        /// The app's default container, if it has CloudKit. Same as SwiftData.
+        public static let automatic = CloudKitDatabase(container: nil)
+        /// No syncing. Same as SwiftData.
+        public static let none = CloudKitDatabase(container: nil)
+        /// The private database of this CloudKit container. Same as SwiftData.
+        public static func `private`(_ container: String) -> CloudKitDatabase { CloudKitDatabase(container: container) }
+    }
+
+    /// A configuration at the default location (see `defaultDirectory`), or in memory. Same
+    /// as SwiftData's `init(_:schema:isStoredInMemoryOnly:allowsSave:groupContainer:cloudKitDatabase:)`;
+    /// `groupContainer` and `cloudKitDatabase` have no meaning on Linux and are ignored.
+    public init(_ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true,
+                groupContainer: GroupContainer = .automatic, cloudKitDatabase: CloudKitDatabase = .automatic) {
         let name = name ?? "default"
         self.name = name
         self.schema = schema
@@ -39,13 +70,22 @@ public struct ModelConfiguration: Hashable, Sendable {
             : ModelConfiguration.defaultDirectory.appendingPathComponent("\(name).store")
     }
 
-    /// A configuration whose store is the file at `url`.
-    public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true) {
+    /// A configuration whose store is the file at `url`. Same as SwiftData's
+    /// `init(_:schema:url:allowsSave:cloudKitDatabase:)`; `cloudKitDatabase` is ignored on Linux.
+    public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true,
+                cloudKitDatabase: CloudKitDatabase = .automatic) {
         self.name = name ?? url.deletingPathExtension().lastPathComponent
         self.schema = schema
         self.url = url
         self.isStoredInMemoryOnly = false
         self.allowsSave = allowsSave
+    }
+
+    /// A configuration for these models at the default location, or in memory. Same as
+    /// SwiftData's `init(for:isStoredInMemoryOnly:)`.
+    /// (At least one type: `ModelConfiguration()` stays the default configuration.)
+    public init(for firstType: any PersistentModel.Type, _ otherTypes: any PersistentModel.Type..., isStoredInMemoryOnly: Bool = false) {
+        self.init(schema: Schema([firstType] + otherTypes), isStoredInMemoryOnly: isStoredInMemoryOnly)
     }
 
     /// Where stores without a `url` live on Linux: `$XDG_DATA_HOME/strata`, else

@@ -13,8 +13,11 @@ import StrataEngine
 /// A container is `Sendable`: share it between threads and give each its own `ModelContext`.
 ///
 /// - Throws: `StrataError` `.invalidSchema` (a class cannot be persisted as declared, naming the
-///   class and property), `.schemaMismatch` (the store has another schema), `.storeFailure`
-///   (the store is locked by another process, damaged, or cannot be created).
+///   class and property), `.schemaMismatch` (the store has another schema), `.readOnly` (the
+///   store file may not be written: open it with `allowsSave: false` to read it),
+///   `.storeFailure` (the store is locked by another process, damaged, a folder, or cannot be
+///   created, for example because its folder does not exist; `underlying` is the engine's
+///   `StoreError`).
 public final class ModelContainer: @unchecked Sendable {
     /// The schema: every model the container stores.
     public let schema: Schema
@@ -27,14 +30,29 @@ public final class ModelContainer: @unchecked Sendable {
     private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
     private let mainBox = MainContextBox()
 
+    /// A container for these models (and the models their relationships reach) in the stores
+    /// of `configurations` (none: one store at the default location). Same as SwiftData's
+    /// `init(for:configurations:)`.
     public convenience init(for forTypes: any PersistentModel.Type..., configurations: ModelConfiguration...) throws {
         try self.init(for: Schema(forTypes), configurations: configurations)
     }
 
+    /// A container for a schema in the stores of `configurations`. Same as SwiftData's
+    /// `init(for:configurations:)`.
     public convenience init(for givenSchema: Schema, configurations: ModelConfiguration...) throws {
         try self.init(for: givenSchema, configurations: configurations)
     }
 
+    /// A container for a schema whose models live in the stores of these configurations, the
+    /// configurations given without a label:
+    /// `ModelContainer(for: schema, tripsConfiguration, peopleConfiguration)`.
+    /// Same as SwiftData's `init(for:_:)`, an early spelling WWDC23's sample code uses.
+    public convenience init(for givenSchema: Schema, _ first: ModelConfiguration, _ rest: ModelConfiguration...) throws {
+        try self.init(for: givenSchema, configurations: [first] + rest)
+    }
+
+    /// A container for a schema in the stores of `configurations`. Same as SwiftData's
+    /// `init(for:configurations:)` taking an array.
     public convenience init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
         try self.init(for: givenSchema, configurations: configurations, fileSystem: nil)
     }
@@ -183,11 +201,12 @@ struct Table: @unchecked Sendable {
 /// One configuration's open store.
 final class StoreHandle: @unchecked Sendable {
     let configuration: ModelConfiguration
-    let store: Store
+    /// The engine store, shared with other containers of this process on the same file.
+    let opened: OpenStore
+    var store: Store { opened.store }
     let tables: [Table]
     let identifier: String
     private let temporaryDirectory: URL?
-    private let nextRows: Mutex<[String: RowID]>
 
     static let schemaKey = "strata.schema"
 
@@ -205,49 +224,66 @@ final class StoreHandle: @unchecked Sendable {
             durability = .deferred
         } else {
             temporaryDirectory = nil
+            // The default location's folder is made on first use (as SwiftData makes Application
+            // Support); the folder of a given url must exist: a mistyped path is an error, not a
+            // new empty store somewhere else.
             let folder = configuration.url.deletingLastPathComponent()
-            if configuration.allowsSave && !FileManager.default.fileExists(atPath: folder.path) {
+            if configuration.allowsSave && folder.standardizedFileURL.path == ModelConfiguration.defaultDirectory.standardizedFileURL.path
+                && !FileManager.default.fileExists(atPath: folder.path) {
                 try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             }
         }
         identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
         let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
-        do { store = try fileSystem.map { try Store(path: path, options: options, fileSystem: $0) } ?? Store(path: path, options: options) } catch {
-            throw StrataError.store(error, while: "open the store at \(path)")
+        let openedPath = path
+        func open() throws -> Store {
+            do { return try fileSystem.map { try Store(path: openedPath, options: options, fileSystem: $0) } ?? Store(path: openedPath, options: options) } catch {
+                throw StoreHandle.openingError(error, path: openedPath)
+            }
         }
+        let shared: Bool
+        if fileSystem == nil && !configuration.isStoredInMemoryOnly {
+            (opened, shared) = try OpenStores.shared.store(at: OpenStores.key(for: path), readOnly: options.readOnly, open: open)
+        } else {
+            (opened, shared) = (OpenStore(store: try open(), key: nil), false)
+        }
+        let store = opened.store
         var rows: [String: RowID] = [:]
         do {
-            let prepared = try StoreHandle.prepare(store: store, entities: entities, writable: configuration.allowsSave, path: path)
+            let prepared = try StoreHandle.prepare(store: store, entities: entities, writable: configuration.allowsSave, path: path, shared: shared)
             tables = prepared
             try store.read { tx in
                 for t in prepared { if let c = t.collection { rows[t.entity.name] = try tx.nextRowID(in: c) } else { rows[t.entity.name] = 1 } }
             }
         } catch {
-            store.close()
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }
-        nextRows = Mutex(rows)
+        opened.startRows(rows)
     }
 
     deinit {
-        store.close()
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
     }
 
-    /// A row id for a new object of `entity`, unique across every context of the container.
-    func allocateRow(_ entity: Entity) -> RowID {
-        nextRows.withLock { rows in
-            let row = rows[entity.name, default: 1]
-            rows[entity.name] = row + 1
-            return row
-        }
+    /// A store file that may not be written is `.readOnly`, with the object layer's way to
+    /// read it; anything else is the engine's error, wrapped.
+    static func openingError(_ error: any Error, path: String) -> any Error {
+        guard let store = error as? StoreError, store.code == .readOnly else { return StrataError.store(error, while: "open the store at \(path)") }
+        let reason = (store.underlying as? SystemError).map { " (\($0.reason))" } ?? ""
+        return StrataError(.readOnly, "Strata could not open the store at \(path) for saving: its file may not be written\(reason). To read it, open it with allowsSave: false (ModelConfiguration(url:allowsSave:)); to save to it, change its permissions or mount.",
+                           underlying: store)
     }
+
+    /// A row id for a new object of `entity`, unique across every context of the container
+    /// (and of other containers of this process on the same store).
+    func allocateRow(_ entity: Entity) -> RowID { opened.allocateRow(entity) }
 
     func table(for entity: Entity) -> Table? { tables.first { $0.entity === entity } }
 
     /// Checks the stored schema against the models, applies lightweight changes (layouts,
     /// new and removed indexes) and creates collections and indexes, in one transaction.
-    private static func prepare(store: Store, entities: [Entity], writable: Bool, path: String) throws -> [Table] {
+    /// `shared`: another container of this process has the store open; its models must not change.
+    private static func prepare(store: Store, entities: [Entity], writable: Bool, path: String, shared: Bool) throws -> [Table] {
         let stored: StoredSchema? = try store.read { tx in
             guard let bytes = try tx.metadata(schemaKey) else { return nil }
             do { return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
@@ -315,6 +351,9 @@ final class StoreHandle: @unchecked Sendable {
             }
         }
         let missing = entities.contains { e in store.currentCollectionMissing(e.name) }
+        if migrating && shared {
+            throw StrataError(.schemaMismatch, "The store at \(path) is open in this process by another ModelContainer whose models differ from these. Let that container and the objects it fetched go before opening the store with changed models.")
+        }
         if migrating && !writable {
             throw StrataError(.readOnly, "The store at \(path) needs a schema change to be opened with these models, and it was opened read-only (allowsSave: false). Open it writable once to apply the change.")
         }

@@ -64,10 +64,7 @@ extension ModelContext {
                     }
                 }
                 total += pending.objects.count
-                let offset = max(0, descriptor.fetchOffset ?? 0)
-                total = max(0, total - offset)
-                if let limit = descriptor.effectiveLimit { total = min(total, limit) }
-                return total
+                return descriptor.paging.count(ofTotal: total)
             }
         } catch { throw StrataError.store(error, while: "count \(T.self)") }
     }
@@ -112,7 +109,7 @@ extension ModelContext {
         let size = max(1, batchSize)
         var start = 0
         while start < items.count {
-            let end = min(items.count, start + size)
+            let end = start + min(size, items.count - start)
             let batch: [T]
             do {
                 batch = try query.handle.store.read { tx in
@@ -131,27 +128,39 @@ extension ModelContext {
 
     /// The selected objects as a collection that makes them `batchSize` at a time, when
     /// they are first read. Same as SwiftData's `fetch(_:batchSize:)`.
+    ///
+    /// The collection reads every batch from the snapshot of the store its results came
+    /// from, kept open for its life: saves made meanwhile (here or in another context) do not
+    /// change which objects it holds, and each batch reads the rows as they were then. Each
+    /// stored row was already read (and checked) by the fetch; if a later batch still cannot
+    /// be read (an I/O error), subscripting stops the program with that error, since a
+    /// collection cannot throw: `fetch(_:)` and `enumerate` throw instead.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> FetchResultsCollection<T> {
         do {
             let queries = try makeQueries(descriptor)
             if queries.count > 1 {
                 let objects = try fetchAcrossModels(descriptor, queries).map { FetchItem.object($0) }
-                return FetchResultsCollection(context: self, query: queries[0], items: objects, batchSize: max(1, batchSize))
+                return FetchResultsCollection(context: self, query: queries[0], snapshot: nil, items: objects, batchSize: max(1, batchSize))
             }
             let query = queries[0]
-            let items = try query.handle.store.read { try self.items(query, tx: $0) }
-            return FetchResultsCollection(context: self, query: query, items: items, batchSize: max(1, batchSize))
+            let snapshot = try query.handle.store.beginRead()
+            let items = try self.items(query, tx: snapshot)
+            return FetchResultsCollection(context: self, query: query, snapshot: snapshot, items: items, batchSize: max(1, batchSize))
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
     }
 
     /// The object with this identifier: the registered one, or one loaded from the store.
     /// Same as SwiftData's `model(for:)`, which also hands out an object for an identifier it
     /// cannot find; reading such an object's properties then stops the program.
+    ///
+    /// An identifier naming a model this container's schema does not have (one decoded from
+    /// elsewhere) gives an object of no model of the schema: casting it to a model gives nil.
+    /// `existingModel(for:)` answers nil for both cases instead.
     public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
         if let found = try? existingModel(for: persistentModelID) { return found }
         guard let (handle, table) = container.location(ofEntityNamed: persistentModelID.entityName),
               let model = table.entity.newInstance() as? any PersistentModel else {
-            preconditionFailure("No model named \(persistentModelID.entityName) in this container's schema.")
+            return UndiscoverableModel()
         }
         let backing = ModelBacking(entity: table.entity, rowID: RowID(max(0, persistentModelID.rowID)), context: self,
                                    status: .persisted, storeIdentifier: handle.identifier)
@@ -234,7 +243,7 @@ extension ModelContext {
         guard let predicate = descriptor.predicate else {
             return Query(handle: handle, table: table, descriptor: descriptor, filter: nil, hints: [])
         }
-        let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key)
+        let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
         let hints = (predicate.expression as? any IndexHinting)?.indexHints(compiler) ?? []
         if let compiled = compiler.compile(predicate.expression) {
             return Query(handle: handle, table: table, descriptor: descriptor, filter: { _, view in try compiled(view) }, hints: hints)
@@ -245,10 +254,9 @@ extension ModelContext {
         let entity = table.entity
         let filter: (RowID, RecordView) throws -> Bool
         if !entity.needsRegisteredObjects {
-            filter = { _, view in
-                let object = entity.newInstance()
-                for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
-                guard let model = object as? T else { return false }
+            let store = handle.identifier
+            filter = { row, view in
+                guard let model = try ModelContext.detachedObject(row, view: view, entity: entity, storeIdentifier: store) as? T else { return false }
                 return try predicate.evaluate(model)
             }
         } else {
@@ -285,7 +293,7 @@ extension ModelContext {
     func visit<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction, _ body: (RowID, RecordView) throws -> Bool) throws {
         guard let collection = query.table.collection else { return }
         let filter = query.filter
-        let source = try QueryPlanner.source(hints: query.hints, table: query.table, tx: tx)
+        let source = try QueryPlanner.source(hints: query.hints, table: query.table, storeIdentifier: query.handle.identifier, tx: tx)
         func check(_ row: RowID, _ raw: UnsafeRawBufferPointer) throws -> Bool {
             let view = try RecordView(raw, layouts: query.table.layouts)
             if let filter, try !filter(row, view) { return true }
@@ -314,17 +322,12 @@ extension ModelContext {
     func items<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction) throws -> [FetchItem] {
         let descriptor = query.descriptor
         let pending = try pendingState(query)
-        let offset = max(0, descriptor.fetchOffset ?? 0)
-        let limit = descriptor.effectiveLimit
-        func page<E>(_ all: [E]) -> [E] {
-            let start = min(offset, all.count)
-            let end = limit.map { min(all.count, start + $0) } ?? all.count
-            return Array(all[start..<end])
-        }
+        let paging = descriptor.paging
+        func page<E>(_ all: [E]) -> [E] { paging.apply(all) }
         if descriptor.sortBy.isEmpty {
             // Row order: stored rows and unsaved objects merged by row id.
             var stored: [RowID] = []
-            let wanted = limit.map { offset + $0 }
+            let wanted = paging.needed
             try visit(query, tx: tx) { row, _ in
                 if !pending.excluded.contains(row) { stored.append(row) }
                 if let wanted, pending.objects.isEmpty { return stored.count < wanted }
@@ -337,7 +340,7 @@ extension ModelContext {
             return page(merged.map(\.1))
         }
         if pending.objects.isEmpty, query.hints.isEmpty || query.filter == nil,
-           let ordered = try indexOrder(query, tx: tx, excluded: pending.excluded, offset: offset, limit: limit) {
+           let ordered = try indexOrder(query, tx: tx, excluded: pending.excluded, paging: paging) {
             return ordered.map { .stored($0) }
         }
         // General order: sort with the descriptors, ties in row order (the order a fetch without
@@ -356,7 +359,7 @@ extension ModelContext {
             }
             return a.row < b.row
         }
-        let keep = limit.map { offset + $0 }
+        let keep = paging.needed
         var best: [(row: RowID, key: T, object: T?)] = []
         func offer(_ entry: (row: RowID, key: T, object: T?)) {
             guard let keep else { best.append(entry); return }
@@ -388,9 +391,7 @@ extension ModelContext {
                 offer((row, object, object))
                 return true
             }
-            let detached = entity.newInstance()
-            for p in entity.properties { try p.decodeValue(try view.field(p.index), into: detached) }
-            guard let key = detached as? T else { return true }
+            guard let key = try ModelContext.detachedObject(row, view: view, entity: entity, storeIdentifier: query.handle.identifier) as? T else { return true }
             offer((row, key, registered))
             return true
         }
@@ -404,7 +405,7 @@ extension ModelContext {
 
     /// Results in the order of an index, when one sort descriptor names an indexed property
     /// whose index order is Foundation's order.
-    private func indexOrder<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction, excluded: Set<RowID>, offset: Int, limit: Int?) throws -> [RowID]? {
+    private func indexOrder<T: PersistentModel>(_ query: Query<T>, tx: ReadTransaction, excluded: Set<RowID>, paging: Paging) throws -> [RowID]? {
         guard query.descriptor.sortBy.count == 1, let sort = query.descriptor.sortBy.first, let keyPath = sort.keyPath,
               let property = query.entity.property(for: keyPath), property.keyPreservesOrder,
               let (index, _) = query.table.singleIndex[property.index],
@@ -413,19 +414,30 @@ extension ModelContext {
         var skipped = 0
         var cursor = try tx.entries(in: index, reverse: sort.order == .reverse)
         while let entry = try cursor.next() {
-            if let limit, rows.count >= limit { break }
+            if let limit = paging.limit, rows.count >= limit { break }
             if excluded.contains(entry.row) { continue }
             if let filter = query.filter {
                 let passes = try tx.withRecord(entry.row, in: collection) { try filter(entry.row, try RecordView($0, layouts: query.table.layouts)) } ?? false
                 if !passes { continue }
             }
-            if skipped < offset { skipped += 1; continue }
+            if skipped < paging.offset { skipped += 1; continue }
             rows.append(entry.row)
         }
         return rows
     }
 
     // MARK: Making objects
+
+    /// An object made from a record to evaluate a predicate or a sort on it: its values and
+    /// its row's identity (`persistentModelID`), never registered, tracked or saved.
+    static func detachedObject(_ row: RowID, view: RecordView, entity: Entity, storeIdentifier: String?) throws -> AnyObject {
+        let object = entity.newInstance()
+        for p in entity.properties { try p.decodeValue(try view.field(p.index), into: object) }
+        let backing = ModelBacking(identityOf: row, entity: entity, storeIdentifier: storeIdentifier)
+        backing.object = object
+        for p in entity.properties { p.setBacking(backing, of: object) }
+        return object
+    }
 
     /// The registered object of a row, or a new one made from its record.
     func materialize(_ row: RowID, view: RecordView, entity: Entity, handle: StoreHandle) throws -> AnyObject {
@@ -464,13 +476,16 @@ extension ModelContext {
 public struct FetchResultsCollection<T: PersistentModel>: RandomAccessCollection {
     private let context: ModelContext
     private let query: Query<T>
+    /// The snapshot the results came from, read by every batch (nil when every result is an object).
+    private let snapshot: ReadTransaction?
     private let items: [FetchItem]
     private let batchSize: Int
     private let cache = BatchCache()
 
-    init(context: ModelContext, query: Query<T>, items: [FetchItem], batchSize: Int) {
+    init(context: ModelContext, query: Query<T>, snapshot: ReadTransaction?, items: [FetchItem], batchSize: Int) {
         self.context = context
         self.query = query
+        self.snapshot = snapshot
         self.items = items
         self.batchSize = batchSize
     }
@@ -478,35 +493,37 @@ public struct FetchResultsCollection<T: PersistentModel>: RandomAccessCollection
     public var startIndex: Int { 0 }
     public var endIndex: Int { items.count }
 
+    /// The object at `position`. Stops the program if its batch cannot be read (an I/O
+    /// error; see `ModelContext.fetch(_:batchSize:)`).
     public subscript(position: Int) -> T {
         let batch = position / batchSize
         if cache.batch != batch {
-            let start = batch * batchSize
-            let end = Swift.min(items.count, start + batchSize)
-            let made: [AnyObject]
             do {
-                made = try query.handle.store.read { tx in
-                    try items[start..<end].map { item -> AnyObject in
-                        switch item {
-                        case .object(let o): return o
-                        case .stored(let row):
-                            guard let o = try context.materialize(row, query: query, tx: tx) else {
-                                throw StrataError(.corruptRecord, "The row \(row) of \(T.self) disappeared while the results were read.")
-                            }
-                            return o
-                        }
-                    }
-                }
+                cache.objects = try objects(ofBatch: batch)
+                cache.batch = batch
             } catch {
                 preconditionFailure("Reading a batch of \(T.self) failed: \(error)")
             }
-            cache.batch = batch
-            cache.objects = made
         }
         guard let object = cache.objects[position - batch * batchSize] as? T else {
             preconditionFailure("A fetched object is not a \(T.self).")
         }
         return object
+    }
+
+    private func objects(ofBatch batch: Int) throws -> [AnyObject] {
+        let start = batch * batchSize
+        let end = start + Swift.min(batchSize, items.count - start)
+        return try items[start..<end].map { item -> AnyObject in
+            switch item {
+            case .object(let o): return o
+            case .stored(let row):
+                guard let snapshot, let o = try context.materialize(row, query: query, tx: snapshot) else {
+                    throw StrataError(.corruptRecord, "The row \(row) of \(T.self) could not be read again from the snapshot its fetch read.")
+                }
+                return o
+            }
+        }
     }
 }
 
@@ -548,8 +565,6 @@ extension ModelContext {
                 return a.offset < b.offset
             }.map(\.element)
         }
-        let start = min(max(0, descriptor.fetchOffset ?? 0), all.count)
-        let end = descriptor.effectiveLimit.map { min(all.count, start + $0) } ?? all.count
-        return Array(all[start..<end])
+        return descriptor.paging.apply(all)
     }
 }

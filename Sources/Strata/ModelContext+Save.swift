@@ -11,7 +11,8 @@ extension ModelContext {
     ///
     /// - Throws: `StrataError` `.uniqueConstraintViolation` when a changed object would take a
     ///   unique value another object holds, `.readOnly`, `.unsetProperty`, `.storeFailure`
-    ///   (full disk, I/O error); the context keeps its unsaved changes.
+    ///   (full disk, I/O error); the context keeps its unsaved changes. After a full disk, free
+    ///   some space and call `save()` again: the store reopens its file and goes on.
     public func save() throws {
         guard hasChanges else { return }
         NotificationCenter.default.post(name: ModelContext.willSave, object: self)

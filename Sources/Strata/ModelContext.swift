@@ -13,7 +13,9 @@ import StrataEngine
 ///
 /// Identity: one context never holds two objects for the same stored row. The context keeps
 /// strong references only to objects with unsaved changes; others stay registered while
-/// something else holds them.
+/// something else holds them. An object without unsaved changes keeps its context (and
+/// container) alive, as in SwiftData, where a fetched object's `modelContext` is never nil:
+/// `try ModelContext(container).fetch(d).first?.stops` reads its relationships.
 public final class ModelContext {
     private let strongContainer: ModelContainer?
     private unowned let unownedContainer: ModelContainer

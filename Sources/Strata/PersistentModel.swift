@@ -21,7 +21,7 @@ import StrataEngine
 /// ```
 /// Every persisted stored property carries `@Attribute` (or `@Relationship`); `@Transient`
 /// marks one that is never persisted. Any other stored property is a schema error.
-public protocol PersistentModel: AnyObject, Identifiable, Hashable {
+public protocol PersistentModel: AnyObject, Identifiable, Hashable, OptionalRelationshipWrapped {
     /// The class whose key paths `uniqueConstraints` and `indexes` use: the model itself
     /// (inferred). An associated type rather than `Self`, so that a non-final model class can
     /// be subclassed by other models.
@@ -142,7 +142,8 @@ final class EntityRegistry: Sendable {
     }
 }
 
-/// Stands for a related model that failed discovery (its container already reported why).
+/// Stands for a related model that failed discovery (its container already reported why), and
+/// for an identifier `ModelContext.model(for:)` cannot map to a model of the schema.
 final class UndiscoverableModel: PersistentModel {
     @Attribute var unused: Int = 0
     init() {}

@@ -12,10 +12,13 @@ enum IndexHint {
     case oneOf(AnyProperty, [Any])
     case range(AnyProperty, lower: Any?, lowerInclusive: Bool, upper: Any?, upperInclusive: Bool)
     case prefix(AnyProperty, String)
+    /// The object's `persistentModelID` is one of these.
+    case identifiers([PersistentIdentifier])
 
-    var property: AnyProperty {
+    var property: AnyProperty? {
         switch self {
         case .equal(let p, _), .oneOf(let p, _), .range(let p, _, _, _, _), .prefix(let p, _): p
+        case .identifiers: nil
         }
     }
 }
@@ -32,6 +35,8 @@ extension PredicateExpressions.Conjunction: IndexHinting {
 
 extension PredicateExpressions.Equal: IndexHinting {
     func indexHints(_ c: RowCompiler) -> [IndexHint] {
+        if c.isIdentifier(lhs), let v = c.constant(rhs) { return [.identifiers((v as? PersistentIdentifier).map { [$0] } ?? [])] }
+        if c.isIdentifier(rhs), let v = c.constant(lhs) { return [.identifiers((v as? PersistentIdentifier).map { [$0] } ?? [])] }
         if let p = c.inputProperty(lhs), let v = c.constant(rhs), let value = v { return [.equal(p, value)] }
         if let p = c.inputProperty(rhs), let v = c.constant(lhs), let value = v { return [.equal(p, value)] }
         return []
@@ -64,6 +69,9 @@ extension PredicateExpressions.Comparison: IndexHinting {
 
 extension PredicateExpressions.SequenceContains: IndexHinting {
     func indexHints(_ c: RowCompiler) -> [IndexHint] {
+        if c.isIdentifier(element), let v = c.constant(sequence), let seq = v as? any Sequence {
+            return [.identifiers(anyElements(seq).compactMap { $0 as? PersistentIdentifier })]
+        }
         guard let p = c.inputProperty(element), let v = c.constant(sequence), let seq = v as? any Sequence else { return [] }
         return [.oneOf(p, anyElements(seq))]
     }
@@ -87,15 +95,22 @@ enum RowSource {
 }
 
 enum QueryPlanner {
-    /// The cheapest source the hints allow.
-    static func source(hints: [IndexHint], table: Table, tx: ReadTransaction) throws -> RowSource {
+    /// The cheapest source the hints allow. `storeIdentifier` names the table's store, for
+    /// identifiers.
+    static func source(hints: [IndexHint], table: Table, storeIdentifier: String?, tx: ReadTransaction) throws -> RowSource {
         var best: (cost: Int, source: () throws -> RowSource)? = nil
         func consider(_ cost: Int, _ make: @escaping () throws -> RowSource) {
             if cost < (best?.cost ?? Int.max) { best = (cost, make) }
         }
         for hint in hints {
-            guard let (index, unique) = table.singleIndex[hint.property.index] else { continue }
-            let p = hint.property
+            if case .identifiers(let ids) = hint {
+                // The rows these identifiers name in this model's table of this store.
+                let rows = ids.filter { $0.entityName == table.entity.name && $0.storeIdentifier == storeIdentifier && $0.rowID > 0 }
+                    .map { RowID($0.rowID) }
+                consider(0) { .rows(Array(Set(rows)).sorted()) }
+                continue
+            }
+            guard let p = hint.property, let (index, unique) = table.singleIndex[p.index] else { continue }
             switch hint {
             case .equal(_, let value):
                 guard let key = p.indexKey(forAny: value) else { continue }
@@ -123,6 +138,8 @@ enum QueryPlanner {
             case .prefix(_, let prefix):
                 guard p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
                 consider(500) { .ranges(index, [KeyRange(prefix: KeyEncoding.encode(prefix, asPrefix: true))]) }
+            case .identifiers:
+                continue
             }
         }
         return try best?.source() ?? .scan

@@ -32,8 +32,9 @@ enum RelatedReference {
     case object(AnyObject)
 }
 
-/// The value types a relationship may have: an optional model (to-one) or an array of
-/// models (to-many).
+/// The value types a relationship may have: an optional model (to-one), an array of models
+/// (to-many), or an optional array of models (to-many, as CloudKit-ready SwiftData models
+/// declare them: `var animals: [Animal]? = []`).
 public protocol RelationshipValue {
     /// The related model class.
     static var relatedType: any PersistentModel.Type { get }
@@ -45,11 +46,37 @@ public protocol RelationshipValue {
     static func relationshipValue(_ objects: [AnyObject]) -> Self
 }
 
-extension Optional: RelationshipValue where Wrapped: PersistentModel {
-    public static var relatedType: any PersistentModel.Type { Wrapped.self }
-    public static var isToMany: Bool { false }
-    public var relatedObjects: [AnyObject] { self.map { [$0] } ?? [] }
-    public static func relationshipValue(_ objects: [AnyObject]) -> Self { objects.first as? Wrapped }
+/// What an optional relationship may wrap: a model (a to-one relationship) or an array of
+/// models (an optional to-many one). `PersistentModel` refines it; nobody else conforms.
+public protocol OptionalRelationshipWrapped {
+    static var _relatedType: any PersistentModel.Type { get }
+    static var _isToMany: Bool { get }
+    var _relatedObjects: [AnyObject] { get }
+    /// The value a relationship holding `objects` has (for a to-one: the first, or nil).
+    static func _relationshipValue(_ objects: [AnyObject]) -> Self?
+}
+
+extension PersistentModel {
+    public static var _relatedType: any PersistentModel.Type { Self.self }
+    public static var _isToMany: Bool { false }
+    public var _relatedObjects: [AnyObject] { [self] }
+    public static func _relationshipValue(_ objects: [AnyObject]) -> Self? { objects.first as? Self }
+}
+
+extension Array: OptionalRelationshipWrapped where Element: PersistentModel {
+    public static var _relatedType: any PersistentModel.Type { Element.self }
+    public static var _isToMany: Bool { true }
+    public var _relatedObjects: [AnyObject] { map { $0 as AnyObject } }
+    /// An optional to-many reads as an array, empty when it holds nothing (the store keeps
+    /// no difference between nil and empty).
+    public static func _relationshipValue(_ objects: [AnyObject]) -> Self? { objects.compactMap { $0 as? Element } }
+}
+
+extension Optional: RelationshipValue where Wrapped: OptionalRelationshipWrapped {
+    public static var relatedType: any PersistentModel.Type { Wrapped._relatedType }
+    public static var isToMany: Bool { Wrapped._isToMany }
+    public var relatedObjects: [AnyObject] { self?._relatedObjects ?? [] }
+    public static func relationshipValue(_ objects: [AnyObject]) -> Self { Wrapped._relationshipValue(objects) }
 }
 
 extension Array: RelationshipValue where Element: PersistentModel {
@@ -141,7 +168,7 @@ public struct Relationship<Value: RelationshipValue> {
         references.compactMap { reference in
             switch reference {
             case .object(let o): return o
-            case .row(let row): return property.flatMap { p in backing?.context?.relatedObject(p.targetEntity, row) }
+            case .row(let row): return property.flatMap { p in backing?.readingContext?.relatedObject(p.targetEntity, row) }
             }
         }
     }

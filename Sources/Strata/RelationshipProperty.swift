@@ -32,7 +32,9 @@ final class RelationshipProperty: AnyProperty, @unchecked Sendable {
         self.referencesOffset = offset + storage.referencesOffset
         self.backingOffset = offset + storage.backingOffset
         self.propertyOffset = offset + storage.propertyOffset
-        super.init(name: name, offset: offset, index: index, declaration: AttributeDeclaration())
+        // The former name (`originalName:`) renames a relationship in a lightweight migration
+        // as it renames an attribute.
+        super.init(name: name, offset: offset, index: index, declaration: AttributeDeclaration(originalName: relationship.originalName))
     }
 
     /// The related model's entity.

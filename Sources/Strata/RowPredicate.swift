@@ -12,10 +12,18 @@ import StrataEngine
 final class RowCompiler {
     let entity: Entity
     let input: PredicateExpressions.VariableID
+    /// `\T.persistentModelID` for the predicate's model `T`.
+    let identifierKeyPath: AnyKeyPath
 
-    init(entity: Entity, input: PredicateExpressions.VariableID) {
+    init<T: PersistentModel>(entity: Entity, input: PredicateExpressions.VariableID, model: T.Type) {
         self.entity = entity
         self.input = input
+        self.identifierKeyPath = \T.persistentModelID
+    }
+
+    /// True if `expression` is the input's `persistentModelID`.
+    func isIdentifier<E: PredicateExpression>(_ expression: E) -> Bool {
+        (expression as? any InputKeyPath)?.isIdentifier(self) ?? false
     }
 
     /// A closure computing `expression` from a record, or nil if some part cannot.
@@ -46,6 +54,7 @@ protocol RowEvaluable: PredicateExpression {
 
 protocol InputKeyPath {
     func inputProperty(_ c: RowCompiler) -> AnyProperty?
+    func isIdentifier(_ c: RowCompiler) -> Bool
 }
 
 protocol ConstantExpression {
@@ -65,6 +74,11 @@ extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
     func inputProperty(_ c: RowCompiler) -> AnyProperty? {
         guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input else { return nil }
         return c.entity.property(for: keyPath)
+    }
+
+    func isIdentifier(_ c: RowCompiler) -> Bool {
+        guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input else { return false }
+        return keyPath as AnyKeyPath == c.identifierKeyPath
     }
 
     func rowFunction(_ c: RowCompiler) -> ((RecordView) throws -> Output)? {

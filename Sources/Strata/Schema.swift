@@ -39,12 +39,11 @@ public final class Schema: Hashable, @unchecked Sendable {
     /// The names of the models (entities) in this schema.
     public var entityNames: [String] { types.map { String(describing: $0) } }
 
-    /// The discovered entities; throws a schema error naming the class and property at fault.
     /// The discovered entities, including models reachable through relationships (added as
     /// SwiftData adds them); throws a schema error naming the class and property at fault.
-    func entities(includingRelated: Bool = true) throws -> [Entity] {
+    func entities(includingRelated: Bool = true) throws -> [Strata.Entity] {
         if !includingRelated { return try types.map { try EntityRegistry.shared.discover($0) } }
-        var result: [Entity] = []
+        var result: [Strata.Entity] = []
         var seen = Set<ObjectIdentifier>()
         var queue = types
         while !queue.isEmpty {

@@ -288,6 +288,13 @@ extension ModelContainer {
         try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
     }
 
+    /// The same for a schema and any number of configurations (one, typically). Same as
+    /// SwiftData's `ModelContainer(for:migrationPlan:configurations:)`.
+    public convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: ModelConfiguration...) throws {
+        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations)
+    }
+
+    /// The same with the configurations in an array.
     public convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration]) throws {
         try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations, fileSystem: DiskFileSystem())
     }

@@ -1,10 +1,14 @@
+import Foundation
 import StrataEngine
 
 /// An error from Strata's object layer: a code to match on, a message a person can act on,
 /// and the underlying cause (often a `StoreError` from the engine).
 ///
+/// `description` and `localizedDescription` give the message, the code (and the engine's),
+/// the store and the system's cause, each once.
+///
 /// Differs from SwiftData, which reports most of these as crashes or untyped Core Data errors.
-public struct StrataError: Error, Sendable, CustomStringConvertible {
+public struct StrataError: Error, Sendable, CustomStringConvertible, LocalizedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
@@ -14,7 +18,8 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         public static let schemaMismatch = Code("schemaMismatch")
         /// A save would give two stored objects the same value for a unique attribute.
         public static let uniqueConstraintViolation = Code("uniqueConstraintViolation")
-        /// The configuration does not allow saving (`allowsSave: false`).
+        /// The configuration does not allow saving (`allowsSave: false`), or the store file
+        /// may not be written (its permissions, a read-only mount).
         public static let readOnly = Code("readOnly")
         /// A persisted property of an object being saved was never set.
         public static let unsetProperty = Code("unsetProperty")
@@ -42,8 +47,21 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        underlying.map { "\(message) [\(code)] (\($0))" } ?? "\(message) [\(code)]"
+        var text = "\(message) [\(code)]"
+        if let store = underlying as? StoreError {
+            // The message already carries the engine's message: add only what it lacks.
+            if store.code.description != code.description { text += " [\(store.code)]" }
+            if !store.path.isEmpty && !message.contains(store.path) { text += " store: \(store.path)" }
+            if let offset = store.offset, !message.contains("byte \(offset)") { text += " at byte \(offset)" }
+            if let cause = store.underlying { text += " (\(StoreError.cause(cause, of: store.path)))" }
+        } else if let underlying {
+            text += " (\(underlying))"
+        }
+        return text
     }
+
+    /// The same as `description`, for `localizedDescription`.
+    public var errorDescription: String? { description }
 
     static func schema(_ message: String) -> StrataError { StrataError(.invalidSchema, message) }
 

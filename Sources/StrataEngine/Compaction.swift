@@ -17,7 +17,7 @@ extension Store {
     /// it, the new one holds the same commit. Readers that began before (here or in other
     /// processes) keep reading the old file. Waits for the write transaction, if one is open.
     ///
-    /// - Throws: `StoreError`; on an I/O failure the store refuses writes until reopened.
+    /// - Throws: `StoreError`; after an I/O failure the next write reopens the store file first.
     @discardableResult
     public func compact() throws -> CompactionReport {
         if options.readOnly {
@@ -43,7 +43,9 @@ extension Store {
             try fileSystem.syncDirectory(path.parentDirectory)
         } catch {
             try? fileSystem.removeFile(temporary)
-            let failure = StoreError.io(error, doing: "compacting", path: path)
+            let failure = StoreError.io(error, doing: "compacting", path: path,
+                                        consequence: "The store holds what it held (compaction writes a new file first).",
+                                        next: StoreError.nextWriteReopens)
             fail(failure)
             throw failure
         }

@@ -75,6 +75,13 @@ final class LockFile: Sendable {
             return LockFile(io: try fileSystem.openFile(path, readOnly: !writable, create: !exists), path: path)
         } catch {
             if !writable { return nil }
+            // The lock file lies beside the store: a missing folder, or a folder or mount that may
+            // not be written, is the store's trouble too, and is told as the store's.
+            let creating = !fileSystem.fileExists(storePath)
+            if let system = error as? SystemError, system.pathIsMissing || system.isWriteDenied {
+                throw StoreError.opening(SystemError(call: system.call, path: storePath, errno: system.errno), path: storePath,
+                                         readOnly: false, creating: creating)
+            }
             throw StoreError.io(error, doing: "opening the lock file \(path)", path: storePath)
         }
     }

@@ -37,7 +37,9 @@ public final class Store: Sendable {
     struct State {
         var snapshot: Snapshot
         var writer: AppendWriter?
-        /// Set by a failed write or sync: the store refuses writes until it is reopened.
+        /// Set by a failed write or sync: the next writing operation reopens the store file
+        /// (`reopenAfterFailure`) before it goes on; nothing more is written through the
+        /// descriptor that failed.
         var failure: StoreError?
         var closed = false
         var nextBlobID: UInt64
@@ -91,10 +93,11 @@ public final class Store: Sendable {
         self.options = options
         self.fileSystem = fileSystem
         self.blobs = BlobFolder(path: path + ".blobs", fileSystem: fileSystem, storePath: path)
-        if !options.readOnly && !fileSystem.fileExists(path) && !options.createIfMissing {
-            throw StoreError(.notFound, "There is no store at this path. Check the path, or open it with createIfMissing to create it.", path: path)
+        if fileSystem.isDirectory(path) {
+            throw StoreError.opening(SystemError(call: "open", path: path, errno: SystemError.isADirectory), path: path,
+                                     readOnly: options.readOnly, creating: false)
         }
-        if options.readOnly && !fileSystem.fileExists(path) {
+        if !fileSystem.fileExists(path) && (options.readOnly || !options.createIfMissing) {
             throw StoreError(.notFound, "There is no store at this path. Check the path, or open it writable to create it.", path: path)
         }
         let lock = try LockFile.open(storePath: path, fileSystem: fileSystem, writable: !options.readOnly)
@@ -131,8 +134,12 @@ public final class Store: Sendable {
 
     /// Runs `body` in a write transaction and commits it when `body` returns; rolls back if it throws.
     ///
+    /// After a failed write or sync, the next write transaction first reopens the store file
+    /// (see `Store+Reopen.swift`): once the disk works again (space freed), writing goes on.
+    ///
     /// - Throws: whatever `body` throws, or `StoreError` from the commit (`.diskFull`,
-    ///   `.ioFailure`, `.writesRefused`, `.readOnly`, `.closed`).
+    ///   `.ioFailure`, `.readOnly`, `.closed`; `.writesRefused` if a failed compaction left a
+    ///   file the store cannot go on with).
     @discardableResult
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         let tx = try beginWrite()
@@ -154,9 +161,9 @@ public final class Store: Sendable {
         }
         writerGate.wait()
         do {
+            try reopenAfterFailure()
             let (snapshot, writer) = try state.withLock { s -> (Snapshot, AppendWriter) in
                 if s.closed { throw closedError() }
-                if let failure = s.failure { throw refusal(failure) }
                 guard let writer = s.writer else {
                     throw StoreError(.readOnly, "The store was opened read-only.", path: path)
                 }
@@ -173,15 +180,11 @@ public final class Store: Sendable {
         StoreError(.closed, "The store has been closed; open it again to use it.", path: path)
     }
 
-    func refusal(_ failure: StoreError) -> StoreError {
-        StoreError(.writesRefused, "An earlier write or sync failed, so this store refuses further writes until it is reopened (the data on disk is what the last successful commit left). Cause: \(failure.message)",
-                   path: path, underlying: failure)
-    }
-
-    /// Throws `.writesRefused` if an earlier write or sync failed: for work that writes
-    /// outside a write transaction (sync, compaction).
+    /// After an earlier write or sync failed, reopens the store file before writing again
+    /// (see `reopenAfterFailure`): for work that writes outside a write transaction (sync,
+    /// compaction). The caller holds `writerGate`.
     func checkNotFailed() throws {
-        if let failure = state.withLock({ $0.failure }) { throw refusal(failure) }
+        try reopenAfterFailure()
     }
 
     // MARK: Called by transactions
@@ -250,6 +253,27 @@ public final class Store: Sendable {
         state.withLock { s in if s.failure == nil { s.failure = error } }
     }
 
+    /// For `reopenAfterFailure`: the failure, the last commit and where the synced bytes end;
+    /// nil when no write or sync has failed (or the store is closed: it has no writer).
+    func failureToRecover() -> (failure: StoreError, snapshot: Snapshot, syncedEnd: UInt64)? {
+        state.withLock { s in
+            guard let failure = s.failure, let writer = s.writer else { return nil }
+            return (failure, s.snapshot, writer.syncedEnd)
+        }
+    }
+
+    /// For `reopenAfterFailure`: goes on with the reopened file (the writer's lock, in the
+    /// lock file, stays as it is). A store closed meanwhile stays closed.
+    func resume(snapshot: Snapshot, writer: AppendWriter) {
+        state.withLock { s in
+            guard !s.closed else { return }
+            s.snapshot = snapshot
+            s.writer = writer
+            s.failure = nil
+        }
+        publishToOtherProcesses(snapshot)
+    }
+
     func allocateBlobID(atLeast floor: UInt64) -> UInt64 {
         state.withLock { s in
             let id = Swift.max(s.nextBlobID, floor)
@@ -260,6 +284,7 @@ public final class Store: Sendable {
 
     func currentSnapshot() -> Snapshot { state.withLock { $0.snapshot } }
 
+    /// Compaction's switch to the new file.
     func replaceFile(snapshot: Snapshot, writer: AppendWriter) {
         state.withLock { s in
             s.snapshot = snapshot
@@ -324,12 +349,15 @@ public final class Store: Sendable {
     public func sync() throws {
         writerGate.wait()
         defer { endWriting() }
-        guard let writer = state.withLock({ $0.writer }) else { return }
         // After a failed sync the kernel may have dropped the unwritten pages: a second sync
-        // could succeed without them, so it must not be tried.
+        // could succeed without them, so it is never tried on that descriptor. A new one
+        // writes them again first (`reopenAfterFailure`), and its writer syncs from then on.
         try checkNotFailed()
+        guard let writer = state.withLock({ $0.writer }) else { return }
         do { try writer.sync() } catch {
-            let failure = StoreError.io(error, doing: "syncing the store file", path: path)
+            let failure = StoreError.io(error, doing: "syncing the store file", path: path,
+                                        consequence: "The commits since the last sync may not be on the disk.",
+                                        next: "The next write or sync reopens the store file and writes them again.")
             fail(failure)
             throw failure
         }

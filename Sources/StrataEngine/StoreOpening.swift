@@ -28,7 +28,7 @@ enum StoreOpening {
         let exists = fileSystem.fileExists(path)
         let io: any FileHandleIO
         do { io = try fileSystem.openFile(path, readOnly: false, create: !exists) }
-        catch { throw StoreError.io(error, doing: "opening the store file", path: path) }
+        catch { throw StoreError.opening(error, path: path, readOnly: false, creating: !exists) }
         do {
             let counters = Counters()
             var size = try io.size()
@@ -105,7 +105,7 @@ enum StoreOpening {
     static func openData(path: String, fileSystem: any FileSystem, readOnly: Bool, counters: Counters) throws -> StoreFile {
         let io: any FileHandleIO
         do { io = try fileSystem.openFile(path, readOnly: readOnly, create: false) }
-        catch { throw StoreError.io(error, doing: "opening the store file", path: path) }
+        catch { throw StoreError.opening(error, path: path, readOnly: readOnly, creating: false) }
         do {
             let header = try readHeader(io: io, path: path)
             return StoreFile(io: io, path: path, salt: header.salt, counters: counters)
@@ -131,7 +131,7 @@ enum StoreOpening {
     private static func lastIntact(path: String, fileSystem: any FileSystem) throws -> Snapshot {
         let io: any FileHandleIO
         do { io = try fileSystem.openFile(path, readOnly: true, create: false) }
-        catch { throw StoreError.io(error, doing: "opening the store file", path: path) }
+        catch { throw StoreError.opening(error, path: path, readOnly: true, creating: false) }
         do {
             let size = try io.size()
             if try size == 0 || (size <= Store.newStoreSize && io.read(count: Int(size), at: 0).allSatisfy { $0 == 0 }) {

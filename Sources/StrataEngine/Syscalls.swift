@@ -26,15 +26,31 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
 
     /// True when the failure means the disk (or quota) is full.
     public var isDiskFull: Bool { errno == ENOSPC || errno == EDQUOT }
+    /// True when the file or folder may not be changed: its permissions, or a read-only mount.
+    public var isWriteDenied: Bool { errno == EACCES || errno == EPERM || errno == EROFS }
+    /// True when the path names a folder where a file was expected.
+    public var pathIsAFolder: Bool { errno == EISDIR }
+    /// True when the path (or a folder on it) does not exist.
+    public var pathIsMissing: Bool { errno == ENOENT || errno == ENOTDIR }
+    /// The system's words for `errno`, such as "Permission denied".
+    public var reason: String { String(cString: strerror(errno)) }
 
     public var description: String {
-        "\(call)(\(path)) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        "\(call)(\(path)) failed: \(reason) (errno \(errno))"
+    }
+
+    /// The description without the path, for a message that names it already.
+    public func description(omitting knownPath: String) -> String {
+        knownPath == path ? "\(call) failed: \(reason) (errno \(errno))" : description
     }
 
     /// Errno values that tests and the simulated file system use by name.
     public static let noSpace: Int32 = ENOSPC
     public static let ioError: Int32 = EIO
     public static let badDescriptor: Int32 = EBADF
+    public static let permissionDenied: Int32 = EACCES
+    public static let isADirectory: Int32 = EISDIR
+    public static let readOnlyFileSystem: Int32 = EROFS
 }
 
 enum Syscalls {

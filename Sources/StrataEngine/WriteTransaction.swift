@@ -65,7 +65,8 @@ public final class WriteTransaction: ReadTransaction {
         do { return try body() } catch let error as StoreError where error.code != .ioFailure && error.code != .diskFull {
             throw error
         } catch {
-            let failure = StoreError.io(error, doing: what, path: store.path)
+            let failure = StoreError.io(error, doing: what, path: store.path,
+                                        consequence: StoreError.transactionLost, next: StoreError.nextWriteReopens)
             store.fail(failure)
             throw failure
         }
@@ -372,9 +373,9 @@ public final class WriteTransaction: ReadTransaction {
 
     /// Makes the transaction's changes durable (per the store's durability) and visible.
     ///
-    /// - Throws: `StoreError` `.diskFull` or `.ioFailure` if a write or sync fails; the store
-    ///   then refuses further writes until it is reopened, and the reopened store holds either
-    ///   all of this transaction or none of it.
+    /// - Throws: `StoreError` `.diskFull` or `.ioFailure` if a write or sync fails; nothing of
+    ///   the transaction is kept, and the next write transaction reopens the store file
+    ///   (through a new descriptor, never retrying the failed sync) before it goes on.
     public func commit() throws {
         try checkOpen()
         finished = true
@@ -417,7 +418,8 @@ public final class WriteTransaction: ReadTransaction {
             for tree in trees.values { for page in tree.writtenPages where page < UInt64(map.count) { map.verified.insert(page) } }
             newSnapshot = Snapshot(sequence: base.sequence + 1, catalog: catalog, commitOffset: offset, end: writer.committedEnd, file: file, map: map)
         } catch {
-            let failure = StoreError.io(error, doing: "committing", path: store.path)
+            let failure = StoreError.io(error, doing: "committing", path: store.path,
+                                        consequence: StoreError.transactionLost, next: StoreError.nextWriteReopens)
             store.fail(failure)
             // Cut off what this commit wrote, so that the file says what the error says:
             // nothing was saved. After a failed sync its bytes may never reach the disk
@@ -460,7 +462,7 @@ public final class WriteTransaction: ReadTransaction {
         trees = [:]
         pending = [:]
         do { try writer.discard() } catch {
-            store.fail(StoreError.io(error, doing: "rolling back", path: store.path))
+            store.fail(StoreError.io(error, doing: "rolling back", path: store.path, next: StoreError.nextWriteReopens))
         }
         for id in newBlobs { store.blobs.remove(id) }
     }

@@ -145,6 +145,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     private var nextInode = 1
     private var nextHandle = 1
     private var faults: [Fault] = []
+    /// Handles whose sync failed, and how many syncs went through one of them afterwards.
+    private var failedSyncHandles = Set<Int>()
+    private var syncRetries = 0
     private var cut: PowerCut?
     private var image: SimulatedFileSystem?
     private var poweredOff = false
@@ -202,6 +205,11 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// The paths of the operations that failed because of an armed fault (or power cut), in order.
     public var failedPaths: [String] { locked { failed } }
+
+    /// How many syncs went through a handle whose earlier sync had failed: the engine must
+    /// never do that (a failed sync may have dropped the writes it was meant to flush, so a
+    /// second one on that descriptor proves nothing).
+    public var syncsRetriedAfterFailure: Int { locked { syncRetries } }
 
     /// How many times `operation` was called since this file system was made (or counts reset).
     public func count(_ operation: Operation) -> Int { locked { counts[operation, default: 0] } }
@@ -706,14 +714,16 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         for view in inode.views.compactMap(\.view) { view.show(change, size: inode.current.count) }
     }
 
-    fileprivate func sync(_ inode: Inode, path: String) throws {
+    fileprivate func sync(_ inode: Inode, path: String, handle: Int) throws {
         try locked {
+            if failedSyncHandles.contains(handle) { syncRetries += 1 }
             switch decide(.sync, path: path) {
             case .proceed:
                 inode.durable = Self.applying(inode.pending, to: inode.durable)
                 inode.pending = []
             case .fail(let errno):
                 if syncLosesWrites && !poweredOff { inode.pending = [] }
+                failedSyncHandles.insert(handle)
                 throw SystemError(call: "fdatasync", path: path, errno: errno)
             case .cutPower(let mode):
                 throw powerOff(mode, call: "fdatasync", path: path)
@@ -893,7 +903,7 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
 
     func sync() throws {
         try checkOpen("fdatasync")
-        try fileSystem.sync(inode, path: path)
+        try fileSystem.sync(inode, path: path, handle: id)
     }
 
     func size() throws -> UInt64 {

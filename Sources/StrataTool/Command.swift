@@ -35,7 +35,12 @@ struct UsageError: Error {
 /// A failure the tool reports in its own words, exit status 1.
 struct ToolError: Error {
     let message: String
-    init(_ message: String) { self.message = message }
+    /// The store (or file) concerned, for the JSON form of the error.
+    let path: String?
+    init(_ message: String, path: String? = nil) {
+        self.message = message
+        self.path = path
+    }
 }
 
 /// The arguments of one command, taken out as the command asks for them; whatever is left
@@ -171,6 +176,39 @@ func describe(_ error: any Error) -> String {
     case let e as ToolError: return e.message
     default: return "\(error)"
     }
+}
+
+/// A failure as JSON, for `--json`: `{"error": {"code", "message", "path"}}`. The code is the
+/// engine's when the failure is the store's (`locked`, `notFound`, `corrupt`, ...), else the
+/// object layer's, `usage` for a wrong command line, or `failed`.
+func errorObject(_ error: any Error) -> JSONValue {
+    let code: String
+    var path: String? = nil
+    switch error {
+    case let e as StoreError:
+        code = e.code.description
+        path = e.path
+    case let e as StrataError:
+        if let store = e.underlying as? StoreError {
+            code = store.code.description
+            path = store.path
+        } else {
+            code = e.code.description
+        }
+    case let e as ToolError:
+        code = "failed"
+        path = e.path
+    case is UsageError:
+        code = "usage"
+    default:
+        code = "failed"
+    }
+    let message = (error as? UsageError)?.message ?? describe(error)
+    return .object([("error", .object([
+        ("code", .string(code)),
+        ("message", .string(message)),
+        ("path", path.map { .string($0) } ?? .null),
+    ]))])
 }
 
 /// `1234567` → `"1.2 MiB"`.

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataEngine
 
 /// `strata demo`: the main job, on an on-disk store.
 struct DemoCommand: Command {
@@ -7,16 +8,19 @@ struct DemoCommand: Command {
     static let summary = "insert, upsert, query, page, count, enumerate and reopen a store, timing each step"
     static var help: String {
         """
-        usage: strata demo [--path PATH] [--count N]
+        usage: strata demo [--path PATH] [--count N] [--keep]
 
         Runs the main job on an on-disk store and prints each step and its time: inserts N
         sample courses in one save, upserts some by their unique id, fetches one by id,
         counts with a predicate, reads a sorted page, searches titles, enumerates in batches,
-        and reopens the store. Running it again adds N more courses to the same store.
+        and reopens the store. Each run starts on a fresh store: the store an earlier demo
+        left at PATH is removed first (only a store that holds nothing but the demo's
+        courses; any other store is left alone, and the demo stops).
 
         options:
-          --path PATH   the store (default: \(defaultPath))
+          --path PATH   the store (default: \(defaultPath)); its folder must exist
           --count N     courses to insert (default: 5000)
+          --keep        keep the courses of earlier runs and add N more
         """
     }
 
@@ -24,10 +28,12 @@ struct DemoCommand: Command {
 
     var path = DemoCommand.defaultPath
     var count = 5000
+    var keep = false
 
     init(arguments: inout Arguments) throws {
         if let value = try arguments.value("--path") { path = value }
         if let n = try arguments.integer("--count", in: 1...100_000_000) { count = n }
+        keep = arguments.flag("--keep")
     }
 
     func step<R>(_ what: String, _ body: () throws -> R) rethrows -> R {
@@ -40,7 +46,7 @@ struct DemoCommand: Command {
 
     func run() throws -> ExitStatus {
         let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        if !keep { try removeEarlierDemo() }
         print("Strata demo on \(path)")
         var generator = SystemRandomNumberGenerator()
         let topics = ["Swift", "Linux", "Storage", "B-trees", "Concurrency", "Testing", "Networking", "Café culture", "Ελληνικά", "Кириллица"]
@@ -113,7 +119,51 @@ struct DemoCommand: Command {
             let info = try store.info()
             print("Store: \(info.fileSize) bytes, commit \(info.sequence), ~\(info.reclaimableBytes) bytes reclaimable by compaction")
         }
-        print("Look inside with `strata info \(path)`, `strata verify \(path)` or `strata dump \(path) --limit 3`.")
+        let strata = Self.invocation()
+        let quoted = Self.shellQuoted(path)
+        print("Look inside with `\(strata.command) info \(quoted)`, `\(strata.command) verify \(quoted)` or `\(strata.command) dump \(quoted) --limit 3`.")
+        if let hint = strata.installHint { print(hint) }
         return .success
+    }
+
+    /// Removes the store an earlier demo left at `path` (and its side files), after checking
+    /// that it holds nothing but the demo's courses.
+    private func removeEarlierDemo() throws {
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: path) else { return }
+        let entities: [String]
+        do {
+            let store = try Store(path: path, options: StoreOptions(readOnly: true, createIfMissing: false))
+            defer { store.close() }
+            entities = try store.read { tx in try StoredModelSchema(tx)?.entities.map(\.name) ?? tx.collectionNames }
+        } catch {
+            throw ToolError("\(path) cannot be replaced by a fresh demo store: \(describe(error)). Give the demo another --path.", path: path)
+        }
+        guard entities.allSatisfy({ $0 == String(describing: Course.self) }) else {
+            throw ToolError("\(path) is not a demo store (it holds \(entities.joined(separator: ", "))), so the demo leaves it alone. Give the demo another --path.", path: path)
+        }
+        for file in [path, path + ".blobs", path + ".compact"] where fm.fileExists(atPath: file) {
+            try fm.removeItem(atPath: file)
+        }
+    }
+
+    /// How to run this `strata` from the current folder: `swift run strata` in the package
+    /// that built it (then also how to install it), `strata` when it is on PATH, else its path.
+    static func invocation() -> (command: String, installHint: String?) {
+        let executable = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).resolvingSymlinksInPath().path
+        let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).resolvingSymlinksInPath().path
+        if executable.hasPrefix(here + "/.build/") {
+            return ("swift run strata", "To run it as `strata` from anywhere: `swift build -c release`, then copy .build/release/strata to a folder on your PATH (such as ~/.local/bin).")
+        }
+        let onPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains { folder in
+            URL(fileURLWithPath: String(folder)).appendingPathComponent("strata").resolvingSymlinksInPath().path == executable
+        }
+        return (onPath ? "strata" : shellQuoted(executable), nil)
+    }
+
+    /// `text` as one word for a POSIX shell.
+    static func shellQuoted(_ text: String) -> String {
+        let plain = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-+=:@,%".unicodeScalars.contains($0)) }
+        return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -7,7 +7,7 @@ struct DumpCommand: Command {
     static let name = "dump"
     static let summary = "print the stored objects as JSON lines, optionally of one entity and matching fields"
     static let help = """
-        usage: strata dump PATH [--entity NAME] [--where FIELD=VALUE]... [--limit N] [--blobs]
+        usage: strata dump PATH [--entity NAME] [--where FIELD=VALUE]... [--limit N] [--blobs] [--json]
 
         Prints the objects of the store at PATH, one JSON object per line, entity by entity
         in row id order. Each line has "_entity" and "_row" (the object's row id), then its
@@ -25,6 +25,8 @@ struct DumpCommand: Command {
                                 element equal to it; repeat for several (all must match)
           --limit N             stop after N objects
           --blobs               print .externalStorage values kept in blob files, not their ids
+          --json                accepted, as by the other commands: the output is JSON already
+                                (and a failure is printed as a JSON object too)
         """
 
     let path: String
@@ -43,6 +45,7 @@ struct DumpCommand: Command {
         }
         limit = try arguments.integer("--limit", in: 0...Int.max)
         blobs = arguments.flag("--blobs")
+        _ = arguments.flag("--json")
         path = try arguments.positional("the store's PATH")
     }
 
@@ -56,7 +59,7 @@ struct DumpCommand: Command {
             let schema = try StoredModelSchema(tx)
             let names = tx.collectionNames
             if let entity, !names.contains(entity) {
-                throw ToolError("\(path) has no entity or collection named '\(entity)' (it has: \(names.joined(separator: ", ")))")
+                throw ToolError("\(path) has no entity or collection named '\(entity)' (it has: \(names.joined(separator: ", ")))", path: path)
             }
             let selected = entity.map { [$0] } ?? names
             try checkFields(selected, schema)

@@ -91,7 +91,7 @@ struct MigrateCommand: Command {
     /// Opens the store writable; a file without write access is an error in words that say so.
     private func open() throws -> Store {
         let readOnly = { (reason: String) in
-            ToolError("\(path) is read-only (\(reason)): strata migrate rewrites records in the store, so it needs write access to the file. Make it writable (chmod u+w \(path)) or run this as its owner; nothing was changed.")
+            ToolError("\(path) is read-only (\(reason)): strata migrate rewrites records in the store, so it needs write access to the file. Make it writable (chmod u+w \(path)) or run this as its owner; nothing was changed.", path: path)
         }
         // A file without write permission for this user, or with no write bit at all (read-only
         // by intent, which even root's writes should respect).
@@ -101,9 +101,7 @@ struct MigrateCommand: Command {
             throw readOnly("no write permission")
         }
         do { return try openStore(path, readOnly: false) } catch let error as StoreError {
-            if let system = error.underlying as? SystemError, [EACCES, EPERM, EROFS].contains(system.errno) {
-                throw readOnly(String(cString: strerror(system.errno)))
-            }
+            if error.code == .readOnly, let system = error.underlying as? SystemError { throw readOnly(system.reason) }
             throw error
         }
     }

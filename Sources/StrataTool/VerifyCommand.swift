@@ -16,12 +16,19 @@ struct VerifyCommand: Command {
         object with the schema stored in the file. Shows a progress bar when standard error is
         a terminal.
 
-        Exit status: 0 when the store is clean; 1 when it is damaged (each damaged place is
-        named, with its byte offset when it has one) or cannot be read; 2 for a wrong command
-        line.
+        Bytes past the last valid commit are what opening the store for writing cuts off. A
+        commit cut short while it was written (a torn tail, as a crash leaves it) is normal: a
+        warning line says how many bytes go. A whole commit there (written to its end, yet
+        failing a check) is a lost commit, not a torn write: it is reported as damage.
+
+        Exit status: 0 when the store is clean (with or without a torn tail); 1 when it is
+        damaged (each damaged place is named, with its byte offset when it has one) or cannot
+        be read; 2 for a wrong command line.
 
         options:
-          --json   one JSON object: {"clean": ..., "problems": [{"offset": ..., "message": ...}], counts}
+          --json   one JSON object: {"clean": ..., "problems": [{"offset": ..., "message": ...}],
+                   "warnings": [...], "discarded_tail": {"offset", "bytes", "whole_commits"} or
+                   null, counts}
         """
 
     let path: String
@@ -42,7 +49,7 @@ struct VerifyCommand: Command {
         let store: Store
         do { store = try openStore(path, readOnly: true) } catch let error as StoreError where error.code == .corrupt {
             // Damage that stops the store from opening at all (its header, or every commit record).
-            show(problems: [Problem(offset: error.offset, message: error.message)], report: nil, objects: 0)
+            show(problems: [Problem(offset: error.offset, message: error.message)], report: nil, objects: 0, tail: nil)
             return .failure
         }
         defer { store.close() }
@@ -59,9 +66,23 @@ struct VerifyCommand: Command {
         if let schema, report.isClean {
             objects = try decodeObjects(store, schema) { problems.append($0) } progress: { bar.update(engineShare + $0 * (1 - engineShare)) }
         }
+        let tail = try store.discardedTail()
+        problems += (tail?.wholeCommits ?? []).map { Self.lostCommit($0) }
         bar.finish()
-        show(problems: problems, report: report, objects: objects)
+        show(problems: problems, report: report, objects: objects, tail: tail)
         return problems.isEmpty ? .success : .failure
+    }
+
+    /// A whole commit past the last valid one, as a problem.
+    static func lostCommit(_ commit: DiscardedTail.WholeCommit) -> Problem {
+        Problem(offset: commit.offset, message: "bytes \(commit.offset)..<\(commit.end), past the last valid commit, hold a whole commit"
+                + (commit.sequence.map { " (commit \($0))" } ?? "")
+                + " that recovery discards: \(commit.reason). It was written to its end, so this is a lost commit (damage, or a disk that lost writes around a power cut), not a write cut short; opening the store for writing would cut it off")
+    }
+
+    /// The warning for a torn tail: a commit cut short, as a crash leaves it.
+    static func tornTailWarning(_ tail: DiscardedTail) -> String {
+        "the last \(tail.length) byte\(tail.length == 1 ? "" : "s") (from byte \(tail.offset)) are a commit cut short, as a crash leaves it; recovery discards them when the store is next opened for writing"
     }
 
     /// The engine's messages number collections ("row 7 of collection 1"); add their names.
@@ -104,7 +125,8 @@ struct VerifyCommand: Command {
         }
     }
 
-    private func show(problems: [Problem], report: VerifyReport?, objects: Int) {
+    private func show(problems: [Problem], report: VerifyReport?, objects: Int, tail: DiscardedTail?) {
+        let warnings = tail.flatMap { $0.wholeCommits.isEmpty ? [Self.tornTailWarning($0)] : nil } ?? []
         let out = Output.standard
         let checked = [report?.commitsChecked, report?.pagesChecked, report?.recordsChecked, report?.indexEntriesChecked, report?.blobsChecked]
             .map { Int64($0 ?? 0) }
@@ -121,6 +143,14 @@ struct VerifyCommand: Command {
                 ("problems", .array(problems.map { p in
                     .object([("offset", p.offset.map { .unsigned($0) } ?? .null), ("message", .string(p.message))])
                 })),
+                ("warnings", .array(warnings.map { .string($0) })),
+                ("discarded_tail", tail.map { t in
+                    .object([("offset", .unsigned(t.offset)), ("bytes", .unsigned(t.length)),
+                             ("whole_commits", .array(t.wholeCommits.map { c in
+                                 .object([("offset", .unsigned(c.offset)), ("end", .unsigned(c.end)),
+                                          ("sequence", c.sequence.map { .unsigned($0) } ?? .null), ("reason", .string(c.reason))])
+                             }))])
+                } ?? .null),
             ]))
             return
         }
@@ -129,6 +159,7 @@ struct VerifyCommand: Command {
             + (objects > 0 ? "; \(objects) objects decoded with the stored schema" : "")
         if problems.isEmpty {
             out.line("\(path): clean (\(counts))")
+            for warning in warnings { out.line("warning: \(warning)") }
             return
         }
         out.line("\(path): damaged, \(problems.count) problem\(problems.count == 1 ? "" : "s") (\(counts))")

@@ -1,7 +1,8 @@
 // Fault loops: fail the Nth write, sync, rename (or other call) of a commit or a compaction,
 // once or from then on, with ENOSPC and EIO, raising N until the work completes. After each
-// failure the store must throw a typed error, refuse further writes until reopened, and
-// reopen (as it is, and after a power cut) with the commit entirely or not at all.
+// failure the store must throw a typed error, reopen (as it is, and after a power cut) with
+// the commit entirely or not at all, and, once the disk works again, go on: the next write
+// reopens the file through a new descriptor, and what it commits is durable.
 
 import Testing
 import StrataTestSupport
@@ -16,18 +17,33 @@ import StrataTestSupport
         errno == SystemError.noSpace ? .diskFull : .ioFailure
     }
 
-    /// What a failed store must do: refuse every kind of write, still read its last commit.
-    static func expectRefusesWrites(_ store: Store, _ fs: SimulatedFileSystem, holding state: CrashState, _ context: String,
-                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
-        crashExpectError(.writesRefused, from: "\(context): write", sourceLocation: sourceLocation) { try CrashWorkload.commit(store, after: state) }
-        crashExpectError(.writesRefused, from: "\(context): compact", sourceLocation: sourceLocation) { try store.compact() }
-        crashExpectError(.writesRefused, from: "\(context): sync", sourceLocation: sourceLocation) { try store.sync() }
-        crashExpectError(.writesRefused, from: "\(context): beginWrite", sourceLocation: sourceLocation) { try store.beginWrite() }
+    /// What a failed store must do: still read its last commit; while the disk still fails,
+    /// throw a typed error for every kind of write (or do it, when it needs no failing call);
+    /// once the disk works, go on by itself, durably (even when a failed compaction left its
+    /// new file in the store's place). Returns the store's state at the end.
+    @discardableResult
+    static func expectGoesOn(_ store: Store, _ fs: SimulatedFileSystem, holding state: CrashState, failing code: StoreError.Code,
+                             persistent: Bool, _ context: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> CrashState {
+        var state = state
+        if persistent {
+            // The disk still fails: a write reopens the file and fails again, or gets through.
+            do { state = try CrashWorkload.commit(store, after: state) } catch let error as StoreError {
+                #expect(error.code == code, "\(context): write while failing: \(error)", sourceLocation: sourceLocation)
+            }
+            do { try store.sync() } catch let error as StoreError {
+                #expect(error.code == code, "\(context): sync while failing: \(error)", sourceLocation: sourceLocation)
+            }
+        }
         fs.disarm()
-        // Refusal is sticky, even once the disk would work again.
-        crashExpectError(.writesRefused, from: "\(context): write again", sourceLocation: sourceLocation) { try CrashWorkload.commit(store, after: state) }
-        crashExpectError(.writesRefused, from: "\(context): sync again", sourceLocation: sourceLocation) { try store.sync() }
-        #expect(try CrashWorkload.read(store) == state, "\(context): readers still see the last commit", sourceLocation: sourceLocation)
+        #expect(try CrashWorkload.read(store) == state, "\(context): readers see the last commit", sourceLocation: sourceLocation)
+        // Space freed: the next write goes on, and is durable.
+        state = try CrashWorkload.commit(store, after: state)
+        #expect(try CrashWorkload.read(store) == state, "\(context): the commit after the failure is read back", sourceLocation: sourceLocation)
+        try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [state], "\(context): the commit after the failure is durable",
+                             sourceLocation: sourceLocation)
+        try store.sync()
+        #expect(fs.syncsRetriedAfterFailure == 0, "\(context): a sync went through the descriptor whose sync failed", sourceLocation: sourceLocation)
+        return state
     }
 
     /// The disk as it is, and after each kind of power cut: each must hold one of `allowed`.
@@ -79,15 +95,18 @@ import StrataTestSupport
                     #expect(error.code == Self.expectedCode(errno), "\(context): \(error)")
                     #expect(error.underlying is SystemError, "\(context): the cause is kept: \(error)")
                 }
-                try Self.expectRefusesWrites(store, fs, holding: before, context)
                 try Self.expectAllOrNothing(fs, [before, after], context)
+                try Self.expectGoesOn(store, fs, holding: before, failing: Self.expectedCode(errno), persistent: persistent, context)
                 n += 1
             }
             #expect(n > 1, "\(operation) never happened in a commit")
         }
     }
 
-    /// With `.deferred` durability a failed `Store.sync()` is not retried: the next one refuses.
+    /// A failed sync is never retried on its descriptor: the writes it should have flushed
+    /// may be lost although reads still see them. The next write (or, with `.deferred`
+    /// durability, the next `sync()`) reopens the file, writes those bytes again and syncs
+    /// them: after a power cut they are there.
     @Test(arguments: [false, true])
     func failedSyncIsNeverRetried(deferred: Bool) throws {
         let f = try CrashFixture.make(commits: 2)
@@ -103,12 +122,18 @@ import StrataTestSupport
             crashExpectError(.ioFailure) { try CrashWorkload.commit(store, after: before) }
         }
         #expect(fs.faultsTriggered == 1)
-        // The writes the failed sync should have flushed are lost: a second sync must not
-        // report them durable.
-        try Self.expectRefusesWrites(store, fs, holding: after, "deferred: \(deferred)")
-        let next = try CrashWorkload.commit(try CrashWorkload.open(f.fs.clone()), after: before)
-        try Self.expectAllOrNothing(fs, [before, next], "deferred: \(deferred)")
+        // The writes the failed sync should have flushed are lost, though reads see them.
         #expect(try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [before], "sync failed: nothing new is durable") == before.sequence)
+        #expect(try CrashWorkload.read(store) == after)
+        fs.disarm()
+        if deferred {
+            try store.sync()
+            #expect(try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [after], "the next sync wrote the commit again") == after.sequence)
+        }
+        let next = try CrashWorkload.commit(store, after: after)
+        try store.sync()
+        #expect(try crashExpectOpens(fs.powerLoss(.dropUnsynced), holdingOneOf: [next], "a commit after the failure, then a power cut") == next.sequence)
+        #expect(fs.syncsRetriedAfterFailure == 0, "a sync went through the descriptor whose sync failed")
     }
 
     /// A failed commit leaves nothing of itself in the file, as its error says: reopening
@@ -129,6 +154,27 @@ import StrataTestSupport
         try crashExpectOpens(reopened, holdingOneOf: [before], "reopened after a failed \(operation)")
         try crashExpectOpens(reopened.powerLoss(.dropUnsynced), holdingOneOf: [try Self.successor(of: before, in: f)],
                              "a commit after reopening, then a power cut")
+    }
+
+    /// A store that goes on after a failure keeps its lock all along: no other writer gets in,
+    /// before or after the reopen; closing it releases the lock.
+    @Test(arguments: [Operation.write, .sync])
+    func storeThatGoesOnKeepsItsLock(operation: Operation) throws {
+        let f = try CrashFixture.make(commits: 2)
+        let before = f.states[f.last]
+        let fs = f.fs.clone()
+        let store = try CrashWorkload.open(fs)
+        fs.fail(operation, at: 1, errno: SystemError.noSpace)
+        crashExpectError(.diskFull) { try CrashWorkload.commit(store, after: before) }
+        crashExpectError(.locked, from: "after the failure") { try CrashWorkload.open(fs) }
+        fs.disarm()
+        let after = try CrashWorkload.commit(store, after: before)
+        crashExpectError(.locked, from: "after the reopen") { try CrashWorkload.open(fs) }
+        // A reader (here or in another process) may read beside it: it reads the commit the
+        // store published after the reopen.
+        #expect(try CrashWorkload.read(try CrashWorkload.open(fs, readOnly: true)) == after)
+        store.close()
+        #expect(try CrashWorkload.read(try CrashWorkload.open(fs)) == after)
     }
 
     /// The state one workload commit after `state` leaves, from a scratch copy of the fixture.
@@ -174,8 +220,8 @@ import StrataTestSupport
                     #expect(fs.faultsTriggered > 0, "\(context): \(error)")
                     #expect(error.code == Self.expectedCode(errno), "\(context): \(error)")
                 }
-                try Self.expectRefusesWrites(store, fs, holding: state, context)
                 try Self.expectAllOrNothing(fs, [state], context)
+                try Self.expectGoesOn(store, fs, holding: state, failing: Self.expectedCode(errno), persistent: persistent, context)
                 n += 1
             }
             #expect(n > 1, "\(operation) never happened in a compaction")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataEngine
 
 /// A read-only `ModelContainer` (`allowsSave: false`) on a store another container has open for
 /// writing: it opens (once refused as `locked`), sees the writer's durable saves as they come,
@@ -42,10 +43,15 @@ import Strata
         try writer.compact()
         try save(60..<70)
         #expect(try seen().count == 70)
-        // The reader cannot save; a second writer is still refused.
+        // The reader cannot save; a second writer (another open of the file) is still refused.
         let readContext = ModelContext(reader)
         readContext.insert(NotesV1.Note())
         #expect(throws: StrataError.self) { try readContext.save() }
-        #expect(throws: StrataError.self) { _ = try ModelContainer(for: schema, configurations: [ModelConfiguration(url: url)]) }
+        do {
+            _ = try Store(path: url.path)
+            Issue.record("a second writer opened the store")
+        } catch let error as StoreError {
+            #expect(error.code == .locked)
+        }
     }
 }

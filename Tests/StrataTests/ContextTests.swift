@@ -746,21 +746,26 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
         #expect(names(try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.rating)]))) == ["t0", "t1", "t2"])
     }
 
-    @Test func aStoreOpenForWritingIsNotOpenedTwice() throws {
+    @Test func aSecondContainerOnTheSameURLSharesTheOpenStore() throws {
+        // Objects keep their container alive, so a second container on the same file in this
+        // process must not need the first to be gone: both use the one open store (another
+        // process is still refused, see LockTests and the tool tests).
         let dir = TemporaryDirectory()
         let config = ModelConfiguration(url: dir.store())
         let first = try ModelContainer(for: Trip.self, configurations: config)
         try seedTrips(ModelContext(first), 2)
-        #expect {
-            _ = try ModelContainer(for: Trip.self, configurations: config)
-        } throws: { error in
-            (error as? StrataError)?.code == .storeFailure
-        }
-        // The first container is unharmed.
-        let context = ModelContext(first)
-        context.insert(Trip(name: "after", startDate: day(3)))
-        try context.save()
-        #expect(try ModelContext(first).fetchCount(FetchDescriptor<Trip>()) == 3)
+        let second = try ModelContainer(for: Trip.self, configurations: config)
+        #expect(try ModelContext(second).fetchCount(FetchDescriptor<Trip>()) == 2)
+        // New objects of both containers get distinct rows, and each sees the other's saves.
+        let a = ModelContext(first), b = ModelContext(second)
+        a.insert(Trip(name: "from first", startDate: day(3)))
+        b.insert(Trip(name: "from second", startDate: day(4)))
+        try a.save()
+        try b.save()
+        let all = try ModelContext(first).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+        #expect(names(all) == ["from first", "from second", "t0", "t1"])
+        #expect(Set(all.map(\.persistentModelID)).count == 4)
+        #expect(try ModelContext(second).fetchCount(FetchDescriptor<Trip>()) == 4)
     }
 
     @Test func defaultLocationAndExplicitURL() throws {
@@ -780,6 +785,8 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
 
         let dir = TemporaryDirectory()
         let url = dir.url.appendingPathComponent("nested/folder/trips.store")
+        // A url's folder must exist (OpeningErrorTests.aMissingFolderIsNotCreated).
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let config = ModelConfiguration(url: url)
         #expect(config.url == url)
         #expect(config.name == "trips")

@@ -95,7 +95,8 @@ struct TripRepository {
     }
 
     @Test func pagingThroughAList() throws {
-        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: TemporaryDirectory().store()))
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))
         let context = ModelContext(container)
         for i in 0..<35 {
             let t = Trip(name: String(format: "trip %02d", i), startDate: Date(timeIntervalSinceReferenceDate: Double(i) * 3600))

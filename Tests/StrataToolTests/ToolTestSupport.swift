@@ -51,7 +51,9 @@ enum Tool {
     /// large output never blocks the child.
     static func run(_ arguments: String...) throws -> ToolRun { try run(arguments) }
 
-    static func run(_ arguments: [String]) throws -> ToolRun {
+    /// The same, from the folder `directory` (default: this process's), with `environment`
+    /// added to this process's.
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> ToolRun {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -61,6 +63,8 @@ enum Tool {
         let process = Process()
         process.executableURL = try url()
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
@@ -229,7 +233,28 @@ enum Fixture {
         try handle.write(contentsOf: [~byte])
     }
 
+    static func bytes(of path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
     static func size(of path: String) throws -> UInt64 {
         try #require((FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value)
+    }
+}
+
+extension Tool {
+    /// The package that built the tool, when it was built in the package's `.build` (as
+    /// `swift run` does); nil for another scratch folder.
+    static func packageFolder() throws -> URL? {
+        var folder = try url().resolvingSymlinksInPath().deletingLastPathComponent()
+        while folder.path != "/" {
+            if folder.lastPathComponent == ".build" { return folder.deletingLastPathComponent() }
+            folder = folder.deletingLastPathComponent()
+        }
+        return nil
     }
 }

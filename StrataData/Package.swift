@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+import CompilerPluginSupport
+import PackageDescription
+
+// StrataData: SwiftData's macros (@Model, @Attribute, @Relationship, @Transient, #Unique,
+// #Index, @ModelActor) over Strata. A package of its own so that the root package keeps zero
+// dependencies: this one depends on the root package by path and on swift-syntax (macros need
+// it). `import StrataData` gives Strata and the macros; on Apple platforms, where SwiftData
+// exists, it gives SwiftData instead, so one source builds on both.
+
+// A path dependency's identity is the name of its folder (the clone's name), so find it
+// rather than assume it.
+let rootIdentity = Context.packageDirectory.split(separator: "/").dropLast().last.map { String($0).lowercased() } ?? "strata"
+
+let package = Package(
+    name: "StrataData",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "StrataData", targets: ["StrataData"]),
+    ],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
+    ],
+    targets: [
+        .macro(
+            name: "StrataDataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "StrataData",
+            dependencies: [
+                "StrataDataMacros",
+                .product(name: "Strata", package: rootIdentity),
+            ]
+        ),
+        // What each macro writes, and its diagnostics (no Strata needed).
+        .testTarget(
+            name: "StrataDataMacrosTests",
+            dependencies: [
+                "StrataDataMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
+        // Models written as SwiftData writes them, used through Strata.
+        .testTarget(
+            name: "StrataDataTests",
+            dependencies: ["StrataData"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
