@@ -23,7 +23,7 @@ let package = Package(
         .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
         // Runs the built `strata` tool as a process on real stores (clean, damaged, locked).
-        .testTarget(name: "StrataToolTests", dependencies: ["StrataEngine", "Strata", "StrataTool"]),
+        .testTarget(name: "StrataToolTests", dependencies: ["StrataEngine", "Strata", "StrataTool", "StrataTestSupport"]),
         // Kill -9, power loss and I/O faults at the object level, fuzz regressions, two processes.
         .testTarget(name: "StrataReliabilityTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
     ],

@@ -140,8 +140,12 @@ struct SampleStore {
                 try commit { tx in
                     let c = tx.collection(named: "people")!
                     let email = tx.index(named: "email", in: c)!.id
-                    try tx.delete(2, in: c)
-                    try tx.put(Array("changed".utf8), row: 3, in: c, indexKeys: [IndexKey(email, KeyEncoding.encode("new@example.com"))])
+                    let age = tx.index(named: "age", in: c)!.id
+                    func keys(_ row: RowID) -> [IndexKey] {
+                        [IndexKey(email, KeyEncoding.encode("p\(row)@example.com")), IndexKey(age, KeyEncoding.encode(Int64(row % 7), row % 3 == 0 ? 1.5 : -2.0))]
+                    }
+                    try tx.delete(2, in: c, indexKeys: keys(2))
+                    try tx.put(Array("changed".utf8), row: 3, in: c, indexKeys: [IndexKey(email, KeyEncoding.encode("new@example.com"))], previousKeys: keys(3))
                     try tx.setMetadata("schema", nil)
                 }
             }

@@ -32,7 +32,10 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             for name in tx.collectionNames {
                 guard let c = tx.collection(named: name) else { continue }
                 var cursor = try tx.rows(in: c)
-                if let first = try cursor.nextRowID() { try tx.delete(first, in: c) }
+                // The engine does not know a row's keys: a row stored with some cannot be deleted without them.
+                if let first = try cursor.nextRowID() {
+                    do { try tx.delete(first, in: c) } catch let error as StoreError where error.code == .indexKeyMismatch {}
+                }
                 let keys = tx.indexes(of: c).map { IndexKey($0.id, KeyEncoding.encode("fuzz")) }
                 try tx.put([1, 2, 3], row: try tx.allocateRowID(in: c), in: c, indexKeys: keys)
             }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # libFuzzer targets for what Strata reads from a file (Docs/Durability.md, "Fuzzing").
 #
-#   scripts/fuzz.sh [--seconds N] [--debug] [target ...]
+#   scripts/fuzz.sh [--seconds N | --runs N] [--debug] [target ...]
 #
 # Builds each target (swiftc -sanitize=fuzzer,address, the engine's sources compiled with a
 # fuzz entry point from Fuzz/), writes its seed corpus (small valid stores, pages, records,
 # keys, made by the target itself so they match its checksum setting), and runs it for N
-# seconds (default 60) on .build-fuzz/corpus/<target>. Optimized (-O: integer overflow, array
+# seconds (default 60), or with --runs for N executions however long they take, on
+# .build-fuzz/corpus/<target>. Optimized (-O: integer overflow, array
 # bounds and unwrapping still trap; ASan catches what unsafe pointers read out of bounds);
 # --debug builds with -Onone, slower but with every debug precondition. Targets:
 #   open-store            a store file of arbitrary bytes: open, read all, verify, write, compact
@@ -24,13 +25,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
+runs=
 optimize=-O
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
+        --runs) runs="$2"; shift 2 ;;
         --debug) optimize=-Onone; shift ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
@@ -73,17 +76,20 @@ for target in "${targets[@]}"; do
     STRATA_FUZZ_SEEDS="$out/seeds/$target" "$out/$target" >/dev/null 2>&1
     mkdir -p "$out/corpus/$target" "$out/crashes/$target"
     log="$out/$target.log"
-    echo "running $target for $seconds s (log: $log)" >&2
+    if [ -n "$runs" ]; then limit=(-runs="$runs"); echo "running $target for $runs executions (log: $log)" >&2
+    else limit=(-max_total_time="$seconds"); echo "running $target for $seconds s (log: $log)" >&2; fi
+    started=$(date +%s)
     set +e
-    "$out/$target" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+    "$out/$target" "${limit[@]}" -max_len=65536 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
         -artifact_prefix="$out/crashes/$target/" "$out/corpus/$target" "$out/seeds/$target" >"$log" 2>&1
     status=$?
     set -e
-    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
+    elapsed=$(( $(date +%s) - started ))
+    executed=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
     tried=$(grep -o 'strata-fuzz: .*' "$log" | tail -1 | sed 's/strata-fuzz: //' || true)
     corpus=$(ls "$out/corpus/$target" | wc -l)
     crashes=$(ls "$out/crashes/$target" | grep -c -E '^(crash|timeout|oom)-' || true)
-    line="$target: $runs executions in $seconds s ($tried), corpus $corpus inputs, exit $status, crash files: $crashes"
+    line="$target: $executed executions in $elapsed s ($tried), corpus $corpus inputs, exit $status, crash files: $crashes"
     echo "$line" >&2
     summary+=("$line")
     if [ "$status" -ne 0 ]; then grep -m1 -E "FUZZ FINDING|ERROR: AddressSanitizer|Fatal error|deadly signal" "$log" >&2 || true; fi

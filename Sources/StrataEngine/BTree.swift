@@ -1,334 +1,278 @@
-// The copy-on-write B+tree: one tree per store holds every key (rows, index entries, blobs,
-// metadata), each kind under its own first byte (see TreeKey).
+// The copy-on-write B+trees: one per collection (rows by row id), one per index, and the
+// system tree (blobs and metadata). A store's catalog names each tree's root page.
 //
-// A write transaction never changes a page: it copies the nodes on the path it changes
-// ("dirty" nodes, kept in memory) and, at commit, writes them children first, so the new
-// root is written last. Readers holding an older root are never disturbed.
+// A write transaction never changes a written page: it copies the pages on the path it
+// changes into nodes (Node.swift) and, at commit or when they pass its memory budget, writes
+// them children first, so a tree's new root is written last. Readers holding older roots
+// are never disturbed.
 
-/// Finds nodes: dirty ones are in memory, the rest are read (through the cache) from the file.
-struct TreeReader {
-    let file: StoreFile
-    /// Pages of this snapshot end before this offset.
-    let limit: UInt64
+/// A tree's root or a branch's child: a written page, or a node of the write transaction.
+enum TreeRef {
+    case page(UInt64)
+    case node(Node)
+
+    init?(root offset: UInt64) {
+        guard offset != 0 else { return nil }
+        self = .page(offset)
+    }
+}
+
+/// Where a transaction finds written pages and value frames: the mapped file, each page
+/// checked the first time this process reads it, and (in a write transaction) the pages and
+/// values it wrote itself, after `trustedFrom`.
+final class PageSource {
+    private(set) var map: MappedFile
+    /// Everything a transaction reads lies before this offset.
+    private(set) var limit: UInt64
+    /// Bytes at and after this offset were written by this transaction: not checked again.
+    let trustedFrom: UInt64
+    let writer: AppendWriter?
+
+    init(map: MappedFile, limit: UInt64, writer: AppendWriter? = nil) {
+        self.map = map
+        self.limit = limit
+        self.writer = writer
+        trustedFrom = writer?.committedEnd ?? .max
+    }
+
+    var path: String { map.path }
 
     @inline(__always)
-    func node(_ child: Child) throws -> Node {
-        switch child {
-        case .node(let n): return n
-        case .page(let ref): return try file.readNode(ref, limit: limit)
+    func page(at offset: UInt64) throws -> PageView {
+        if offset < trustedFrom { return try map.page(at: offset, limit: Swift.min(limit, trustedFrom)) }
+        // A page this transaction wrote out (to stay under its budget) and flushed.
+        guard offset < limit, limit - offset >= UInt64(PageLayout.minimumSize), limit <= UInt64(map.count),
+              offset % UInt64(PageLayout.alignment) == 0 else {
+            throw StoreError.corrupt("a page pointer (\(offset)) points past this transaction's pages", path: path, offset: offset)
         }
+        return PageView(map.base + Int(offset))
     }
 
-    /// The value stored under `key`, if any.
-    func withValue<R>(root: Child?, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let root else { return nil }
-        var node = try self.node(root)
-        while !node.isLeaf {
-            node = try self.node(node.children[node.childIndex(for: key)])
+    /// Follows the writer after it wrote pages out.
+    func follow(_ writer: AppendWriter) throws {
+        limit = writer.flushedEnd
+        if UInt64(map.count) < limit { map = try writer.file.mapping(covering: limit) }
+    }
+
+    /// Calls `body` with the payload of the value frame at `location`.
+    func withValue<R>(_ location: ValueLocation, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        if location.offset < trustedFrom {
+            return try body(try map.frame(at: location.offset, length: Int(location.length), limit: Swift.min(limit, trustedFrom)))
         }
-        let (i, found) = node.search(key)
-        guard found else { return nil }
-        return try node.withValue(i, body)
+        guard let writer else {
+            throw StoreError.corrupt("a value pointer (\(location.offset)) points outside the commit being read", path: path, offset: location.offset)
+        }
+        return try writer.withUncommittedBytes(at: location.offset, count: Int(location.length)) { raw in
+            guard raw.count >= ValueFrame.headerSize else {
+                throw StoreError.corrupt("a value of this transaction is malformed", path: path, offset: location.offset)
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: raw[ValueFrame.headerSize...]))
+        }
     }
 }
 
-/// The tree as a write transaction changes it.
+/// A position in a leaf: the leaf (a page or a node) and the index of a cell in it.
+struct LeafPosition {
+    let view: PageView
+    let index: Int
+    /// Keeps a node's buffer alive while `view` points into it.
+    let node: Node?
+
+    var value: UnsafeRawBufferPointer { view.leafCell(index).value }
+    var flags: UInt8 { view.leafCell(index).flags }
+}
+
+enum TreeSearch {
+    /// The leaf cell holding `key`, if any.
+    @inline(__always)
+    static func find(_ key: UnsafeRawBufferPointer, root: TreeRef?, pages: PageSource) throws -> LeafPosition? {
+        guard var ref = root else { return nil }
+        var depth = 0
+        while true {
+            switch ref {
+            case .page(let offset):
+                let view = try pages.page(at: offset)
+                if view.isLeaf {
+                    let (i, found) = view.search(key)
+                    return found ? LeafPosition(view: view, index: i, node: nil) : nil
+                }
+                ref = .page(view.child(view.childIndex(for: key)))
+            case .node(let node):
+                let view = node.view
+                if node.isLeaf {
+                    let (i, found) = view.search(key)
+                    return found ? LeafPosition(view: view, index: i, node: node) : nil
+                }
+                let i = view.childIndex(for: key)
+                ref = node.children[i].map { .node($0) } ?? .page(view.child(i))
+            }
+            depth += 1
+            if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
+        }
+    }
+}
+
+/// A tree as a write transaction changes it.
 final class MutableTree {
-    var root: Child?
-    let reader: TreeReader
-    /// Bytes of pages that the changes so far have superseded.
-    var supersededBytes: UInt64 = 0
+    var root: TreeRef?
+    let pages: PageSource
+    let budget: DirtyBudget
+    /// Bytes of written pages that the changes so far took out of the tree.
+    private(set) var supersededBytes: UInt64 = 0
     /// Bytes of pages written by `write(into:)`.
-    var writtenBytes: UInt64 = 0
+    private(set) var writtenBytes: UInt64 = 0
+    /// Counts changes, so that a cursor can tell the tree changed under it.
+    private(set) var version = 0
+    /// Where the pages `write(into:)` wrote lie.
+    var writtenPages: [UInt64] = []
 
-    init(root: Child?, reader: TreeReader) {
-        self.root = root
-        self.reader = reader
+    /// A node splits when its page would pass this size.
+    let targetSize: Int
+
+    init(root: UInt64, pages: PageSource, budget: DirtyBudget, targetSize: Int = PageLayout.targetSize) {
+        self.root = TreeRef(root: root)
+        self.pages = pages
+        self.budget = budget
+        self.targetSize = targetSize
     }
 
-    /// A node that this transaction may change: itself if already dirty, else a copy.
-    private func dirty(_ child: Child) throws -> Node {
-        switch child {
-        case .node(let n):
-            return n
-        case .page(let ref):
-            let clean = try reader.node(child)
-            supersededBytes += UInt64(ref.length)
-            return clean.copy()
+    var isDirty: Bool { if case .node? = root { return true } else { return false } }
+
+    func find(_ key: UnsafeRawBufferPointer) throws -> LeafPosition? {
+        try TreeSearch.find(key, root: root, pages: pages)
+    }
+
+    /// A node that may be changed: the node itself, or a copy of the page.
+    private func changeable(_ ref: TreeRef) throws -> Node {
+        switch ref {
+        case .node(let node): return node
+        case .page(let offset):
+            let view = try pages.page(at: offset)
+            guard let node = Node(copying: view, budget: budget) else {
+                throw StoreError.corrupt("the page at byte \(offset) is too large to change", path: pages.path, offset: offset)
+            }
+            supersededBytes += UInt64(view.length)
+            return node
         }
     }
 
-    func withValue<R>(_ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try key.withUnsafeBytes { try reader.withValue(root: root, key: $0, body) }
+    private func changeableChild(_ node: Node, _ i: Int) throws -> Node {
+        if let child = node.children[i] { return child }
+        let child = try changeable(.page(node.view.child(i)))
+        node.children[i] = child
+        return child
     }
 
-    /// Inserts or replaces; returns the value that was replaced.
-    @discardableResult
-    func insert(_ key: [UInt8], _ value: [UInt8]) throws -> [UInt8]? {
-        try key.withUnsafeBytes { k in
-            try value.withUnsafeBytes { v in try insert(k, v) }
-        }
-    }
+    private func needsSplit(_ node: Node) -> Bool { node.encodedSize > targetSize && node.count >= 2 }
 
-    func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> [UInt8]? {
+    /// Inserts `key` with `value`, or replaces the value it has.
+    func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt8 = 0) throws {
+        version += 1
         guard let current = root else {
-            let leaf = Node(isLeaf: true)
-            leaf.insertEntry(at: 0, key: key, value: value)
+            let leaf = Node(isLeaf: true, budget: budget)
+            leaf.appendLeafCell(key: key, value: value, flags: flags)
             root = .node(leaf)
-            return nil
-        }
-        let top = try dirty(current)
-        root = .node(top)
-        let old = try insert(into: top, key, value)
-        if top.pageSize > Node.targetPageSize && top.count >= 2 {
-            let (separator, right) = top.splitOff()
-            let newRoot = Node(isLeaf: false)
-            newRoot.insertEntry(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), value: nil)
-            separator.withUnsafeBytes { newRoot.insertEntry(at: 1, key: $0, value: nil) }
-            newRoot.children = [.node(top), .node(right)]
-            root = .node(newRoot)
-        }
-        return old
-    }
-
-    private func insert(into node: Node, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> [UInt8]? {
-        if node.isLeaf {
-            let (i, found) = node.search(key)
-            if found {
-                let old = node.value(i)
-                node.replaceValue(at: i, with: value)
-                return old
-            }
-            node.insertEntry(at: i, key: key, value: value)
-            return nil
-        }
-        let i = node.childIndex(for: key)
-        let child = try dirty(node.children[i])
-        node.children[i] = .node(child)
-        let old = try insert(into: child, key, value)
-        if child.pageSize > Node.targetPageSize && child.count >= 2 {
-            let (separator, right) = child.splitOff()
-            separator.withUnsafeBytes { node.insertEntry(at: i + 1, key: $0, value: nil) }
-            node.children.insert(.node(right), at: i + 1)
-        }
-        return old
-    }
-
-    /// Removes `key`; returns its value, or nil if it was not there (and then changes nothing).
-    @discardableResult
-    func remove(_ key: [UInt8]) throws -> [UInt8]? {
-        try key.withUnsafeBytes { k -> [UInt8]? in
-            guard let current = root, try reader.withValue(root: current, key: k, { _ in true }) != nil else { return nil }
-            let top = try dirty(current)
-            root = .node(top)
-            let old = try remove(from: top, k)
-            // Shrink the tree from the top: a branch with one child gives way to the child.
-            while case .node(let n)? = root, !n.isLeaf, n.count == 1 { root = n.children[0] }
-            if case .node(let n)? = root, n.count == 0 { root = nil }
-            return old
-        }
-    }
-
-    private func remove(from node: Node, _ key: UnsafeRawBufferPointer) throws -> [UInt8]? {
-        if node.isLeaf {
-            let (i, found) = node.search(key)
-            guard found else { return nil }
-            let old = node.value(i)
-            node.removeEntry(at: i)
-            return old
-        }
-        let i = node.childIndex(for: key)
-        let child = try dirty(node.children[i])
-        node.children[i] = .node(child)
-        let old = try remove(from: child, key)
-        if child.count == 0 {
-            node.removeEntry(at: i)
-            if i == 0 && node.count > 0 { node.clearFirstKey() }
-        } else if child.pageSize < Node.targetPageSize / 4 && node.count > 1 {
-            // Merge a small node with a neighbour when both fit in one page.
-            let siblingIndex = i > 0 ? i - 1 : i + 1
-            let sibling = try reader.node(node.children[siblingIndex])
-            if sibling.pageSize + child.pageSize <= Node.targetPageSize {
-                let changeable = try dirty(node.children[siblingIndex])
-                let (left, right, leftIndex) = siblingIndex < i ? (changeable, child, siblingIndex) : (child, changeable, i)
-                left.absorb(right, separator: node.key(leftIndex + 1))
-                node.children[leftIndex] = .node(left)
-                node.removeEntry(at: leftIndex + 1)
-            }
-        }
-        return old
-    }
-
-    /// Writes every dirty node, children first, and returns the new root (nil for an empty tree).
-    func write(into writer: AppendWriter) throws -> PageRef? {
-        guard let root else { return nil }
-        let ref = try write(root, into: writer)
-        self.root = .page(ref)
-        return ref
-    }
-
-    private func write(_ child: Child, into writer: AppendWriter) throws -> PageRef {
-        switch child {
-        case .page(let ref):
-            return ref
-        case .node(let node):
-            if let ref = node.page { return ref }
-            var refs: [PageRef] = []
-            if !node.isLeaf {
-                refs.reserveCapacity(node.children.count)
-                for c in node.children { refs.append(try write(c, into: writer)) }
-            }
-            let bytes = node.encodePage(childRefs: refs)
-            let offset = try writer.append(bytes)
-            let ref = PageRef(offset: offset, length: UInt32(bytes.count))
-            writtenBytes += UInt64(bytes.count)
-            // The node is now clean: it may be shared through the cache.
-            node.page = ref
-            if !node.isLeaf { node.children = refs.map { .page($0) } }
-            writer.file.cacheWrittenNode(node, ref)
-            return ref
-        }
-    }
-}
-
-extension Node {
-    /// Makes a branch's first key empty (it means "lowest").
-    func clearFirstKey() {
-        let n = Int(data.loadLE16(0))
-        guard n > 0 else { return }
-        data.removeSubrange(2..<(2 + n))
-        data[0] = 0
-        data[1] = 0
-        for j in 1..<starts.count { starts[j] -= Int32(n) }
-    }
-
-    /// Appends the entries of `right` (its right neighbour). For branches, `separator` is the
-    /// parent's key for `right`, which becomes the key of right's first child.
-    func absorb(_ right: Node, separator: [UInt8]) {
-        var rightData = right.data
-        var rightStarts = right.starts
-        if !isLeaf, !right.starts.isEmpty {
-            let n = Int(rightData.loadLE16(0))
-            var head: [UInt8] = []
-            head.appendLE(UInt16(separator.count))
-            head.append(contentsOf: separator)
-            rightData.replaceSubrange(0..<(2 + n), with: head)
-            let delta = Int32(head.count - (2 + n))
-            for j in 1..<rightStarts.count { rightStarts[j] += delta }
-        }
-        let base = Int32(data.count)
-        data.append(contentsOf: rightData)
-        starts.append(contentsOf: rightStarts.map { $0 + base })
-        if !isLeaf { children.append(contentsOf: right.children) }
-    }
-}
-
-/// A position in the tree, moved one entry at a time.
-struct TreeCursor {
-    private var stack: [(node: Node, index: Int)] = []
-    private let reader: TreeReader
-    private let root: Child?
-
-    init(root: Child?, reader: TreeReader) {
-        self.root = root
-        self.reader = reader
-    }
-
-    var isValid: Bool { !stack.isEmpty }
-
-    @inline(__always) var node: Node { stack[stack.count - 1].node }
-    @inline(__always) var index: Int { stack[stack.count - 1].index }
-
-    /// Positions at the first entry whose key is >= `key` (> if not inclusive). Nil key: the first entry.
-    mutating func seek(atLeast key: [UInt8]?, inclusive: Bool = true) throws {
-        stack.removeAll(keepingCapacity: true)
-        guard let root else { return }
-        var n = try reader.node(root)
-        let k = key ?? []
-        try k.withUnsafeBytes { kb in
-            while !n.isLeaf {
-                let i = n.childIndex(for: kb)
-                stack.append((n, i))
-                n = try reader.node(n.children[i])
-            }
-            let (i, found) = n.search(kb)
-            stack.append((n, found && !inclusive ? i + 1 : i))
-        }
-        if index >= node.count { try advanceLeaf(forward: true) }
-    }
-
-    /// Positions at the last entry whose key is <= `key` (< if not inclusive). Nil key: the last entry.
-    mutating func seek(atMost key: [UInt8]?, inclusive: Bool = true) throws {
-        stack.removeAll(keepingCapacity: true)
-        guard let root else { return }
-        var n = try reader.node(root)
-        guard let key else {
-            while !n.isLeaf {
-                stack.append((n, n.count - 1))
-                n = try reader.node(n.children[n.count - 1])
-            }
-            stack.append((n, n.count - 1))
-            if index < 0 { try advanceLeaf(forward: false) }
             return
         }
-        try key.withUnsafeBytes { kb in
-            while !n.isLeaf {
-                let i = n.childIndex(for: kb)
-                stack.append((n, i))
-                n = try reader.node(n.children[i])
-            }
-            let (i, found) = n.search(kb)
-            stack.append((n, found && inclusive ? i : i - 1))
-        }
-        if index < 0 { try advanceLeaf(forward: false) }
-    }
-
-    mutating func next() throws {
-        guard !stack.isEmpty else { return }
-        stack[stack.count - 1].index += 1
-        if index >= node.count { try advanceLeaf(forward: true) }
-    }
-
-    mutating func previous() throws {
-        guard !stack.isEmpty else { return }
-        stack[stack.count - 1].index -= 1
-        if index < 0 { try advanceLeaf(forward: false) }
-    }
-
-    /// Moves to the first (or last) entry of the next (or previous) non-empty leaf.
-    private mutating func advanceLeaf(forward: Bool) throws {
-        stack.removeLast()
-        while let top = stack.last {
-            let i = top.index + (forward ? 1 : -1)
-            if i >= 0 && i < top.node.count {
-                stack[stack.count - 1].index = i
-                var n = try reader.node(top.node.children[i])
-                while true {
-                    if n.isLeaf {
-                        if n.count == 0 { break }
-                        stack.append((n, forward ? 0 : n.count - 1))
-                        return
-                    }
-                    let j = forward ? 0 : n.count - 1
-                    stack.append((n, j))
-                    n = try reader.node(n.children[j])
-                }
-                // An empty leaf (only in a tree being changed): keep looking.
-                stack.append((n, 0))
-                stack.removeLast()
-                continue
-            }
-            stack.removeLast()
+        let top = try changeable(current)
+        root = .node(top)
+        try insert(into: top, key, value, flags)
+        if needsSplit(top) {
+            let (separator, right) = top.splitOff()
+            let newRoot = Node(isLeaf: false, budget: budget)
+            newRoot.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: 0, node: top)
+            separator.withUnsafeBytes { newRoot.insertBranchCell(at: 1, key: $0, child: 0, node: right) }
+            root = .node(newRoot)
         }
     }
 
-    @inline(__always)
-    func withKey<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try node.withKey(index, body)
+    private func insert(into node: Node, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws {
+        if node.isLeaf {
+            let (i, found) = node.view.search(key)
+            if found { node.replaceValue(at: i, with: value, flags: flags) } else { node.insertLeafCell(at: i, key: key, value: value, flags: flags) }
+            return
+        }
+        let i = node.view.childIndex(for: key)
+        let child = try changeableChild(node, i)
+        try insert(into: child, key, value, flags)
+        if needsSplit(child) {
+            let (separator, right) = child.splitOff()
+            separator.withUnsafeBytes { node.insertBranchCell(at: i + 1, key: $0, child: 0, node: right) }
+        }
     }
 
-    @inline(__always)
-    func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try node.withValue(index, body)
+    /// Removes `key`; false (changing nothing) when it is not there.
+    @discardableResult
+    func remove(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        guard let current = root, try find(key) != nil else { return false }
+        version += 1
+        let top = try changeable(current)
+        root = .node(top)
+        try remove(from: top, key)
+        // Shrink the tree from the top: a branch with one child gives way to the child.
+        while case .node(let n)? = root, !n.isLeaf, n.count == 1 { root = n.children[0].map { .node($0) } ?? .page(n.view.child(0)) }
+        if case .node(let n)? = root, n.count == 0 { root = nil }
+        return true
+    }
+
+    private func remove(from node: Node, _ key: UnsafeRawBufferPointer) throws {
+        if node.isLeaf {
+            let (i, found) = node.view.search(key)
+            if found { node.removeCell(at: i) }
+            return
+        }
+        let i = node.view.childIndex(for: key)
+        let child = try changeableChild(node, i)
+        try remove(from: child, key)
+        if child.count == 0 {
+            node.removeCell(at: i)
+            if i == 0 && node.count > 0 { node.clearFirstKey() }
+            return
+        }
+        guard child.encodedSize < targetSize / 4, node.count > 1 else { return }
+        // Merge a small node with a neighbour when both fit in one page.
+        let siblingIndex = i > 0 ? i - 1 : i + 1
+        let siblingSize: Int
+        if let sibling = node.children[siblingIndex] {
+            siblingSize = sibling.encodedSize
+        } else {
+            let page = try pages.page(at: node.view.child(siblingIndex))
+            siblingSize = page.length + page.prefixLength * page.count
+        }
+        guard siblingSize + child.encodedSize <= targetSize else { return }
+        let sibling = try changeableChild(node, siblingIndex)
+        let leftIndex = Swift.min(i, siblingIndex)
+        let (left, right) = siblingIndex < i ? (sibling, child) : (child, sibling)
+        let separator = node.view.key(leftIndex + 1)
+        separator.withUnsafeBytes { left.absorb(right, separator: $0) }
+        node.removeCell(at: leftIndex + 1)
+        node.children[leftIndex] = left
+    }
+
+    /// Writes every node, children first, and returns the root page (0 for an empty tree).
+    /// The tree then holds written pages only.
+    func write(into writer: AppendWriter, scratch: inout [UInt8]) throws -> UInt64 {
+        guard let root else { return 0 }
+        switch root {
+        case .page(let offset): return offset
+        case .node(let node):
+            version += 1
+            let offset = try write(node, into: writer, scratch: &scratch)
+            self.root = .page(offset)
+            return offset
+        }
+    }
+
+    private func write(_ node: Node, into writer: AppendWriter, scratch: inout [UInt8]) throws -> UInt64 {
+        if !node.isLeaf {
+            for i in 0..<node.count {
+                if let child = node.children[i] { node.setChild(i, to: try write(child, into: writer, scratch: &scratch)) }
+            }
+        }
+        node.encode(into: &scratch)
+        writtenBytes += UInt64(scratch.count)
+        let offset = try writer.appendAligned(scratch)
+        writtenPages.append(offset)
+        return offset
     }
 }

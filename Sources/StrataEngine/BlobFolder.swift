@@ -36,7 +36,18 @@ struct BlobFolder: Sendable {
         try fileSystem.syncDirectory(path)
     }
 
-    func read(_ id: UInt64, length: UInt64, checksum: UInt32) throws -> [UInt8] {
+    func read(_ id: UInt64, length: UInt64, checksum: UInt64) throws -> [UInt8] {
+        try withContents(id, length: length, checksum: checksum) { Array($0) }
+    }
+
+    /// Calls `body` with a blob's bytes, checked against the length and checksum the store
+    /// recorded: its file mapped, not read into memory (`keep` receives the mapping, for a
+    /// caller that hands the bytes on).
+    func withContents<R>(_ id: UInt64, length: UInt64, checksum: UInt64, keep: ((any FileMapping) -> Void)? = nil,
+                         _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        guard let count = Int(exactly: length), count <= Int.max / 2 else {
+            throw StoreError.corrupt("blob \(id) is said to have \(length) bytes", path: storePath, offset: nil)
+        }
         let file: any FileHandleIO
         do { file = try fileSystem.openFile(filePath(id), readOnly: true, create: false) }
         catch {
@@ -44,23 +55,26 @@ struct BlobFolder: Sendable {
             if fileSystem.fileExists(filePath(id)) { throw StoreError.io(error, doing: "opening blob \(id)", path: storePath) }
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is missing", path: storePath, offset: nil)
         }
-        defer { file.close() }
-        let bytes: [UInt8]
+        defer { file.close() }   // the mapping outlives the descriptor
+        let mapping: any FileMapping
         do {
-            // The length comes from the store: check it against the file before reading that much.
+            // The length comes from the store: check it against the file before mapping that much.
             guard try file.size() >= length else {
                 throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
             }
-            bytes = try file.read(count: Int(length), at: 0)
+            if count == 0 { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            mapping = try file.map(length: count, roomToGrow: false)
         } catch let error as StoreError {
             throw error
         } catch {
             throw StoreError.io(error, doing: "reading blob \(id)", path: storePath)
         }
-        guard UInt64(bytes.count) == length, CRC32C.checksum(bytes) == checksum else {
+        let bytes = UnsafeRawBufferPointer(start: mapping.base, count: count)
+        guard Checksum.hash(bytes) == checksum else {
             throw StoreError.corrupt("the file of blob \(id) (\(filePath(id))) is damaged or cut short", path: storePath, offset: nil)
         }
-        return bytes
+        keep?(mapping)
+        return try body(bytes)
     }
 
     func remove(_ id: UInt64) {

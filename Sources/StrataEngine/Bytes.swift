@@ -17,6 +17,10 @@ extension Array where Element == UInt8 {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
     /// Writes `value` little-endian at `index`, which must already exist.
+    @inline(__always) mutating func storeLE16(_ value: UInt16, at index: Int) {
+        withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: index, as: UInt16.self) }
+    }
+    /// Writes `value` little-endian at `index`, which must already exist.
     @inline(__always) mutating func storeLE(_ value: UInt32, at index: Int) {
         withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: index, as: UInt32.self) }
     }

@@ -1,59 +1,54 @@
 /// Walks the records of one collection in row id order (or reverse).
 ///
-/// A cursor belongs to its transaction; in a write transaction, changing the tree while a
-/// cursor is open invalidates the cursor (collect row ids first, then change).
+/// A cursor belongs to its transaction; in a write transaction, a cursor refuses to move once
+/// the transaction has changed the collection (collect row ids first, then change).
 public struct RowCursor {
     private let transaction: ReadTransaction
     private var cursor: TreeCursor
-    private let prefix: [UInt8]
     private let reverse: Bool
     private var started = false
 
     init(transaction: ReadTransaction, collection: UInt32, start: RowID?, reverse: Bool) throws {
         self.transaction = transaction
-        self.prefix = TreeKey.rowPrefix(collection)
         self.reverse = reverse
-        self.cursor = TreeCursor(root: transaction.root, reader: transaction.reader)
+        self.cursor = transaction.cursor(.rows(collection))
         if reverse {
-            let from = start.map { TreeKey.row(collection, $0) } ?? TreeKey.row(collection, .max)
-            try cursor.seek(atMost: from, inclusive: true)
+            try TreeKey.withRow(start ?? .max) { try cursor.seek(atMost: $0, inclusive: true) }
         } else {
-            try cursor.seek(atLeast: TreeKey.row(collection, start ?? 0), inclusive: true)
+            try TreeKey.withRow(start ?? 0) { try cursor.seek(atLeast: $0, inclusive: true) }
         }
     }
 
-    /// The next row id and where its record lives, or nil at the end.
-    mutating func nextLocation() throws -> (RowID, RecordLocation)? {
+    /// Moves to the next row; false at the end.
+    private mutating func step() throws -> RowID? {
         if started {
             if reverse { try cursor.previous() } else { try cursor.next() }
         }
         started = true
         guard cursor.isValid else { return nil }
-        let row: RowID? = cursor.withKey { k in
-            guard k.count == 13 else { return nil }
-            for i in 0..<5 where k[i] != prefix[i] { return nil }
-            return k.loadBE64(5)
+        guard let row = cursor.rowKey else {
+            throw StoreError.corrupt("a row key that is not 8 bytes long", path: transaction.store.path, offset: nil)
         }
-        guard let row else { return nil }
-        let location = try cursor.withValue { try transaction.location($0, at: "row \(row)") }
-        return (row, location)
+        return row
     }
 
     /// The next row id, without reading its record; nil at the end.
     public mutating func nextRowID() throws -> RowID? {
-        try nextLocation()?.0
+        try step()
     }
 
     /// The next row id and a copy of its record; nil at the end.
     public mutating func next() throws -> (row: RowID, record: [UInt8])? {
-        guard let (row, location) = try nextLocation() else { return nil }
-        return (row, try transaction.withFrame(location) { Array($0) })
+        var result: (RowID, [UInt8])?
+        _ = try next { row, raw in result = (row, Array(raw)) }
+        return result
     }
 
     /// The next row, with its record bytes lent to `body` (no copy); false at the end.
     public mutating func next(_ body: (RowID, UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        guard let (row, location) = try nextLocation() else { return false }
-        try transaction.withFrame(location) { try body(row, $0) }
+        guard let row = try step() else { return false }
+        let cell = cursor.cell
+        try transaction.withRecordValue(cell.value, flags: cell.flags, row: row) { try body(row, $0) }
         return true
     }
 }
@@ -62,63 +57,56 @@ public struct RowCursor {
 public struct IndexCursor {
     private let transaction: ReadTransaction
     private var cursor: TreeCursor
-    private let prefix: [UInt8]
     private let unique: Bool
     private let range: KeyRange
     private let reverse: Bool
     private var started = false
     private var done = false
+    /// The current entry's whole tree key (scratch, reused).
+    private var treeKey: [UInt8] = []
     /// For a reverse walk of a non-unique index: the run of equal keys, handed out in row order.
     private var pending: [(key: [UInt8], row: RowID)] = []
 
     init(transaction: ReadTransaction, index: IndexInfoRecord, range: KeyRange, reverse: Bool) throws {
         self.transaction = transaction
-        self.prefix = TreeKey.indexPrefix(index.id)
         self.unique = index.unique
         self.range = range
         self.reverse = reverse
-        self.cursor = TreeCursor(root: transaction.root, reader: transaction.reader)
-        let suffix: [UInt8] = unique ? [] : [UInt8](repeating: 0xFF, count: 8)
+        self.cursor = transaction.cursor(.index(index.id))
+        treeKey.reserveCapacity(64)
+        // Above every row suffix of an entry with the upper bound as its key (they begin 1...8).
+        let suffix: [UInt8] = unique ? [] : [0xFF]
         if reverse {
             if let upper = range.upper {
-                try cursor.seek(atMost: prefix + upper + (range.upperInclusive ? suffix : []), inclusive: range.upperInclusive)
+                try (upper + (range.upperInclusive ? suffix : [])).withUnsafeBytes { try cursor.seek(atMost: $0, inclusive: range.upperInclusive) }
             } else {
-                try cursor.seek(atMost: KeyRange.successor(ofPrefix: prefix) ?? [0xFF], inclusive: false)
+                try cursor.seek(atMost: nil)
             }
         } else {
             if let lower = range.lower {
                 // A unique index's exclusive bound can be skipped in the tree. A non-unique one
                 // starts at the bound itself: entries equal to it (and keys that extend it with an
                 // escaped NUL, which sort below bound + 0xFF...) are then dropped by the range check.
-                try cursor.seek(atLeast: prefix + lower, inclusive: unique ? range.lowerInclusive : true)
+                try lower.withUnsafeBytes { try cursor.seek(atLeast: $0, inclusive: unique ? range.lowerInclusive : true) }
             } else {
-                try cursor.seek(atLeast: prefix, inclusive: true)
+                try cursor.seek(atLeast: nil)
             }
         }
     }
 
-    /// Calls `body` with the current entry's key (without the index prefix and row suffix) and
-    /// row; nil when the cursor has left this index.
-    private func withCurrent<R>(_ body: (UnsafeRawBufferPointer, RowID) throws -> R) throws -> R? {
-        let node = cursor.node
-        let index = cursor.index
-        return try node.withKey(index) { k -> R? in
-            guard k.count >= 5 + (unique ? 0 : 8) else { return nil }
-            for i in 0..<5 where k[i] != prefix[i] { return nil }
-            if unique {
-                let row = try node.withValue(index) { v -> RowID in
-                    guard v.count == 8 else {
-                        throw StoreError.corrupt("a malformed unique-index entry", path: transaction.store.path, offset: nil)
-                    }
-                    return v.loadLE64(0)
-                }
-                return try body(UnsafeRawBufferPointer(rebasing: k[5...]), row)
-            }
-            return try body(UnsafeRawBufferPointer(rebasing: k[5..<(k.count - 8)]), k.loadBE64(k.count - 8))
+    /// Reads the current entry into `treeKey`; returns its index key's length and its row.
+    private mutating func current() throws -> (keyLength: Int, row: RowID) {
+        cursor.copyKey(into: &treeKey)
+        if unique {
+            return (treeKey.count, try transaction.uniqueRow(cursor.cell.value))
         }
+        guard let split = treeKey.withUnsafeBytes({ TreeKey.splitEntry($0) }) else {
+            throw StoreError.corrupt("a malformed index entry", path: transaction.store.path, offset: nil)
+        }
+        return split
     }
 
-    /// Steps to the next entry in range; false at the end. `key` and `row` then describe it.
+    /// Steps to the next entry in range; false at the end.
     public mutating func advance() throws -> Bool {
         try next() != nil
     }
@@ -132,27 +120,25 @@ public struct IndexCursor {
             }
             started = true
             guard cursor.isValid else { done = true; return nil }
-            let entry: (key: [UInt8], row: RowID, inRange: Bool, beyond: Bool)? = try withCurrent { key, row in
-                let inRange = range.contains(key)
-                var beyond = false
-                if !inRange {
-                    if reverse, let lower = range.lower {
-                        let c = lower.withUnsafeBytes { compareBytes(key, $0) }
-                        beyond = c < 0 || (c == 0 && !range.lowerInclusive)
-                    } else if !reverse, let upper = range.upper {
-                        let c = upper.withUnsafeBytes { compareBytes(key, $0) }
-                        beyond = c > 0 || (c == 0 && !range.upperInclusive)
-                    }
+            let (n, row) = try current()
+            let (inRange, beyond) = treeKey.withUnsafeBytes { raw -> (Bool, Bool) in
+                let key = UnsafeRawBufferPointer(rebasing: raw[0..<n])
+                if range.contains(key) { return (true, false) }
+                if reverse, let lower = range.lower {
+                    let c = lower.withUnsafeBytes { compareBytes(key, $0) }
+                    return (false, c < 0 || (c == 0 && !range.lowerInclusive))
                 }
-                return (Array(key), row, inRange, beyond)
+                if !reverse, let upper = range.upper {
+                    let c = upper.withUnsafeBytes { compareBytes(key, $0) }
+                    return (false, c > 0 || (c == 0 && !range.upperInclusive))
+                }
+                return (false, false)
             }
-            guard let entry else { done = true; return nil }
-            if entry.beyond { done = true; return nil }
-            guard entry.inRange else { continue }
-            if reverse && !unique {
-                return try reverseRun(startingWith: (entry.key, entry.row))
-            }
-            return (entry.key, entry.row)
+            if beyond { done = true; return nil }
+            guard inRange else { continue }
+            let key = Array(treeKey[0..<n])
+            if reverse && !unique { return try reverseRun(startingWith: (key, row)) }
+            return (key, row)
         }
         return nil
     }
@@ -164,10 +150,8 @@ public struct IndexCursor {
         while true {
             try cursor.previous()
             guard cursor.isValid else { break }
-            let same: RowID?? = try withCurrent { key, row in
-                first.key.withUnsafeBytes { compareBytes(key, $0) } == 0 ? row : nil
-            }
-            guard let found = same, let row = found else {
+            let (n, row) = try current()
+            guard n == first.key.count, treeKey[0..<n].elementsEqual(first.key) else {
                 try cursor.next()   // step back onto the last entry of the run
                 break
             }

@@ -29,17 +29,23 @@ public struct DiscardedTail: Sendable, Hashable {
 }
 
 extension Store {
-    /// The bytes past the last valid commit in the file as it is now; nil when the file ends
-    /// there. Reads the whole tail.
+    /// The bytes past the last valid commit in the file as it is now, up to its last nonzero
+    /// byte (zeros a writer wrote ahead of its commits are not a tail); nil when the file ends
+    /// there, or when a writer has the store open (what lies past the commit it published is
+    /// its own). Reads the whole tail.
     ///
     /// A store opened for writing has already cut its tail off, so this is nil for it (it is
     /// meant for a store opened read-only, as `strata verify` opens one).
     public func discardedTail() throws -> DiscardedTail? {
         guard options.readOnly else { return nil }
+        // While a writer has the store open, what lies past the commit it published is its own
+        // (a commit being written, zeros written ahead), not a tail recovery would discard.
+        if let lockFile, (try? lockFile.writerIsLive()) == true { return nil }
         let snapshot = currentSnapshot()
         let io = snapshot.file.io
         do {
-            let size = try io.size()
+            // Zeros written ahead of the next commits are not a tail: it ends at the last nonzero byte.
+            let size = try Recovery.endBeforeZeros(io: io, size: try io.size())
             guard size > snapshot.end else { return nil }
             let commits = try wholeCommits(io, from: snapshot.end, to: size, salt: snapshot.file.salt)
             return DiscardedTail(offset: snapshot.end, length: size - snapshot.end, wholeCommits: commits)
@@ -84,7 +90,7 @@ extension Store {
               end - tailStart >= length else { return nil }
         let offset = end - length
         let record = try io.read(count: Int(length), at: offset)
-        guard record.count == Int(length), Array(record[0..<8]) == CommitRecord.magic, UInt64(record.loadLE32(12)) == length else { return nil }
+        guard record.count == Int(length), Array(record[0..<8]) == CommitRecord.magic, UInt64(record.loadLE32(16)) == length else { return nil }
         guard let decoded = CommitRecord.decode(record, at: offset, salt: salt) else {
             return .init(offset: offset, end: end, sequence: nil, reason: "its commit record fails its checksum")
         }

@@ -1,9 +1,11 @@
-// The fault seam: the engine does all of its I/O through these two small protocols.
+// The fault seam: the engine does all of its I/O through these small protocols.
 //
 // `DiskFileSystem` is the real one. Tests swap in a simulated file system that can fail the
-// Nth write, sync or rename, or "lose power" by dropping or tearing unsynced bytes.
+// Nth write, sync, rename or map, or "lose power" by dropping or tearing unsynced bytes; its
+// mappings are views of its in-memory bytes, so the mapped read path is tried too.
 
-/// An open file, as the engine uses it: positional reads and writes, sync, size, truncate, lock.
+/// An open file, as the engine uses it: positional reads and writes, sync, size, truncate,
+/// a read-only mapping, and byte-range locks.
 package protocol FileHandleIO: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (fewer only at end of file).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
@@ -15,12 +17,39 @@ package protocol FileHandleIO: AnyObject, Sendable {
     func size() throws -> UInt64
     /// Cuts the file to `size` bytes.
     func truncate(to size: UInt64) throws
-    /// Takes an advisory whole-file lock without waiting; false when another process holds it.
-    func lock(exclusive: Bool) throws -> Bool
-    /// Releases the lock; the file stays open for reading.
-    func unlock()
-    /// Closes the file (and so releases its lock).
+    /// Maps the file read-only and shared: `length` bytes, or (with `roomToGrow`) at least
+    /// that many, leaving room for a file that grows. The mapping may be longer than the file:
+    /// bytes past its end must not be read. Writes to the file show in the mapping at once.
+    func map(length: Int, roomToGrow: Bool) throws -> any FileMapping
+    /// Maps the first `length` bytes of the file (which must be at least that long) for
+    /// reading and writing, shared: stores into it are writes to the file, seen at once by
+    /// reads of it, here and in other processes (the lock file's published commit).
+    func mapShared(length: Int) throws -> any SharedFileMapping
+    /// Takes a lock on a byte range without waiting; false when another open file holds a
+    /// conflicting one. Locks belong to this open file (not to the process) and go when it
+    /// is closed or its process dies. The range may lie past the end of the file.
+    func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool
+    /// Releases this open file's locks in `range`.
+    func unlock(_ range: Range<UInt64>)
+    /// The start of a lock in `range` held by another open file that conflicts with a lock of
+    /// this kind; nil when there is none.
+    func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64?
+    /// Closes the file (and so releases its locks). Mappings stay valid until released.
     func close()
+}
+
+/// A read-only view of a file's bytes, valid until the object is released.
+package protocol FileMapping: AnyObject, Sendable {
+    /// The first byte of the file.
+    var base: UnsafeRawPointer { get }
+    /// How many bytes are mapped (the file may end before).
+    var count: Int { get }
+}
+
+/// A writable shared view of a file's first bytes, valid until the object is released.
+package protocol SharedFileMapping: AnyObject, Sendable {
+    var base: UnsafeMutableRawPointer { get }
+    var count: Int { get }
 }
 
 /// The directory-level operations the engine needs.
@@ -80,6 +109,11 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
     let path: String
     private let closed = Flag()
 
+    /// Mappings reserve address space, not memory: a mapping with room to grow covers at least
+    /// 1 GiB, and twice what is asked, so that a growing file is remapped rarely (old mappings
+    /// stay valid for the snapshots that use them).
+    static let smallestMapping = 1 << 30
+
     init(fd: Int32, path: String) {
         self.fd = fd
         self.path = path
@@ -88,29 +122,85 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
     deinit { close() }
 
     /// A closed descriptor's number may already belong to another file: never use it.
-    private func checkOpen() throws {
-        if closed.isSet { throw SystemError(call: "read", path: path, errno: SystemError.badDescriptor) }
+    private func checkOpen(_ call: String) throws {
+        if closed.isSet { throw SystemError(call: call, path: path, errno: SystemError.badDescriptor) }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        try checkOpen()
+        try checkOpen("pread")
         if buffer.count == 0 { return 0 }
         return try Syscalls.pread(fd, path, into: buffer, at: offset)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        try checkOpen()
+        try checkOpen("pwrite")
         if bytes.count == 0 { return }
         try Syscalls.pwrite(fd, path, bytes, at: offset)
     }
 
-    func sync() throws { try checkOpen(); try Syscalls.fdatasync(fd, path) }
-    func size() throws -> UInt64 { try checkOpen(); return try Syscalls.fileSize(fd, path) }
-    func truncate(to size: UInt64) throws { try checkOpen(); try Syscalls.ftruncate(fd, path, size) }
-    func lock(exclusive: Bool) throws -> Bool { try Syscalls.lock(fd, path, exclusive: exclusive) }
-    func unlock() { if !closed.isSet { Syscalls.unlock(fd) } }
+    func sync() throws { try checkOpen("fdatasync"); try Syscalls.fdatasync(fd, path) }
+    func size() throws -> UInt64 { try checkOpen("fstat"); return try Syscalls.fileSize(fd, path) }
+    func truncate(to size: UInt64) throws { try checkOpen("ftruncate"); try Syscalls.ftruncate(fd, path, size) }
+
+    func map(length wanted: Int, roomToGrow: Bool) throws -> any FileMapping {
+        try checkOpen("mmap")
+        var length = Swift.max(wanted, 1)
+        if roomToGrow {
+            let (doubled, overflow) = wanted.multipliedReportingOverflow(by: 2)
+            length = Swift.max(DiskFile.smallestMapping, overflow ? wanted : doubled)
+        }
+        // A mapping without room to grow is of a file read whole at once (a blob): its pages are
+        // mapped in one go rather than one fault at a time.
+        return DiskMapping(base: try Syscalls.map(fd, path, length: length, populate: !roomToGrow), count: length)
+    }
+
+    func mapShared(length: Int) throws -> any SharedFileMapping {
+        try checkOpen("mmap")
+        let base = try Syscalls.mapShared(fd, path, length: length)
+        return DiskSharedMapping(base: base, count: length)
+    }
+
+    func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool {
+        try checkOpen("fcntl")
+        return try Syscalls.lock(fd, path, range: range, exclusive: exclusive)
+    }
+
+    func unlock(_ range: Range<UInt64>) { if !closed.isSet { Syscalls.unlock(fd, range: range) } }
+
+    func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64? {
+        try checkOpen("fcntl")
+        return try Syscalls.conflictingLock(fd, path, range: range, exclusive: exclusive)
+    }
 
     func close() {
         if closed.setOnce() { Syscalls.close(fd) }
     }
+}
+
+/// An `mmap` of a file, unmapped when released.
+final class DiskMapping: FileMapping, @unchecked Sendable {
+    // @unchecked: immutable; the bytes it points to are only read.
+    let base: UnsafeRawPointer
+    let count: Int
+
+    init(base: UnsafeRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit { Syscalls.unmap(base, length: count) }
+}
+
+/// A writable shared `mmap`, unmapped when released.
+final class DiskSharedMapping: SharedFileMapping, @unchecked Sendable {
+    // @unchecked: the pointer is immutable; what is stored through it is the owner's business.
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    init(base: UnsafeMutableRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit { Syscalls.unmap(UnsafeRawPointer(base), length: count) }
 }

@@ -1,16 +1,17 @@
-// The fixed structures of the file: header, commit record, catalog, record frame.
+// The fixed structures of the file: header, commit record, catalog.
 // Docs/FileFormat.md describes each byte; the golden-bytes tests pin them.
 
 /// The 64-byte header at offset 0 (Docs/FileFormat.md, "File header").
 struct FileHeader: Equatable {
     static let magic: [UInt8] = Array("STRATADB".utf8)
     static let size = 64
-    static let currentVersion: UInt32 = 1
+    static let currentVersion: UInt32 = 2
 
     var version: UInt32 = FileHeader.currentVersion
     var salt: UInt64
     var createdMilliseconds: UInt64
 
+    /// Format 1 kept the CRC-32C of bytes 0..<60 at 60; format 2 the low 32 bits of their XXH64.
     func encode() -> [UInt8] {
         var b = FileHeader.magic
         b.appendLE(version)
@@ -18,70 +19,97 @@ struct FileHeader: Equatable {
         b.appendLE(salt)
         b.appendLE(createdMilliseconds)
         b.append(contentsOf: [UInt8](repeating: 0, count: 60 - b.count))
-        b.appendLE(CRC32C.checksum(b))
+        b.appendLE(version >= 2 ? b.withUnsafeBytes { Checksum.short($0) } : CRC32C.checksum(b))
         return b
     }
 
-    enum DecodeFailure { case notAStore, newerVersion(UInt32), damaged }
+    enum DecodeFailure { case notAStore, newerVersion(UInt32), olderVersion(UInt32), damaged }
 
     static func decode(_ b: [UInt8]) -> Result<FileHeader, DecodeFailureBox> {
         guard b.count >= size, Array(b[0..<8]) == magic else { return .failure(.init(.notAStore)) }
-        guard b.loadLE32(60) == CRC32C.checksum(b[0..<60]) else { return .failure(.init(.damaged)) }
         let version = b.loadLE32(8)
+        let stored = b.loadLE32(60)
+        let matches = version >= 2 ? stored == b.withUnsafeBytes { Checksum.short(UnsafeRawBufferPointer(rebasing: $0[0..<60])) }
+                                   : stored == CRC32C.checksum(b[0..<60])
+        guard matches else { return .failure(.init(.damaged)) }
         guard version <= currentVersion else { return .failure(.init(.newerVersion(version))) }
         guard version >= 1, b.loadLE32(12) == UInt32(size) else { return .failure(.init(.damaged)) }
-        return .success(FileHeader(version: version, salt: b.loadLE64(16), createdMilliseconds: b.loadLE64(24)))
+        let header = FileHeader(version: version, salt: b.loadLE64(16), createdMilliseconds: b.loadLE64(24))
+        guard version == currentVersion else { return .failure(.init(.olderVersion(version), header)) }
+        return .success(header)
     }
 
-    struct DecodeFailureBox: Error { let failure: DecodeFailure; init(_ f: DecodeFailure) { failure = f } }
+    struct DecodeFailureBox: Error {
+        let failure: DecodeFailure
+        /// The header itself, for an older version (which `FormatUpgrade` reads).
+        let header: FileHeader?
+        init(_ f: DecodeFailure, _ header: FileHeader? = nil) { failure = f; self.header = header }
+    }
 }
 
-/// One collection's entry in the catalog.
+/// One collection's entry in the catalog: its rows are a tree of their own.
 struct CollectionInfo: Equatable, Sendable {
     var id: UInt32
     var name: String
     var count: UInt64
     var nextRowID: UInt64
-    /// Bytes of the live records (frames included).
+    /// Bytes of the row tree's pages and of its value frames.
     var liveBytes: UInt64
+    /// The row tree's root page, 0 when the collection is empty.
+    var root: UInt64 = 0
 }
 
-/// One index's entry in the catalog.
+/// One index's entry in the catalog: its entries are a tree of their own.
 struct IndexInfoRecord: Equatable, Sendable {
     var id: UInt32
     var collection: UInt32
     var name: String
     var unique: Bool
+    /// The index tree's root page, 0 when the index is empty.
+    var root: UInt64 = 0
+    var entries: UInt64 = 0
+    /// Bytes of the index tree's pages.
+    var liveBytes: UInt64 = 0
 }
 
-/// Names, counts and id counters; written inside every commit record.
+/// Names, counts, tree roots and id counters; written inside every commit record.
 struct Catalog: Equatable, Sendable {
     var nextCollectionID: UInt32 = 1
     var nextIndexID: UInt32 = 1
     var nextBlobID: UInt64 = 1
-    /// Bytes of the pages reachable from the root.
-    var liveTreeBytes: UInt64 = 0
-    /// Bytes of live metadata values and blob-table bookkeeping.
-    var liveOtherBytes: UInt64 = 0
+    /// The system tree (blobs and metadata): its root page (0 when empty) and live bytes.
+    var systemRoot: UInt64 = 0
+    var systemBytes: UInt64 = 0
     var collections: [CollectionInfo] = []
     var indexes: [IndexInfoRecord] = []
 
     func collection(named name: String) -> CollectionInfo? { collections.first { $0.name == name } }
     func collectionPosition(_ id: UInt32) -> Int? { collections.firstIndex { $0.id == id } }
     func index(_ id: UInt32) -> IndexInfoRecord? { indexes.first { $0.id == id } }
+    func indexPosition(_ id: UInt32) -> Int? { indexes.firstIndex { $0.id == id } }
+
+    /// Bytes of every live page and value frame.
+    var liveBytes: UInt64 {
+        func add(_ a: UInt64, _ b: UInt64) -> UInt64 { let (s, o) = a.addingReportingOverflow(b); return o ? .max : s }
+        let c = collections.reduce(systemBytes) { add($0, $1.liveBytes) }
+        return indexes.reduce(c) { add($0, $1.liveBytes) }
+    }
+
+    static let fixedSize = 40
 
     func encode(into b: inout [UInt8]) {
         b.appendLE(nextCollectionID)
         b.appendLE(nextIndexID)
         b.appendLE(nextBlobID)
-        b.appendLE(liveTreeBytes)
-        b.appendLE(liveOtherBytes)
+        b.appendLE(systemRoot)
+        b.appendLE(systemBytes)
         b.appendLE(UInt32(collections.count))
         b.appendLE(UInt32(indexes.count))
         for c in collections {
             b.appendLE(c.id)
             b.appendLE(c.count)
             b.appendLE(c.nextRowID)
+            b.appendLE(c.root)
             b.appendLE(c.liveBytes)
             Catalog.appendName(c.name, to: &b)
         }
@@ -89,35 +117,47 @@ struct Catalog: Equatable, Sendable {
             b.appendLE(i.id)
             b.appendLE(i.collection)
             b.append(i.unique ? 1 : 0)
+            b.appendLE(i.root)
+            b.appendLE(i.entries)
+            b.appendLE(i.liveBytes)
             Catalog.appendName(i.name, to: &b)
         }
     }
 
     static func appendName(_ name: String, to b: inout [UInt8]) {
-        let utf8 = Array(name.utf8)
-        b.appendLE(UInt16(utf8.count))
-        b.append(contentsOf: utf8)
+        b.appendLE(UInt16(truncatingIfNeeded: name.utf8.count))
+        b.append(contentsOf: name.utf8)
     }
+
+    /// Roughly how many bytes `encode` writes.
+    var encodedSizeEstimate: Int {
+        Catalog.fixedSize + collections.reduce(0) { $0 + Catalog.collectionEntryMinimum + $1.name.utf8.count }
+            + indexes.reduce(0) { $0 + Catalog.indexEntryMinimum + $1.name.utf8.count }
+    }
+
+    static let collectionEntryMinimum = 38
+    static let indexEntryMinimum = 35
 
     static func decode(_ b: [UInt8], from start: Int, to end: Int) -> Catalog? {
         var r = ByteReader(bytes: b, position: start, end: end)
         var c = Catalog()
-        guard let ncid = r.u32(), let niid = r.u32(), let nbid = r.u64(), let tree = r.u64(), let other = r.u64(),
+        guard let ncid = r.u32(), let niid = r.u32(), let nbid = r.u64(), let sroot = r.u64(), let sbytes = r.u64(),
               let nc = r.u32(), let ni = r.u32() else { return nil }
         c.nextCollectionID = ncid; c.nextIndexID = niid; c.nextBlobID = nbid
-        c.liveTreeBytes = tree; c.liveOtherBytes = other
+        c.systemRoot = sroot; c.systemBytes = sbytes
         // Counts and sizes past Int.max cannot be real (and would trap where they become an Int).
         let largest = UInt64(Int.max)
-        guard tree <= largest, other <= largest else { return nil }
-        guard Int(nc) <= (end - start) / 30, Int(ni) <= (end - start) / 11 else { return nil }
+        guard sbytes <= largest else { return nil }
+        guard Int(nc) <= (end - start) / collectionEntryMinimum, Int(ni) <= (end - start) / indexEntryMinimum else { return nil }
         for _ in 0..<nc {
-            guard let id = r.u32(), let count = r.u64(), let next = r.u64(), let live = r.u64(), let name = r.name(),
+            guard let id = r.u32(), let count = r.u64(), let next = r.u64(), let root = r.u64(), let live = r.u64(), let name = r.name(),
                   count <= largest, live <= largest else { return nil }
-            c.collections.append(CollectionInfo(id: id, name: name, count: count, nextRowID: next, liveBytes: live))
+            c.collections.append(CollectionInfo(id: id, name: name, count: count, nextRowID: next, liveBytes: live, root: root))
         }
         for _ in 0..<ni {
-            guard let id = r.u32(), let coll = r.u32(), let flags = r.u8(), let name = r.name() else { return nil }
-            c.indexes.append(IndexInfoRecord(id: id, collection: coll, name: name, unique: flags & 1 != 0))
+            guard let id = r.u32(), let coll = r.u32(), let flags = r.u8(), let root = r.u64(), let entries = r.u64(), let live = r.u64(),
+                  let name = r.name(), entries <= largest, live <= largest else { return nil }
+            c.indexes.append(IndexInfoRecord(id: id, collection: coll, name: name, unique: flags & 1 != 0, root: root, entries: entries, liveBytes: live))
         }
         guard r.position == end else { return nil }
         return c
@@ -161,7 +201,7 @@ struct ByteReader {
 struct CommitRecord: Equatable {
     static let magic: [UInt8] = Array("STRCOMMT".utf8)
     static let endMagic: [UInt8] = Array("STRCMEND".utf8)
-    static let fixedSize = 88
+    static let fixedSize = 80
     static let trailerSize = 12
     static let maximumSize = 16 * 1024 * 1024
 
@@ -175,9 +215,8 @@ struct CommitRecord: Equatable {
     var offset: UInt64
     var previousOffset: UInt64
     var bodyStart: UInt64
-    var bodyChecksum: UInt32
+    var bodyChecksum: UInt64
     var flags: UInt32
-    var root: PageRef?
     var timeMilliseconds: UInt64
     var salt: UInt64
     var catalog: Catalog
@@ -187,109 +226,45 @@ struct CommitRecord: Equatable {
     var encodedLength: Int { encode().count }
 
     func encode() -> [UInt8] {
-        var b = CommitRecord.magic
-        b.appendLE(UInt32(0))            // checksum, filled below
+        var b: [UInt8] = []
+        b.reserveCapacity(CommitRecord.fixedSize + catalog.encodedSizeEstimate + CommitRecord.trailerSize)
+        b.append(contentsOf: CommitRecord.magic)
+        b.appendLE(UInt64(0))            // checksum, filled below
         b.appendLE(UInt32(0))            // length, filled below
+        b.appendLE(flags)
         b.appendLE(sequence)
         b.appendLE(offset)
         b.appendLE(previousOffset)
         b.appendLE(bodyStart)
         b.appendLE(bodyChecksum)
-        b.appendLE(flags)
-        b.appendLE(root?.offset ?? 0)
-        b.appendLE(root?.length ?? 0)
-        b.appendLE(UInt32(0))
         b.appendLE(timeMilliseconds)
         b.appendLE(salt)
         catalog.encode(into: &b)
         let length = UInt32(b.count + CommitRecord.trailerSize)
         b.appendLE(length)
         b.append(contentsOf: CommitRecord.endMagic)
-        b.storeLE(length, at: 12)
-        let crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[12...])) }
-        b.storeLE(crc, at: 8)
+        b.storeLE(length, at: 16)
+        let sum = b.withUnsafeBytes { Checksum.hash(UnsafeRawBufferPointer(rebasing: $0[16...])) }
+        b.withUnsafeMutableBytes { $0.storeBytes(of: sum.littleEndian, toByteOffset: 8, as: UInt64.self) }
         return b
     }
 
     /// Decodes a whole commit record; nil unless every check passes.
     static func decode(_ b: [UInt8], at offset: UInt64, salt: UInt64) -> CommitRecord? {
-        guard b.count >= fixedSize + trailerSize, Array(b[0..<8]) == magic else { return nil }
-        let length = Int(b.loadLE32(12))
+        guard b.count >= fixedSize + Catalog.fixedSize + trailerSize, Array(b[0..<8]) == magic else { return nil }
+        let length = Int(b.loadLE32(16))
         guard length == b.count, Array(b[(length - 8)...]) == endMagic, b.loadLE32(length - 12) == UInt32(length) else { return nil }
-        let crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[12...])) }
-        guard crc == b.loadLE32(8) else { return nil }
-        guard b.loadLE64(24) == offset, b.loadLE64(80) == salt else { return nil }
+        let sum = b.withUnsafeBytes { Checksum.hash(UnsafeRawBufferPointer(rebasing: $0[16...])) }
+        guard sum == b.loadLE64(8) else { return nil }
+        guard b.loadLE64(32) == offset, b.loadLE64(72) == salt else { return nil }
         guard let catalog = Catalog.decode(b, from: fixedSize, to: length - trailerSize) else { return nil }
-        let rootOffset = b.loadLE64(56)
-        let rootLength = b.loadLE32(64)
-        let root: PageRef? = rootOffset == 0 ? nil : PageRef(offset: rootOffset, length: rootLength)
         let record = CommitRecord(
-            sequence: b.loadLE64(16), offset: offset, previousOffset: b.loadLE64(32), bodyStart: b.loadLE64(40),
-            bodyChecksum: b.loadLE32(48), flags: b.loadLE32(52), root: root,
-            timeMilliseconds: b.loadLE64(72), salt: salt, catalog: catalog)
+            sequence: b.loadLE64(24), offset: offset, previousOffset: b.loadLE64(40), bodyStart: b.loadLE64(48),
+            bodyChecksum: b.loadLE64(56), flags: b.loadLE32(20), timeMilliseconds: b.loadLE64(64), salt: salt, catalog: catalog)
         guard record.bodyStart <= offset, record.previousOffset < offset || (record.previousOffset == 0) else { return nil }
-        if let root, root.offset >= offset { return nil }
+        // Every tree's root was written before this record.
+        let roots = [catalog.systemRoot] + catalog.collections.map(\.root) + catalog.indexes.map(\.root)
+        guard roots.allSatisfy({ $0 == 0 || ($0 >= UInt64(FileHeader.size) && $0 < offset) }) else { return nil }
         return record
-    }
-}
-
-/// A record as stored: a checksummed frame with the index keys it owns, then the payload.
-///
-/// `[u32 crc32c][u32 length][u8 kind][u8 key count]` then per key `[u32 index id][u16 length][bytes]`,
-/// then the payload. The engine keeps the index keys so that it can remove a row's old index
-/// entries on update and delete without help from above.
-enum RecordFrame {
-    static let headerSize = 10
-    static let kindRecord: UInt8 = 1
-    static let kindMetadata: UInt8 = 2
-    static let maximumLength = 1 << 30
-
-    static func encode(kind: UInt8, indexKeys: [IndexKey], payload: UnsafeRawBufferPointer) -> [UInt8] {
-        var size = headerSize + payload.count
-        for k in indexKeys { size += 6 + k.key.count }
-        var b: [UInt8] = []
-        b.reserveCapacity(size)
-        b.appendLE(UInt32(0))
-        b.appendLE(UInt32(size))
-        b.append(kind)
-        b.append(UInt8(indexKeys.count))
-        for k in indexKeys {
-            b.appendLE(k.index.rawValue)
-            b.appendLE(UInt16(k.key.count))
-            b.append(contentsOf: k.key)
-        }
-        b.append(contentsOf: payload)
-        let crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...])) }
-        b.storeLE(crc, at: 0)
-        return b
-    }
-
-    /// Checks a frame; returns where the payload starts, or nil if the frame is damaged.
-    static func check(_ raw: UnsafeRawBufferPointer, verifyChecksum: Bool = true) -> Int? {
-        guard raw.count >= headerSize, Int(raw.loadLE32(4)) == raw.count else { return nil }
-        if verifyChecksum {
-            guard raw.loadLE32(0) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4...])) else { return nil }
-        }
-        var p = headerSize
-        let n = Int(raw[9])
-        for _ in 0..<n {
-            guard p + 6 <= raw.count else { return nil }
-            p += 6 + Int(raw.loadLE16(p + 4))
-        }
-        return p <= raw.count ? p : nil
-    }
-
-    /// The index keys stored in a checked frame.
-    static func indexKeys(_ raw: UnsafeRawBufferPointer) -> [IndexKey] {
-        var keys: [IndexKey] = []
-        var p = headerSize
-        let n = Int(raw[9])
-        for _ in 0..<n {
-            let id = raw.loadLE32(p)
-            let len = Int(raw.loadLE16(p + 4))
-            keys.append(IndexKey(IndexID(rawValue: id), Array(raw[(p + 6)..<(p + 6 + len)])))
-            p += 6 + len
-        }
-        return keys
     }
 }

@@ -1,282 +1,492 @@
-// A B-tree node (a "page" once written): entries packed back to back in one byte array.
+// A node that a write transaction changes: a page in memory, in the page layout (Page.swift)
+// with room to grow between the slots and the cells. Reads use `PageView` on it exactly as on
+// a written page; `encode` writes it as a compact page.
 //
-// Leaf entry:   [u16 key length][key][u16 value length][value]
-// Branch entry: [u16 key length][key]          (entry 0's key is empty and means "lowest")
-// A branch has one child per entry: child i holds the keys in [key i, key i+1).
-// Docs/FileFormat.md ("Page") gives the on-disk layout.
+// A node copied from a page keeps the page's prefix, so that the copy is one move of bytes: a
+// key that falls inside the page's range shares it. A key that does not (one past either
+// end) makes the node put the prefix back into every key first (`expand`).
+//
+// Cells are added at the low end of the cell area, which grows down from the end of the
+// buffer; a removed or replaced cell's bytes stay as garbage until the node runs out of room
+// and compacts.
 
-/// Where a written page lives in the file.
-struct PageRef: Hashable, Sendable {
-    var offset: UInt64
-    var length: UInt32
+/// The bytes of the nodes a write transaction holds, so that it can write them out when
+/// they pass its budget.
+final class DirtyBudget {
+    var bytes = 0
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+    var isExceeded: Bool { bytes > limit }
 }
 
-/// A branch's child: a page on disk, or a node changed in the current write transaction.
-enum Child {
-    case page(PageRef)
-    case node(Node)
-}
-
-final class Node: @unchecked Sendable {
-    // Clean nodes (decoded from a page) are shared between threads and never mutated:
-    // a write transaction copies a node before changing it.
+final class Node {
     let isLeaf: Bool
-    var data: [UInt8]
-    var starts: [Int32]
-    var children: [Child]
-    /// Where this node was read from, or nil for a node changed in a write transaction.
-    var page: PageRef?
+    private(set) var buffer: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    private(set) var count = 0
+    /// The length of the prefix every key of this node starts with (kept at bytes 10..., as
+    /// in a page).
+    private(set) var prefixLength = 0
+    /// True while the prefix is the one copied from a page (every key then shares it, and
+    /// encoding need not look for a longer one).
+    private var copiedPrefix = false
+    /// The lowest byte of the cell area.
+    private var cellsStart: Int
+    private var garbage = 0
+    /// The size of the page this node would encode to with its current prefix.
+    private(set) var encodedSize = PageLayout.headerSize
+    /// For a branch: child i when it is changed in this transaction; nil when it is the
+    /// written page named in cell i.
+    var children: [Node?] = []
+    private let budget: DirtyBudget
 
-    static let headerSize = 12
-    static let childRefSize = 12
-    /// A node splits when its page would pass this size.
-    static let targetPageSize = 4096
-    /// The largest page a reader accepts (a node holds at least two maximal entries).
-    static let maximumPageSize = 64 * 1024
-    static let maximumKeyLength = 2048
-    static let maximumValueLength = 255
+    static let initialCapacity = 8192
+    /// The most bytes a node may take (slot offsets are 16 bits).
+    static let largestCapacity = 1 << 16
+    /// The most bytes a copied page may take once its prefix is put back into every key.
+    static let largestCopy = 32 * 1024
 
-    static let kindLeaf: UInt8 = 1
-    static let kindBranch: UInt8 = 2
-
-    init(isLeaf: Bool, data: [UInt8] = [], starts: [Int32] = [], children: [Child] = [], page: PageRef? = nil) {
+    init(isLeaf: Bool, budget: DirtyBudget, capacity: Int = Node.initialCapacity) {
         self.isLeaf = isLeaf
-        self.data = data
-        self.starts = starts
-        self.children = children
-        self.page = page
+        self.budget = budget
+        self.capacity = capacity
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        cellsStart = capacity
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
+        buffer.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
+        budget.bytes += capacity
     }
 
-    /// A changeable copy of this node.
-    func copy() -> Node {
-        Node(isLeaf: isLeaf, data: data, starts: starts, children: children, page: nil)
+    /// A changeable copy of a written page: its bytes moved as they are, the slots shifted to
+    /// where the cells now lie. Nil when it would not fit a node (a page no writer makes).
+    convenience init?(copying page: PageView, budget: DirtyBudget) {
+        let length = page.length
+        guard length + page.prefixLength * page.count <= Node.largestCopy else { return nil }
+        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * length))
+        let p = page.prefixLength
+        let slotsEnd = PageLayout.headerSize + p + 2 * page.count
+        buffer.copyMemory(from: page.base, byteCount: slotsEnd)
+        buffer.storeBytes(of: UInt32(0), as: UInt32.self)
+        // The cells (after the slots) go to the end of the buffer.
+        let cellBytes = length - slotsEnd
+        let shift = capacity - length
+        (buffer + capacity - cellBytes).copyMemory(from: page.base + slotsEnd, byteCount: cellBytes)
+        prefixLength = p
+        copiedPrefix = true
+        count = page.count
+        cellsStart = capacity - cellBytes
+        for i in 0..<count { setSlot(i, slot(i) + shift) }
+        encodedSize = length
+        if !isLeaf { children = [Node?](repeating: nil, count: count) }
     }
 
-    var count: Int { starts.count }
+    deinit {
+        budget.bytes -= capacity
+        buffer.deallocate()
+    }
 
-    /// The size of this node written as a page.
-    var pageSize: Int { Node.headerSize + data.count + (isLeaf ? 0 : children.count * Node.childRefSize) }
+    @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer)) }
 
-    @inline(__always) func end(of i: Int) -> Int { i + 1 < starts.count ? Int(starts[i + 1]) : data.count }
+    private var prefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer + PageLayout.headerSize, count: prefixLength) }
 
-    /// Calls `body` with the key bytes of entry `i`.
+    private func setCount(_ n: Int) {
+        count = n
+        buffer.storeBytes(of: UInt16(n).littleEndian, toByteOffset: 8, as: UInt16.self)
+    }
+
+    private var slotsStart: Int { PageLayout.headerSize + prefixLength }
+    private var slotsEnd: Int { slotsStart + 2 * count }
+
+    @inline(__always) private func slot(_ i: Int) -> Int {
+        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: slotsStart + 2 * i, as: UInt16.self)))
+    }
+
+    @inline(__always) private func setSlot(_ i: Int, _ position: Int) {
+        buffer.storeBytes(of: UInt16(truncatingIfNeeded: position).littleEndian, toByteOffset: slotsStart + 2 * i, as: UInt16.self)
+    }
+
+    /// The size of cell `i` in bytes.
+    private func cellSize(_ i: Int) -> Int {
+        var p = slot(i)
+        let start = p
+        let k = Varint.read(buffer, &p)
+        if isLeaf {
+            let info = Varint.read(buffer, &p)
+            return p - start + k + (info >> 2)
+        }
+        return p - start + k + PageLayout.childReferenceSize
+    }
+
+    static func leafCellSize(key: Int, value: Int) -> Int {
+        Varint.size(UInt64(key)) + Varint.size(UInt64(value) << 2) + key + value
+    }
+
+    static func branchCellSize(key: Int) -> Int { Varint.size(UInt64(key)) + key + PageLayout.childReferenceSize }
+
+    /// Makes room for one more slot and a cell of `size` bytes.
+    private func reserve(_ size: Int) {
+        if cellsStart - slotsEnd >= size + 2 { return }
+        if garbage > 0 { compact() }
+        if cellsStart - slotsEnd >= size + 2 { return }
+        var newCapacity = capacity * 2
+        while newCapacity - (capacity - cellsStart) - slotsEnd < size + 2 { newCapacity *= 2 }
+        resize(to: Swift.min(newCapacity, Node.largestCapacity))
+    }
+
+    private func resize(to newCapacity: Int) {
+        let used = capacity - cellsStart
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        fresh.copyMemory(from: buffer, byteCount: slotsEnd)
+        (fresh + newCapacity - used).copyMemory(from: buffer + cellsStart, byteCount: used)
+        let shift = newCapacity - capacity
+        buffer.deallocate()
+        buffer = fresh
+        budget.bytes += newCapacity - capacity
+        capacity = newCapacity
+        cellsStart += shift
+        for i in 0..<count { setSlot(i, slot(i) + shift) }
+    }
+
+    /// Packs the cells at the end of the buffer, dropping garbage.
+    private func compact() {
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { scratch.deallocate() }
+        var end = capacity
+        for i in 0..<count {
+            let size = cellSize(i)
+            end -= size
+            (scratch + end).copyMemory(from: buffer + slot(i), byteCount: size)
+            setSlot(i, end)
+        }
+        (buffer + end).copyMemory(from: scratch + end, byteCount: capacity - end)
+        cellsStart = end
+        garbage = 0
+    }
+
+    private func openSlot(at i: Int) {
+        let at = slotsStart + 2 * i
+        if i < count { (buffer + at + 2).copyMemory(from: buffer + at, byteCount: 2 * (count - i)) }
+        setCount(count + 1)
+    }
+
+    private func closeSlot(at i: Int) {
+        let at = slotsStart + 2 * i
+        if i + 1 < count { (buffer + at).copyMemory(from: buffer + at + 2, byteCount: 2 * (count - i - 1)) }
+        setCount(count - 1)
+    }
+
+    // MARK: The prefix
+
+    /// True when `key` starts with this node's prefix.
     @inline(__always)
-    func withKey<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try data.withUnsafeBytes { raw in
-            let s = Int(starts[i])
-            let n = Int(raw.loadLE16(s))
-            return try body(UnsafeRawBufferPointer(rebasing: raw[(s + 2)..<(s + 2 + n)]))
-        }
+    private func sharesPrefix(_ key: UnsafeRawBufferPointer) -> Bool {
+        prefixLength == 0 || (key.count >= prefixLength && compareBytes(UnsafeRawBufferPointer(rebasing: key[0..<prefixLength]), prefix) == 0)
     }
 
-    func key(_ i: Int) -> [UInt8] { withKey(i) { Array($0) } }
-
-    /// Calls `body` with the value bytes of leaf entry `i`.
-    @inline(__always)
-    func withValue<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try data.withUnsafeBytes { raw in
-            let s = Int(starts[i])
-            let k = Int(raw.loadLE16(s))
-            let v = s + 2 + k
-            let n = Int(raw.loadLE16(v))
-            return try body(UnsafeRawBufferPointer(rebasing: raw[(v + 2)..<(v + 2 + n)]))
-        }
-    }
-
-    func value(_ i: Int) -> [UInt8] { withValue(i) { Array($0) } }
-
-    /// Binary search. Returns the index of the first entry whose key is >= `key`, and whether it is equal.
-    func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        // Local copies: one access to each property instead of one per probe.
-        let starts = self.starts
-        let data = self.data
-        var low = 0
-        var high = starts.count
-        return data.withUnsafeBytes { raw in
-            while low < high {
-                let mid = (low + high) >> 1
-                let s = Int(starts[mid])
-                let n = Int(raw.loadLE16(s))
-                let c = compareBytes(UnsafeRawBufferPointer(rebasing: raw[(s + 2)..<(s + 2 + n)]), key)
-                if c < 0 { low = mid + 1 } else if c > 0 { high = mid } else { return (mid, true) }
-            }
-            return (low, false)
-        }
-    }
-
-    /// For a branch: the child whose range holds `key`.
-    func childIndex(for key: UnsafeRawBufferPointer) -> Int {
-        let (i, found) = search(key)
-        if found { return i }
-        return Swift.max(0, i - 1)
-    }
-
-    // MARK: Changing a node (only nodes of a write transaction)
-
-    func insertEntry(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-        let size = 2 + key.count + (value.map { 2 + $0.count } ?? 0)
-        let position = i < starts.count ? Int(starts[i]) : data.count
-        let oldCount = data.count
-        // Grow, move the tail up, and write the entry in place (no temporary arrays).
-        data.append(contentsOf: repeatElement(0, count: size))
-        data.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            if position < oldCount {
-                (base + position + size).copyMemory(from: base + position, byteCount: oldCount - position)
-            }
-            var p = base + position
-            p.storeBytes(of: UInt16(key.count).littleEndian, as: UInt16.self)
-            p += 2
-            if let k = key.baseAddress, key.count > 0 { p.copyMemory(from: k, byteCount: key.count) }
-            p += key.count
-            if let value {
-                p.storeBytes(of: UInt16(value.count).littleEndian, as: UInt16.self)
-                p += 2
-                if let v = value.baseAddress, value.count > 0 { p.copyMemory(from: v, byteCount: value.count) }
+    /// Puts the prefix back into every key (before a key without it comes in).
+    private func expand() {
+        guard prefixLength > 0 else { return }
+        let oldBuffer = buffer, oldCapacity = capacity
+        let old = PageView(UnsafeRawPointer(oldBuffer))
+        let n = count
+        let newCapacity = Swift.min(Node.largestCapacity, Swift.max(Node.initialCapacity, 2 * (encodedSize + prefixLength * n)))
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        buffer.copyMemory(from: oldBuffer, byteCount: PageLayout.headerSize)
+        buffer.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
+        budget.bytes += newCapacity - oldCapacity
+        capacity = newCapacity
+        cellsStart = newCapacity
+        garbage = 0
+        prefixLength = 0
+        copiedPrefix = false
+        count = 0
+        encodedSize = PageLayout.headerSize
+        let oldPrefix = old.prefix
+        for i in 0..<n {
+            if isLeaf {
+                let cell = old.leafCell(i)
+                appendCell(prefix: oldPrefix, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
+            } else {
+                let cell = old.branchCell(i)
+                let first = i == 0
+                appendCell(prefix: first ? UnsafeRawBufferPointer(start: nil, count: 0) : oldPrefix,
+                           suffix: first ? UnsafeRawBufferPointer(start: nil, count: 0) : cell.suffix,
+                           value: UnsafeRawBufferPointer(start: nil, count: 0), flags: 0, child: cell.child)
             }
         }
-        starts.insert(Int32(position), at: i)
-        let delta = Int32(size)
-        starts.withUnsafeMutableBufferPointer { s in
-            var j = i + 1
-            while j < s.count { s[j] += delta; j += 1 }
-        }
+        oldBuffer.deallocate()
     }
 
-    func removeEntry(at i: Int) {
-        let s = Int(starts[i])
-        let e = end(of: i)
-        let size = e - s
-        let oldCount = data.count
-        data.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress, e < oldCount else { return }
-            (base + s).copyMemory(from: base + e, byteCount: oldCount - e)
+    /// Appends a cell whose key is `prefix` + `suffix` (of keys that already share this node's
+    /// prefix: the part after it), written in place.
+    private func appendCell(prefix: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8, child: UInt64?) {
+        insertCell(at: count, prefix: prefix, suffix: suffix, value: value, flags: flags, child: child)
+    }
+
+    /// Inserts a cell at position `i` whose stored key is `prefix` + `suffix`.
+    private func insertCell(at i: Int, prefix: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8, child: UInt64?) {
+        let k = prefix.count + suffix.count
+        let size = child == nil ? Node.leafCellSize(key: k, value: value.count) : Node.branchCellSize(key: k)
+        reserve(size)
+        cellsStart -= size
+        var p = buffer + cellsStart
+        p += Varint.write(UInt64(k), to: p)
+        if child == nil { p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: p) }
+        if prefix.count > 0 { p.copyMemory(from: prefix.baseAddress!, byteCount: prefix.count); p += prefix.count }
+        if suffix.count > 0 { p.copyMemory(from: suffix.baseAddress!, byteCount: suffix.count); p += suffix.count }
+        if let child {
+            p.storeBytes(of: child.littleEndian, as: UInt64.self)
+        } else if value.count > 0 {
+            p.copyMemory(from: value.baseAddress!, byteCount: value.count)
         }
-        data.removeLast(size)
-        starts.remove(at: i)
-        let delta = Int32(size)
-        starts.withUnsafeMutableBufferPointer { st in
-            var j = i
-            while j < st.count { st[j] -= delta; j += 1 }
-        }
+        openSlot(at: i)
+        setSlot(i, cellsStart)
+        encodedSize += size + 2
+    }
+
+    // MARK: Changing
+
+    private static var empty: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
+    /// Inserts a leaf cell for the whole key `key` at position `i`.
+    func insertLeafCell(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        if !sharesPrefix(key) { expand() }
+        insertCell(at: i, prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: key[prefixLength...]), value: value, flags: flags, child: nil)
+    }
+
+    func appendLeafCell(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        insertLeafCell(at: count, key: key, value: value, flags: flags)
+    }
+
+    /// Inserts a branch cell at position `i` for the whole key `key` and the written page
+    /// `child` (or the changed node `node`). The key of cell 0 is not compared: pass it empty.
+    func insertBranchCell(at i: Int, key: UnsafeRawBufferPointer, child: UInt64, node: Node? = nil) {
+        if key.count > 0 && !sharesPrefix(key) { expand() }
+        let suffix = key.count == 0 ? Node.empty : UnsafeRawBufferPointer(rebasing: key[prefixLength...])
+        insertCell(at: i, prefix: Node.empty, suffix: suffix, value: Node.empty, flags: 0, child: child)
+        children.insert(node, at: i)
+    }
+
+    func removeCell(at i: Int) {
+        let size = cellSize(i)
+        garbage += size
+        encodedSize -= size + 2
+        closeSlot(at: i)
         if !isLeaf { children.remove(at: i) }
     }
 
-    func replaceValue(at i: Int, with value: UnsafeRawBufferPointer) {
-        let s = Int(starts[i])
-        let k = Int(data.loadLE16(s))
-        let v = s + 2 + k
-        if Int(data.loadLE16(v)) == value.count {
-            // Same size: overwrite in place.
-            data.withUnsafeMutableBytes { raw in
-                if let src = value.baseAddress, let base = raw.baseAddress, value.count > 0 {
-                    (base + v + 2).copyMemory(from: src, byteCount: value.count)
-                }
-            }
+    /// Replaces the value of leaf cell `i`, keeping its key.
+    func replaceValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) {
+        let oldSize = cellSize(i)
+        let suffix = view.leafCell(i).suffix
+        let newSize = Node.leafCellSize(key: suffix.count, value: value.count)
+        if newSize == oldSize {
+            // The same size: written over in place.
+            var p = slot(i)
+            _ = Varint.read(buffer, &p)
+            p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: buffer + p)
+            if value.count > 0 { (buffer + p + suffix.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
             return
         }
-        let key = withKey(i) { Array($0) }
-        removeEntry(at: i)
-        key.withUnsafeBytes { insertEntry(at: i, key: $0, value: value) }
+        withUnsafeTemporaryAllocation(byteCount: PageLayout.maximumKeyLength + 64, alignment: 8) { scratch in
+            let copy = UnsafeRawBufferPointer(start: scratch.baseAddress!, count: suffix.count)
+            if suffix.count > 0 { scratch.baseAddress!.copyMemory(from: suffix.baseAddress!, byteCount: suffix.count) }
+            removeCell(at: i)
+            insertCell(at: i, prefix: Node.empty, suffix: copy, value: value, flags: flags, child: nil)
+        }
     }
 
-    /// Moves the upper half of the entries into a new node; returns it with its first key.
+    /// Sets the page that branch cell `i` points to (once its child has been written).
+    func setChild(_ i: Int, to offset: UInt64) {
+        var p = slot(i)
+        let k = Varint.read(buffer, &p)
+        (buffer + p + k).storeBytes(of: offset.littleEndian, as: UInt64.self)
+        children[i] = nil
+    }
+
+    /// Makes branch cell 0's key empty (it means "lowest"), keeping its child.
+    func clearFirstKey() {
+        guard !isLeaf, count > 0, view.branchCell(0).suffix.count > 0 else { return }
+        let (child, node) = (view.child(0), children[0])
+        removeCell(at: 0)
+        insertCell(at: 0, prefix: Node.empty, suffix: Node.empty, value: Node.empty, flags: 0, child: child)
+        children.insert(node, at: 0)
+    }
+
+    // MARK: Splitting and merging
+
+    /// Moves the upper half of the cells (by bytes) into a new node; returns it with its first key.
     func splitOff() -> (separator: [UInt8], right: Node) {
-        // Split by bytes, not by count, so that both halves fit in a page.
-        let half = data.count / 2
         var cut = 1
-        while cut < starts.count - 1 && Int(starts[cut]) < half { cut += 1 }
-        let base = Int(starts[cut])
-        let right = Node(isLeaf: isLeaf)
-        right.data = Array(data[base...])
-        right.starts = starts[cut...].map { $0 - Int32(base) }
-        let separator = key(cut)
-        if !isLeaf {
-            right.children = Array(children[cut...])
-            children.removeSubrange(cut...)
+        var bytes = PageLayout.headerSize
+        let half = encodedSize / 2
+        while cut < count - 1 {
+            bytes += cellSize(cut - 1) + 2
+            if bytes >= half { break }
+            cut += 1
         }
-        data.removeSubrange(base...)
-        starts.removeSubrange(cut...)
-        if !isLeaf {
-            // The new branch's first key means "lowest": store it empty.
-            right.data.withUnsafeBytes { raw in
-                let n = Int(raw.loadLE16(0))
-                if n > 0 {
-                    right.data.removeSubrange(2..<(2 + n))
-                    right.data[0] = 0; right.data[1] = 0
-                    for j in 1..<right.starts.count { right.starts[j] -= Int32(n) }
-                }
+        let right = Node(isLeaf: isLeaf, budget: budget)
+        // The right node keeps the prefix: its keys share it too.
+        right.takePrefix(prefix)
+        right.copiedPrefix = copiedPrefix
+        let separator = view.key(cut)
+        for i in cut..<count {
+            if isLeaf {
+                let cell = view.leafCell(i)
+                right.appendCell(prefix: Node.empty, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
+            } else {
+                let cell = view.branchCell(i)
+                // The right node's first key means "lowest": kept empty.
+                right.appendCell(prefix: Node.empty, suffix: i == cut ? Node.empty : cell.suffix, value: Node.empty, flags: 0, child: cell.child)
+                right.children.append(children[i])
             }
         }
+        while count > cut { removeCell(at: count - 1) }
         return (separator, right)
     }
 
-    // MARK: Pages
-
-    /// Encodes the node as a page. Every branch child must already be written.
-    func encodePage(childRefs: [PageRef]) -> [UInt8] {
-        var page: [UInt8] = []
-        page.reserveCapacity(pageSize)
-        page.appendLE(UInt32(0))                // checksum, filled below
-        page.appendLE(UInt32(0))                // length, filled below
-        page.append(isLeaf ? Node.kindLeaf : Node.kindBranch)
-        page.append(0)
-        page.appendLE(UInt16(starts.count))
-        page.append(contentsOf: data)
-        if !isLeaf {
-            for ref in childRefs {
-                page.appendLE(ref.offset)
-                page.appendLE(ref.length)
-            }
-        }
-        page.storeLE(UInt32(page.count), at: 4)
-        let crc = page.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...])) }
-        page.storeLE(crc, at: 0)
-        return page
+    /// Gives an empty node a prefix.
+    private func takePrefix(_ bytes: UnsafeRawBufferPointer) {
+        guard count == 0, bytes.count > 0 else { return }
+        (buffer + PageLayout.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        buffer.storeBytes(of: UInt8(bytes.count), toByteOffset: 7, as: UInt8.self)
+        prefixLength = bytes.count
+        encodedSize = PageLayout.headerSize + bytes.count
     }
 
-    /// Decodes and checks a page. Returns nil (never traps) when the bytes are not a valid page.
-    static func decode(page bytes: [UInt8], at ref: PageRef) -> Node? {
-        guard bytes.count >= headerSize, bytes.count == Int(ref.length) else { return nil }
-        return bytes.withUnsafeBytes { raw -> Node? in
-            guard raw.loadLE32(4) == UInt32(bytes.count) else { return nil }
-            guard raw.loadLE32(0) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4...])) else { return nil }
-            let kind = raw[8]
-            guard kind == kindLeaf || kind == kindBranch else { return nil }
-            let isLeaf = kind == kindLeaf
-            let count = Int(raw.loadLE16(10))
-            let entriesEnd = isLeaf ? raw.count : raw.count - count * childRefSize
-            guard entriesEnd >= headerSize else { return nil }
-            var starts: [Int32] = []
-            starts.reserveCapacity(count)
-            var p = headerSize
-            for _ in 0..<count {
-                guard p + 2 <= entriesEnd else { return nil }
-                starts.append(Int32(p - headerSize))
-                let k = Int(raw.loadLE16(p))
-                p += 2 + k
-                if isLeaf {
-                    guard p + 2 <= entriesEnd else { return nil }
-                    let v = Int(raw.loadLE16(p))
-                    p += 2 + v
+    /// Appends the cells of `right`, its right neighbour. For branches, `separator` is the
+    /// parent's key for `right`, which becomes the key of right's first child.
+    func absorb(_ right: Node, separator: UnsafeRawBufferPointer) {
+        let same = right.prefixLength == prefixLength && compareBytes(right.prefix, prefix) == 0 && (isLeaf || sharesPrefix(separator))
+        if !same { expand() }
+        let rightPrefix = same ? Node.empty : right.prefix
+        for i in 0..<right.count {
+            if isLeaf {
+                let cell = right.view.leafCell(i)
+                appendCell(prefix: rightPrefix, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
+            } else {
+                let cell = right.view.branchCell(i)
+                if i == 0 {
+                    appendCell(prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: separator[prefixLength...]), value: Node.empty, flags: 0, child: cell.child)
+                } else {
+                    appendCell(prefix: rightPrefix, suffix: cell.suffix, value: Node.empty, flags: 0, child: cell.child)
                 }
-                guard p <= entriesEnd else { return nil }
+                children.append(right.children[i])
             }
-            guard p == entriesEnd else { return nil }
-            var children: [Child] = []
-            if !isLeaf {
-                guard count > 0 else { return nil }
-                children.reserveCapacity(count)
-                for i in 0..<count {
-                    let base = entriesEnd + i * childRefSize
-                    let child = PageRef(offset: raw.loadLE64(base), length: raw.loadLE32(base + 8))
-                    // Children are written before their parent: a pointer forward is damage.
-                    guard child.offset < ref.offset else { return nil }
-                    children.append(.page(child))
-                }
-            }
-            let data = Array(raw[headerSize..<entriesEnd])
-            return Node(isLeaf: isLeaf, data: data, starts: starts, children: children, page: ref)
         }
+    }
+
+    // MARK: Writing
+
+    /// How many bytes past the node's prefix every key that a page of this node compares
+    /// shares. (In key order that is the first key's with the last; every key is compared all
+    /// the same, so that a node copied from a damaged page whose keys are out of order encodes
+    /// safely.)
+    private func extraPrefixLength() -> Int {
+        let first = isLeaf ? 0 : 1
+        guard count > first else { return 0 }
+        let a = view.suffix(first)
+        var n = Swift.min(a.count, 255 - prefixLength)
+        for i in (first + 1)..<Swift.max(first + 1, count) where n > 0 {
+            let b = view.suffix(i)
+            var m = 0
+            let limit = Swift.min(n, b.count)
+            while m < limit && a[m] == b[m] { m += 1 }
+            n = m
+        }
+        return n
+    }
+
+    /// The page this node encodes to, with its keys' common prefix taken out and its checksum
+    /// set; every child must be written (`children` all nil).
+    func encode(into page: inout [UInt8]) {
+        // A node whose keys share the prefix it copied from its page is written as it lies:
+        // its cells moved in one piece (cells may be in any order after the slots).
+        if copiedPrefix && prefixLength > 0 { return encodeAsItLies(into: &page) }
+        let extra = extraPrefixLength()
+        let p = prefixLength + extra
+        let source = view
+        let first = isLeaf ? 0 : 1
+        // The exact size first, then every byte written in place.
+        var size = PageLayout.headerSize + p + 2 * count
+        for i in 0..<count {
+            let k = i < first ? 0 : source.suffix(i).count - extra
+            if isLeaf {
+                let v = source.leafCell(i).value.count
+                size += Varint.size(UInt64(k)) + Varint.size(UInt64(v) << 2) + k + v
+            } else {
+                size += Varint.size(UInt64(k)) + k + PageLayout.childReferenceSize
+            }
+        }
+        let total = Swift.max(size, PageLayout.minimumSize)
+        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
+            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
+            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
+            base.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
+            base.storeBytes(of: UInt8(p), toByteOffset: 7, as: UInt8.self)
+            base.storeBytes(of: UInt16(count).littleEndian, toByteOffset: 8, as: UInt16.self)
+            if prefixLength > 0 { (base + PageLayout.headerSize).copyMemory(from: prefix.baseAddress!, byteCount: prefixLength) }
+            if extra > 0 { (base + PageLayout.headerSize + prefixLength).copyMemory(from: source.suffix(first).baseAddress!, byteCount: extra) }
+            let slots = PageLayout.headerSize + p
+            var at = slots + 2 * count
+            for i in 0..<count {
+                base.storeBytes(of: UInt16(at).littleEndian, toByteOffset: slots + 2 * i, as: UInt16.self)
+                if isLeaf {
+                    let cell = source.leafCell(i)
+                    let k = cell.suffix.count - extra
+                    at += Varint.write(UInt64(k), to: base + at)
+                    at += Varint.write(UInt64(cell.value.count) << 2 | UInt64(cell.flags), to: base + at)
+                    if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
+                    if cell.value.count > 0 { (base + at).copyMemory(from: cell.value.baseAddress!, byteCount: cell.value.count); at += cell.value.count }
+                } else {
+                    let cell = source.branchCell(i)
+                    let k = i == 0 ? 0 : cell.suffix.count - extra
+                    at += Varint.write(UInt64(k), to: base + at)
+                    if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
+                    (base + at).storeBytes(of: cell.child.littleEndian, as: UInt64.self)
+                    at += PageLayout.childReferenceSize
+                }
+            }
+            if at < total { (base + at).initializeMemory(as: UInt8.self, repeating: 0, count: total - at) }
+            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
+            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+            initialized = total
+        }
+    }
+}
+
+extension Node {
+    /// `encode` for a node that keeps its page's prefix: the header, prefix and slots (shifted
+    /// to where the cells go), then the cells in one move.
+    private func encodeAsItLies(into page: inout [UInt8]) {
+        if garbage > 0 { compact() }
+        let cellBytes = capacity - cellsStart
+        let size = slotsEnd + cellBytes
+        let total = Swift.max(size, PageLayout.minimumSize)
+        let shift = slotsEnd - cellsStart
+        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
+            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+            base.copyMemory(from: buffer, byteCount: slotsEnd)
+            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
+            for i in 0..<count {
+                base.storeBytes(of: UInt16(truncatingIfNeeded: slot(i) + shift).littleEndian, toByteOffset: slotsStart + 2 * i, as: UInt16.self)
+            }
+            (base + slotsEnd).copyMemory(from: buffer + cellsStart, byteCount: cellBytes)
+            if size < total { (base + size).initializeMemory(as: UInt8.self, repeating: 0, count: total - size) }
+            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
+            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+            initialized = total
+        }
+    }
+}
+
+extension PageLayout {
+    /// Pads a page to the minimum size and sets its length and checksum.
+    static func seal(_ page: inout [UInt8]) {
+        if page.count < minimumSize { page.append(contentsOf: repeatElement(0, count: minimumSize - page.count)) }
+        page.storeLE16(UInt16(page.count), at: 4)
+        let sum = page.withUnsafeBytes { Checksum.short(UnsafeRawBufferPointer(rebasing: $0[4...])) }
+        page.storeLE(sum, at: 0)
     }
 }

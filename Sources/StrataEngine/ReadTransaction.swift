@@ -1,19 +1,30 @@
+import Foundation
+
 /// The state of one commit: what a read transaction sees, whatever writers do meanwhile.
 struct Snapshot: Sendable {
     let sequence: UInt64
-    let root: PageRef?
     let catalog: Catalog
-    /// Offset of this commit's commit record (0 for an empty store with no commit yet).
+    /// Offset of this commit's commit record.
     let commitOffset: UInt64
     /// The end of this commit's record: nothing of this snapshot lies at or after it.
     let end: UInt64
     let file: StoreFile
+    /// A mapping of `file` that covers `end`.
+    let map: MappedFile
+}
+
+/// One of a store's trees.
+enum TreeID: Hashable {
+    case rows(UInt32)
+    case index(UInt32)
+    case system
 }
 
 /// A consistent view of the store as of one commit.
 ///
 /// Readers never block the writer and never see its uncommitted changes. A read transaction
-/// holds on to its commit's pages (even across a compaction) until it is released.
+/// holds on to its commit's pages (even across a compaction) until it is released. Pages are
+/// read where they lie in the mapped file, each checked the first time the process reads it.
 ///
 /// ```swift
 /// try store.read { tx in
@@ -26,19 +37,17 @@ public class ReadTransaction {
     let file: StoreFile
     let base: Snapshot
     var catalog: Catalog
-    var root: Child?
-    var reader: TreeReader
+    let pages: PageSource
     /// Counted among the store's live readers (see `Store.beginRead`), so blob files it can
     /// see are kept until it is released.
     var isRegistered = false
 
-    init(store: Store, snapshot: Snapshot) {
+    init(store: Store, snapshot: Snapshot, writer: AppendWriter? = nil) {
         self.store = store
         self.file = snapshot.file
         self.base = snapshot
         self.catalog = snapshot.catalog
-        self.root = snapshot.root.map { .page($0) }
-        self.reader = TreeReader(file: snapshot.file, limit: snapshot.end)
+        self.pages = PageSource(map: snapshot.map, limit: writer?.flushedEnd ?? snapshot.end, writer: writer)
     }
 
     deinit {
@@ -47,6 +56,29 @@ public class ReadTransaction {
 
     /// The sequence number of the commit this transaction reads (0 for an empty new store).
     public var sequence: UInt64 { base.sequence }
+
+    // MARK: Trees
+
+    /// The root of a tree as this transaction sees it.
+    func root(_ tree: TreeID) -> TreeRef? {
+        switch tree {
+        case .rows(let c): return catalog.collections.first { $0.id == c }.flatMap { TreeRef(root: $0.root) }
+        case .index(let i): return catalog.index(i).flatMap { TreeRef(root: $0.root) }
+        case .system: return TreeRef(root: catalog.systemRoot)
+        }
+    }
+
+    /// The tree a write transaction changes (nil in a read transaction).
+    func changing(_ tree: TreeID) -> MutableTree? { nil }
+
+    @inline(__always)
+    func find(_ key: UnsafeRawBufferPointer, in tree: TreeID) throws -> LeafPosition? {
+        try TreeSearch.find(key, root: root(tree), pages: pages)
+    }
+
+    func cursor(_ tree: TreeID) -> TreeCursor {
+        TreeCursor(root: root(tree), pages: pages, tree: changing(tree))
+    }
 
     // MARK: Catalog
 
@@ -99,27 +131,24 @@ public class ReadTransaction {
 
     // MARK: Records
 
-    /// Calls `body` with the bytes of a record frame at `location`, wherever they are.
-    func withFrame<R>(_ location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        try file.withCheckedRecord(at: location.offset, count: Int(location.length), limit: reader.limit, body)
-    }
-
-    /// Decodes a row's record location; `what` names the row for the error (built only then:
-    /// this runs for every record read).
-    func location(_ raw: UnsafeRawBufferPointer, at what: @autoclosure () -> String) throws -> RecordLocation {
-        guard let location = RecordLocation.decode(raw) else {
-            throw StoreError.corrupt("a malformed record location in \(what())", path: store.path, offset: nil)
+    /// Calls `body` with the record bytes of a row's leaf value, wherever they are.
+    @inline(__always)
+    func withRecordValue<R>(_ value: UnsafeRawBufferPointer, flags: UInt8, row: RowID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        guard let decoded = RowValue.decode(value, flags: flags) else {
+            throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
         }
-        return location
+        if let inline = decoded.inline { return try body(inline) }
+        return try pages.withValue(decoded.frame!, body)
     }
 
-    /// Calls `body` with a record's bytes (valid only during the call); nil if there is no such row.
+    /// Calls `body` with a record's bytes (valid only during the call, and only while the
+    /// transaction does not change the collection); nil if there is no such row.
     public func withRecord<R>(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        let key = TreeKey.row(collection.rawValue, row)
-        guard let location = try key.withUnsafeBytes({ k in
-            try reader.withValue(root: root, key: k) { try self.location($0, at: "row \(row)") }
-        }) else { return nil }
-        return try withFrame(location, body)
+        guard let position = try TreeKey.withRow(row, { try find($0, in: .rows(collection.rawValue)) }) else { return nil }
+        let cell = position.view.leafCell(position.index)
+        return try withExtendedLifetime(position.node) {
+            try withRecordValue(cell.value, flags: cell.flags, row: row, body)
+        }
     }
 
     /// A copy of a record's bytes, or nil if there is no such row.
@@ -129,8 +158,7 @@ public class ReadTransaction {
 
     /// True if the collection holds the row.
     public func contains(_ row: RowID, in collection: CollectionID) throws -> Bool {
-        let key = TreeKey.row(collection.rawValue, row)
-        return try key.withUnsafeBytes { try reader.withValue(root: root, key: $0) { _ in true } } ?? false
+        try TreeKey.withRow(row) { try find($0, in: .rows(collection.rawValue)) } != nil
     }
 
     /// Calls `body` for each record of the collection in row id order (or reverse), starting at
@@ -138,9 +166,8 @@ public class ReadTransaction {
     public func forEachRecord(in collection: CollectionID, from start: RowID? = nil, reverse: Bool = false,
                               _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
         var cursor = try rows(in: collection, from: start, reverse: reverse)
-        while let (row, location) = try cursor.nextLocation() {
-            if try !withFrame(location, { try body(row, $0) }) { return }
-        }
+        var going = true
+        while going, try cursor.next({ row, record in going = try body(row, record) }) {}
     }
 
     /// A cursor over the records of a collection in row id order (or reverse).
@@ -154,19 +181,23 @@ public class ReadTransaction {
     /// The row holding `key` in a unique index (for a non-unique index: the first such row).
     public func lookup(_ key: [UInt8], in index: IndexID) throws -> RowID? {
         guard let info = catalog.index(index.rawValue) else { throw missingIndex(index) }
-        if info.unique {
-            let treeKey = TreeKey.indexEntry(index.rawValue, key, row: nil)
-            return try treeKey.withUnsafeBytes { k in
-                try reader.withValue(root: root, key: k) { v -> RowID in
-                    guard v.count == 8 else {
-                        throw StoreError.corrupt("a malformed unique-index entry", path: store.path, offset: nil)
-                    }
-                    return v.loadLE64(0)
-                }
-            }
-        }
+        if info.unique { return try key.withUnsafeBytes { try uniqueHolder($0, index: index.rawValue) } }
         var cursor = try entries(in: index, range: .exact(key))
         return try cursor.next()?.row
+    }
+
+    /// The row holding `key` in a unique index.
+    func uniqueHolder(_ key: UnsafeRawBufferPointer, index: UInt32) throws -> RowID? {
+        guard let position = try find(key, in: .index(index)) else { return nil }
+        return try withExtendedLifetime(position.node) { try uniqueRow(position.value) }
+    }
+
+    /// The row id a unique index entry holds.
+    func uniqueRow(_ value: UnsafeRawBufferPointer) throws -> RowID {
+        guard let (row, size) = Varint.decode(value), size == value.count else {
+            throw StoreError.corrupt("a malformed unique-index entry", path: store.path, offset: nil)
+        }
+        return row
     }
 
     /// A cursor over the entries of an index whose keys fall in `range`, in key order (or reverse).
@@ -178,6 +209,8 @@ public class ReadTransaction {
 
     /// Counts the entries of an index in `range` without reading any record.
     public func countEntries(in index: IndexID, range: KeyRange = .all) throws -> Int {
+        guard let info = catalog.index(index.rawValue) else { throw missingIndex(index) }
+        if range.lower == nil && range.upper == nil { return Int(info.entries) }
         var cursor = try entries(in: index, range: range)
         var n = 0
         while try cursor.advance() { n += 1 }
@@ -190,48 +223,63 @@ public class ReadTransaction {
 
     // MARK: Blobs and metadata
 
+    /// The length and checksum a blob entry records; nil if there is no such blob.
+    func blobEntry(_ id: BlobID) throws -> (length: UInt64, checksum: UInt64)? {
+        guard let position = try TreeKey.blob(id.rawValue).withUnsafeBytes({ try find($0, in: .system) }) else { return nil }
+        return try withExtendedLifetime(position.node) {
+            let v = position.value
+            guard v.count == 16 else { throw StoreError.corrupt("a malformed blob entry", path: store.path, offset: nil) }
+            return (v.loadLE64(0), v.loadLE64(8))
+        }
+    }
+
     /// The bytes of a blob. Throws `.notFound` if there is no such blob and `.corrupt` if its
     /// file is missing or damaged.
     public func blob(_ id: BlobID) throws -> [UInt8] {
-        let key = TreeKey.blob(id.rawValue)
-        guard let (length, crc) = try key.withUnsafeBytes({ k in
-            try reader.withValue(root: root, key: k) { v -> (UInt64, UInt32) in
-                guard v.count == 12 else { throw StoreError.corrupt("a malformed blob entry", path: store.path, offset: nil) }
-                return (v.loadLE64(0), v.loadLE32(8))
-            }
-        }) else {
-            throw StoreError(.notFound, "No \(id) in this store.", path: store.path)
-        }
-        return try store.blobs.read(id.rawValue, length: length, checksum: crc)
+        guard let (length, checksum) = try blobEntry(id) else { throw StoreError(.notFound, "No \(id) in this store.", path: store.path) }
+        return try store.blobs.read(id.rawValue, length: length, checksum: checksum)
     }
 
-    /// The length of a blob without reading it, or nil if there is no such blob.
+    /// The bytes of a blob as `Data`, read in place: the `Data` is the blob file, mapped (and
+    /// checked once), not a copy of it. Throws as `blob(_:)` does.
+    ///
+    /// The `Data` keeps the mapping until it is released; Strata never changes a blob file,
+    /// and removes it only by unlinking, which a mapping survives. (Like the store file, a blob
+    /// file cut short by another program under a live mapping makes the process crash on
+    /// access: Docs/Durability.md, "Mapped files".)
+    public func blobData(_ id: BlobID) throws -> Data {
+        guard let (length, checksum) = try blobEntry(id) else { throw StoreError(.notFound, "No \(id) in this store.", path: store.path) }
+        var kept: (any FileMapping)?
+        return try store.blobs.withContents(id.rawValue, length: length, checksum: checksum, keep: { kept = $0 }) { bytes in
+            guard let base = bytes.baseAddress, let mapping = kept else { return Data() }
+            return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count,
+                        deallocator: .custom { _, _ in withExtendedLifetime(mapping) {} })
+        }
+    }
+
     /// True when the blob is recorded and its file is present (without reading it).
     public func blobFileExists(_ id: BlobID) throws -> Bool {
         guard try blobLength(id) != nil else { return false }
         return store.fileSystem.fileExists(store.blobs.filePath(id.rawValue))
     }
 
+    /// The length of a blob without reading it, or nil if there is no such blob.
     public func blobLength(_ id: BlobID) throws -> Int? {
-        try TreeKey.blob(id.rawValue).withUnsafeBytes { k in
-            try reader.withValue(root: root, key: k) { v in
-                guard v.count == 12, let length = Int(exactly: v.loadLE64(0)) else {
-                    throw StoreError.corrupt("a malformed blob entry", path: store.path, offset: nil)
-                }
-                return length
-            }
-        }
+        guard let (length, _) = try blobEntry(id) else { return nil }
+        guard let n = Int(exactly: length) else { throw StoreError.corrupt("a malformed blob entry", path: store.path, offset: nil) }
+        return n
     }
 
     /// Every blob id, in order.
     public func blobIDs() throws -> [BlobID] {
         var ids: [BlobID] = []
-        var cursor = TreeCursor(root: root, reader: reader)
-        try cursor.seek(atLeast: [TreeKey.blobTag])
+        var cursor = cursor(.system)
+        try [TreeKey.blobTag].withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        var key: [UInt8] = []
         while cursor.isValid {
-            let id: UInt64? = cursor.withKey { k in k.count == 9 && k[0] == TreeKey.blobTag ? k.loadBE64(1) : nil }
-            guard let id else { break }
-            ids.append(BlobID(rawValue: id))
+            cursor.copyKey(into: &key)
+            guard key.count == 9, key[0] == TreeKey.blobTag else { break }
+            ids.append(BlobID(rawValue: key.loadBE64(1)))
             try cursor.next()
         }
         return ids
@@ -239,10 +287,16 @@ public class ReadTransaction {
 
     /// A named metadata value (such as a schema), or nil.
     public func metadata(_ name: String) throws -> [UInt8]? {
-        let key = TreeKey.metadata(name)
-        guard let location = try key.withUnsafeBytes({ k in
-            try reader.withValue(root: root, key: k) { try self.location($0, at: "metadata \(name)") }
-        }) else { return nil }
-        return try withFrame(location) { Array($0) }
+        guard let position = try TreeKey.metadata(name).withUnsafeBytes({ try find($0, in: .system) }) else { return nil }
+        return try withExtendedLifetime(position.node) {
+            let cell = position.view.leafCell(position.index)
+            if cell.flags & ValueFlags.inFrame != 0 {
+                guard let location = ValueLocation.decode(cell.value) else {
+                    throw StoreError.corrupt("a malformed metadata entry (\(name))", path: store.path, offset: nil)
+                }
+                return try pages.withValue(location) { Array($0) }
+            }
+            return Array(cell.value)
+        }
     }
 }

@@ -8,15 +8,20 @@ extension WriteTransaction {
     /// false, changing nothing, when there is no such row.
     ///
     /// - Throws: `.valueTooLarge`, `.notFound` for an unknown collection, and `.corrupt` for a
-    ///   damaged record; the transaction is then as it was.
+    ///   damaged row; the transaction is then as it was.
     @discardableResult
     public func replaceRecord(_ record: [UInt8], row: RowID, in collection: CollectionID) throws -> Bool {
+        try checkOpen()
         guard catalog.collectionPosition(collection.rawValue) != nil else { throw missingCollection(collection) }
-        let key = TreeKey.row(collection.rawValue, row)
-        guard let location = try tree.withValue(key, { try self.location($0, at: "row \(row)") }) else { return false }
-        let keys = try withFrameHeader(location, verifyCommitted: true) { RecordFrame.indexKeys($0) }
-            .filter { k in catalog.index(k.index.rawValue)?.collection == collection.rawValue }
-        try put(record, row: row, in: collection, indexKeys: keys, previousKeys: keys)
+        guard record.count <= ValueFrame.maximumLength - ValueFrame.headerSize else {
+            throw StoreError(.valueTooLarge, "A record may have at most 1 GiB; store large values as blobs.", path: store.path)
+        }
+        let id = TreeID.rows(collection.rawValue)
+        let rows = tree(id)
+        guard let old = try TreeKey.withRow(row, { try storedRow($0, in: rows, row: row) }) else { return false }
+        if let frame = old.frame { addFrameBytes(-Int64(frame.length), to: id) }
+        try record.withUnsafeBytes { try writeRow($0, row: row, digest: old.digest, into: rows, id: id) }
+        try keepWithinBudget()
         return true
     }
 }

@@ -11,9 +11,13 @@ enum Recovery {
     static func lastCommit(io: any FileHandleIO, size: UInt64, salt: UInt64, path: String) throws -> CommitRecord? {
         guard size > UInt64(FileHeader.size) else { return nil }
         if let record = try candidate(endingAt: size, io: io, salt: salt) { return record }
+        // Zeros the writer wrote ahead of its commits (a writer that did not close): the last
+        // commit record ends where they begin (its trailer ends with the nonzero end magic).
+        let dataEnd = try endBeforeZeros(io: io, size: size)
+        if dataEnd < size, let record = try candidate(endingAt: dataEnd, io: io, salt: salt) { return record }
         // Scan backwards, a chunk at a time, for the end magic of an earlier commit record.
         let magic = CommitRecord.endMagic
-        var chunkEnd = size
+        var chunkEnd = dataEnd
         let floor = UInt64(FileHeader.size)
         while chunkEnd > floor {
             let chunkStart = chunkEnd > floor + UInt64(scanChunk) ? chunkEnd - UInt64(scanChunk) : floor
@@ -35,9 +39,23 @@ enum Recovery {
         return nil
     }
 
+    /// The offset after the last nonzero byte of the file (never below the header).
+    static func endBeforeZeros(io: any FileHandleIO, size: UInt64) throws -> UInt64 {
+        let floor = UInt64(FileHeader.size)
+        var end = size
+        while end > floor {
+            let start = end > floor + UInt64(scanChunk) ? end - UInt64(scanChunk) : floor
+            let bytes = try io.read(count: Int(end - start), at: start)
+            guard bytes.count == Int(end - start) else { return end }
+            if let last = bytes.lastIndex(where: { $0 != 0 }) { return start + UInt64(last + 1) }
+            end = start
+        }
+        return floor
+    }
+
     /// The commit record that ends exactly at `end`, if it passes every check.
     static func candidate(endingAt end: UInt64, io: any FileHandleIO, salt: UInt64) throws -> CommitRecord? {
-        let minimum = UInt64(CommitRecord.fixedSize + CommitRecord.trailerSize)
+        let minimum = UInt64(CommitRecord.fixedSize + Catalog.fixedSize + CommitRecord.trailerSize)
         guard end >= UInt64(FileHeader.size) + minimum else { return nil }
         let trailer = try io.read(count: CommitRecord.trailerSize, at: end - UInt64(CommitRecord.trailerSize))
         guard trailer.count == CommitRecord.trailerSize, Array(trailer[4...]) == CommitRecord.endMagic else { return nil }
@@ -64,10 +82,35 @@ enum Recovery {
         return record
     }
 
+    /// The largest body checked without a sync before its record (bodies over 256 KiB are
+    /// synced first); recovery reads no more than this.
+    static let largestUncheckedBody: UInt64 = 16 * 1024 * 1024
+
     /// True when the bytes between a commit's previous commit and its record match its body checksum.
-    static func bodyIsIntact(_ record: CommitRecord, io: any FileHandleIO) throws -> Bool {
-        guard record.bodyStart >= UInt64(FileHeader.size), record.offset - record.bodyStart <= 16 * 1024 * 1024 else { return false }
-        let body = try io.read(count: Int(record.offset - record.bodyStart), at: record.bodyStart)
-        return UInt64(body.count) == record.offset - record.bodyStart && CRC32C.checksum(body) == record.bodyChecksum
+    static func bodyIsIntact(_ record: CommitRecord, io: any FileHandleIO, limit: UInt64 = largestUncheckedBody) throws -> Bool {
+        guard record.bodyStart >= UInt64(FileHeader.size), record.bodyStart <= record.offset,
+              record.offset - record.bodyStart <= limit else { return false }
+        var sum = StreamingChecksum()
+        var position = record.bodyStart
+        while position < record.offset {
+            let count = Int(Swift.min(record.offset - position, 1 << 20))
+            let bytes = try io.read(count: count, at: position)
+            guard bytes.count == count else { return false }
+            bytes.withUnsafeBytes { sum.update($0) }
+            position += UInt64(count)
+        }
+        return sum.value == record.bodyChecksum
+    }
+
+    /// The commit record that starts at `offset` (for walking the chain backwards, and for a
+    /// commit another process published).
+    static func candidateAt(offset: UInt64, io: any FileHandleIO, salt: UInt64) throws -> CommitRecord? {
+        guard offset >= UInt64(FileHeader.size) else { return nil }
+        let head = try io.read(count: 20, at: offset)
+        guard head.count == 20, Array(head[0..<8]) == CommitRecord.magic else { return nil }
+        let length = UInt64(head.loadLE32(16))
+        guard length <= UInt64(CommitRecord.maximumSize) else { return nil }
+        let bytes = try io.read(count: Int(length), at: offset)
+        return CommitRecord.decode(bytes, at: offset, salt: salt)
     }
 }

@@ -13,9 +13,9 @@
 //    see what the process wrote; writing it again makes those pages dirty, so that the next
 //    sync really sends them to the disk), then sync;
 // 4. run recovery on the result, which must find the store's last commit where it was;
-// 5. go on with a new writer on the new descriptor. The old descriptor stays open and keeps
-//    the lock (a second descriptor of the same file could not take it, flock being per open
-//    file, and releasing it first would let another writer in).
+// 5. go on with a new writer and a new mapping on the new descriptor, and publish the commit
+//    again. The writer's lock is in the lock file, held all along. Read transactions begun
+//    before keep the old descriptor and mapping until they end.
 //
 // A file with another salt is the one a compaction renamed over the store before it failed:
 // the store goes on with it, as the compaction would have. When any step fails, the store
@@ -66,28 +66,27 @@ extension Store {
             throw StoreError.corrupt("after an earlier failed write, the file no longer holds the store's last commit (\(snapshot.sequence)) where it was written",
                                      path: path, offset: snapshot.commitOffset)
         }
-        let file = StoreFile(io: io, path: path, salt: snapshot.file.salt, cacheSize: options.cacheSize, counters: snapshot.file.counters)
+        let file = StoreFile(io: io, path: path, salt: snapshot.file.salt, counters: snapshot.file.counters)
         file.counters.syncs.add(1, ordering: .relaxed)
-        resume(snapshot: Snapshot(sequence: commit.sequence, root: commit.root, catalog: commit.catalog,
-                                  commitOffset: commit.offset, end: commit.end, file: file),
-               writer: AppendWriter(file: file, committedEnd: commit.end, syncedEnd: commit.end), lockHolder: nil)
+        resume(snapshot: Snapshot(sequence: commit.sequence, catalog: commit.catalog, commitOffset: commit.offset, end: commit.end,
+                                  file: file, map: try file.mapping(covering: commit.end)),
+               writer: AppendWriter(file: file, committedEnd: commit.end, syncedEnd: commit.end))
     }
 
     /// A compaction renamed its file over the store, then failed (syncing the folder): that
     /// file, synced before the rename, holds the store's last commit. Go on with it, as the
-    /// compaction would have, with its lock.
+    /// compaction would have.
     private func adoptCompactedFile(_ io: any FileHandleIO, salt: UInt64, snapshot: Snapshot, failure: StoreError) throws {
-        guard try io.lock(exclusive: true) else { throw replacedFile(failure) }
         let size = try io.size()
         guard let commit = try Recovery.lastCommit(io: io, size: size, salt: salt, path: path), commit.sequence == snapshot.sequence else {
             throw replacedFile(failure)
         }
         if size > commit.end { try io.truncate(to: commit.end) }
         try io.sync()
-        let file = StoreFile(io: io, path: path, salt: salt, cacheSize: options.cacheSize, counters: snapshot.file.counters)
-        resume(snapshot: Snapshot(sequence: commit.sequence, root: commit.root, catalog: commit.catalog,
-                                  commitOffset: commit.offset, end: commit.end, file: file),
-               writer: AppendWriter(file: file, committedEnd: commit.end, syncedEnd: commit.end), lockHolder: file)
+        let file = StoreFile(io: io, path: path, salt: salt, counters: snapshot.file.counters)
+        resume(snapshot: Snapshot(sequence: commit.sequence, catalog: commit.catalog, commitOffset: commit.offset, end: commit.end,
+                                  file: file, map: try file.mapping(covering: commit.end)),
+               writer: AppendWriter(file: file, committedEnd: commit.end, syncedEnd: commit.end))
     }
 
     private func replacedFile(_ failure: StoreError) -> StoreError {

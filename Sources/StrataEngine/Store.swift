@@ -2,11 +2,13 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// A store: one append-only data file (plus a blobs folder beside it) holding collections of
-/// records by row id, their secondary indexes, blobs and named metadata.
+/// A store: one append-only data file (plus a blobs folder and a lock file beside it)
+/// holding collections of records by row id, their secondary indexes, blobs and named
+/// metadata.
 ///
-/// One writer at a time; any number of readers, each seeing one commit. Another process that
-/// opens the store for writing gets a `.locked` error.
+/// One writer at a time, in this process or another (a second one gets `.locked`); any
+/// number of readers, each seeing one commit, here or in other processes (a read-only store
+/// reads the commits the writer publishes).
 ///
 /// ```swift
 /// let store = try Store(path: "/var/lib/app/data.strata")
@@ -26,6 +28,8 @@ public final class Store: Sendable {
     public let options: StoreOptions
     let fileSystem: any FileSystem
     let blobs: BlobFolder
+    /// Nil only for a read-only store whose lock file could not be opened (a read-only folder).
+    let lockFile: LockFile?
     private let state: Mutex<State>
     /// Held by the one write transaction (or compaction) at a time.
     let writerGate = DispatchSemaphore(value: 1)
@@ -33,10 +37,6 @@ public final class Store: Sendable {
     struct State {
         var snapshot: Snapshot
         var writer: AppendWriter?
-        /// The file whose descriptor holds the store's lock. It is the snapshot's until a failed
-        /// write makes the store go on through a new descriptor (`reopenAfterFailure`): the lock
-        /// stays with the descriptor that took it (kept open here), so no other writer gets in.
-        var lockHolder: StoreFile
         /// Set by a failed write or sync: the next writing operation reopens the store file
         /// (`reopenAfterFailure`) before it goes on; nothing more is written through the
         /// descriptor that failed.
@@ -50,20 +50,14 @@ public final class Store: Sendable {
         /// The last commit of this session known to be on disk (synced).
         var durableSequence: UInt64 = 0
 
-        /// Takes the retired blobs that no live reader can see any more, and that no power cut
-        /// can bring back: a blob file may go only once the commit that deleted it is durable
-        /// (with deferred durability, a power cut could otherwise reopen on an earlier commit
-        /// that still refers to the removed file).
-        mutating func takeUnreadableBlobs() -> [UInt64] {
+        /// The retired blobs that no live reader of this store can see any more, and that no
+        /// power cut can bring back: a blob file may go only once the commit that deleted it is
+        /// durable (with deferred durability, a power cut could otherwise reopen on an earlier
+        /// commit that still refers to the removed file).
+        func unreadableBlobs() -> [(sequence: UInt64, id: UInt64)] {
             // A blob deleted by commit S is visible only to readers of commits before S.
             let oldest = readers.keys.min() ?? .max
-            var ids: [UInt64] = []
-            retiredBlobs.removeAll { blob in
-                guard blob.sequence <= oldest, blob.sequence <= durableSequence else { return false }
-                ids.append(blob.id)
-                return true
-            }
-            return ids
+            return retiredBlobs.filter { $0.sequence <= oldest && $0.sequence <= durableSequence }
         }
     }
 
@@ -83,10 +77,12 @@ public final class Store: Sendable {
     ///
     /// Opening reads the header and the last commit record, checks the last commit, and cuts
     /// off a torn tail left by a crash. It does not read the log: its cost does not grow with
-    /// the number of records.
+    /// the number of records. A read-only open while another process writes reads the last
+    /// commit that writer published.
     ///
-    /// - Throws: `StoreError` with `.locked` (another process is writing), `.notAStore`,
-    ///   `.newerFormat`, `.corrupt`, `.notFound` (no file and not creating), `.ioFailure`.
+    /// - Throws: `StoreError` with `.locked` (another writer has it open), `.notAStore`,
+    ///   `.newerFormat`, `.olderFormat` (convert it with `strata upgrade`), `.corrupt`,
+    ///   `.notFound` (no file and not creating), `.ioFailure`.
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
         try self.init(path: path, options: options, fileSystem: DiskFileSystem())
     }
@@ -97,129 +93,23 @@ public final class Store: Sendable {
         self.options = options
         self.fileSystem = fileSystem
         self.blobs = BlobFolder(path: path + ".blobs", fileSystem: fileSystem, storePath: path)
-        let opened = try Store.openFile(path: path, options: options, fileSystem: fileSystem)
-        self.state = Mutex(State(snapshot: opened.snapshot, writer: opened.writer, lockHolder: opened.snapshot.file,
-                                 nextBlobID: opened.snapshot.catalog.nextBlobID))
-    }
-
-    // MARK: Opening and recovery
-
-    private static func openFile(path: String, options: StoreOptions, fileSystem: any FileSystem) throws -> (snapshot: Snapshot, writer: AppendWriter?) {
         if fileSystem.isDirectory(path) {
             throw StoreError.opening(SystemError(call: "open", path: path, errno: SystemError.isADirectory), path: path,
                                      readOnly: options.readOnly, creating: false)
         }
-        let exists = fileSystem.fileExists(path)
-        if !exists && (options.readOnly || !options.createIfMissing) {
+        if !fileSystem.fileExists(path) && (options.readOnly || !options.createIfMissing) {
             throw StoreError(.notFound, "There is no store at this path. Check the path, or open it writable to create it.", path: path)
         }
-        let io: any FileHandleIO
-        do { io = try fileSystem.openFile(path, readOnly: options.readOnly, create: !exists) }
-        catch { throw StoreError.opening(error, path: path, readOnly: options.readOnly, creating: !exists) }
-        do {
-            guard try io.lock(exclusive: !options.readOnly) else {
-                throw StoreError(.locked, options.readOnly
-                    ? "Another process has this store open for writing. Close it there first, or wait until it is done."
-                    : "Another process (or another Store in this process) has this store open. Close it there first; only one writer may have a store open.",
-                    path: path)
-            }
-            if !options.readOnly {
-                // A compaction that was cut short leaves its unfinished file; it is never needed.
-                // Removed only once the lock is held, so a process that is about to be refused
-                // never removes the file of a compaction that is running.
-                let leftover = path + ".compact"
-                if fileSystem.fileExists(leftover) { try? fileSystem.removeFile(leftover) }
-            }
-            let counters = Counters()
-            var size = try io.size()
-            // Zeros no longer than a new store are a creation cut short after the file grew but
-            // before its bytes reached the disk; they hold nothing, so the store is created again.
-            let zeros = try size > 0 && size <= newStoreSize && io.read(count: Int(size), at: 0).allSatisfy { $0 == 0 }
-            if size == 0 || (!exists) || zeros {
-                guard !options.readOnly else {
-                    throw StoreError(.notAStore, "The file is empty, so it is not a Strata store (an interrupted creation?). Open it writable to create a new store.", path: path)
-                }
-                try createEmpty(io: io, path: path, fileSystem: fileSystem)
-                size = try io.size()
-            }
-            let headerBytes = try io.read(count: FileHeader.size, at: 0)
-            let header: FileHeader
-            switch FileHeader.decode(headerBytes) {
-            case .success(let h): header = h
-            case .failure(let box):
-                switch box.failure {
-                case .notAStore:
-                    throw StoreError(.notAStore, "This file is not a Strata store (its first bytes are not the Strata header). Check the path.", path: path)
-                case .newerVersion(let v):
-                    throw StoreError(.newerFormat, "This store uses file format version \(v), newer than this Strata reads (\(FileHeader.currentVersion)). Open it with a newer Strata.", path: path)
-                case .damaged:
-                    throw StoreError.corrupt("the file header fails its checksum", path: path, offset: 0)
-                }
-            }
-            let file = StoreFile(io: io, path: path, salt: header.salt, cacheSize: options.cacheSize, counters: counters)
-            var found = try Recovery.lastCommit(io: io, size: size, salt: header.salt, path: path)
-            if found == nil {
-                // A header with no intact commit: creation was cut short (small file) or the
-                // store is damaged beyond the tail (large file).
-                guard size <= creationSizeLimit else {
-                    throw StoreError.corrupt("no intact commit record was found in \(size) bytes", path: path, offset: nil)
-                }
-                if !options.readOnly {
-                    try io.truncate(to: UInt64(FileHeader.size))
-                    try appendInitialCommit(io: io, salt: header.salt)
-                    size = try io.size()
-                    found = try Recovery.lastCommit(io: io, size: size, salt: header.salt, path: path)
-                }
-            }
-            let snapshot: Snapshot
-            if let commit = found {
-                snapshot = Snapshot(sequence: commit.sequence, root: commit.root, catalog: commit.catalog,
-                                    commitOffset: commit.offset, end: commit.end, file: file)
-            } else {
-                snapshot = Snapshot(sequence: 0, root: nil, catalog: Catalog(), commitOffset: 0, end: UInt64(FileHeader.size), file: file)
-            }
-            if options.readOnly { return (snapshot, nil) }
-            if size > snapshot.end {
-                // A torn or damaged tail after the last intact commit: cut it off.
-                try io.truncate(to: snapshot.end)
-            }
-            // What the last session left may not be durable yet (deferred durability, or a crash
-            // between a commit's write and its sync). With full durability the first commit of
-            // this session syncs it before writing (so opening stays a few reads, no sync);
-            // with deferred durability it is synced now, so that this session's commits need
-            // not make the next open check earlier ones.
-            var syncedEnd: UInt64 = 0
-            if options.durability == .deferred {
-                try io.sync()
-                syncedEnd = snapshot.end
-            }
-            return (snapshot, AppendWriter(file: file, committedEnd: snapshot.end, syncedEnd: syncedEnd))
-        } catch let error as StoreError {
-            io.close()
-            throw error
-        } catch {
-            io.close()
-            throw StoreError.io(error, doing: "opening the store", path: path)
+        let lock = try LockFile.open(storePath: path, fileSystem: fileSystem, writable: !options.readOnly)
+        self.lockFile = lock
+        let opened: (snapshot: Snapshot, writer: AppendWriter?)
+        if let lock, !options.readOnly {
+            opened = try StoreOpening.openForWriting(path: path, options: options, fileSystem: fileSystem, lock: lock)
+        } else {
+            opened = try StoreOpening.openForReading(path: path, fileSystem: fileSystem, lock: lock)
         }
-    }
-
-    private static func createEmpty(io: any FileHandleIO, path: String, fileSystem: any FileSystem) throws {
-        var salt: UInt64 = 0
-        while salt == 0 { salt = UInt64.random(in: 1...UInt64.max) }
-        let header = FileHeader(salt: salt, createdMilliseconds: UInt64(Date().timeIntervalSince1970 * 1000))
-        try io.truncate(to: 0)
-        try io.write(header.encode(), at: 0)
-        try appendInitialCommit(io: io, salt: salt)
-        try fileSystem.syncDirectory(path.parentDirectory)
-    }
-
-    private static func appendInitialCommit(io: any FileHandleIO, salt: UInt64) throws {
-        let offset = UInt64(FileHeader.size)
-        let record = CommitRecord(sequence: 0, offset: offset, previousOffset: 0, bodyStart: offset,
-                                  bodyChecksum: 0, flags: CommitRecord.flagBodySynced, root: nil,
-                                  timeMilliseconds: UInt64(Date().timeIntervalSince1970 * 1000), salt: salt, catalog: Catalog())
-        try io.write(record.encode(), at: offset)
-        try io.sync()
+        self.state = Mutex(State(snapshot: opened.snapshot, writer: opened.writer, nextBlobID: opened.snapshot.catalog.nextBlobID))
+        if opened.writer != nil { publishToOtherProcesses(opened.snapshot) }
     }
 
     // MARK: Transactions
@@ -231,6 +121,7 @@ public final class Store: Sendable {
 
     /// Begins a read transaction on the latest commit. It holds that commit's pages until it is released.
     public func beginRead() throws -> ReadTransaction {
+        if options.readOnly, let lockFile { return try beginForeignRead(lockFile) }
         let snapshot = try state.withLock { s -> Snapshot in
             if s.closed { throw closedError() }
             s.readers[s.snapshot.sequence, default: 0] += 1
@@ -298,19 +189,43 @@ public final class Store: Sendable {
 
     // MARK: Called by transactions
 
-    func publish(_ snapshot: Snapshot) {
+    /// Makes a commit the one new transactions read, here and in other processes.
+    func publish(_ snapshot: Snapshot, durable: Bool) {
         state.withLock { $0.snapshot = snapshot }
+        publishToOtherProcesses(snapshot)
+    }
+
+    func publishToOtherProcesses(_ snapshot: Snapshot) {
+        lockFile?.publish(PublishedCommit(salt: snapshot.file.salt, sequence: snapshot.sequence, offset: snapshot.commitOffset, end: snapshot.end))
     }
 
     /// Removes the files of blobs deleted by commit `sequence` once no reader can see them
     /// and the commit is durable (`durable`: it was synced).
     func retireBlobs(_ ids: [UInt64], deletedBy sequence: UInt64, durable: Bool) {
-        let unreadable = state.withLock { s in
+        state.withLock { s in
             if durable { s.durableSequence = Swift.max(s.durableSequence, sequence) }
             s.retiredBlobs += ids.map { (sequence, $0) }
-            return s.takeUnreadableBlobs()
         }
-        for id in unreadable { blobs.remove(id) }
+        removeUnreadableBlobs()
+    }
+
+    /// Removes the retired blob files that no reader, here or in another process, can see.
+    func removeUnreadableBlobs() {
+        var candidates = state.withLock { $0.unreadableBlobs() }
+        guard !candidates.isEmpty else { return }
+        if let lockFile {
+            var seen: [UInt64: Bool] = [:]
+            candidates = candidates.filter { blob in
+                if let busy = seen[blob.sequence] { return !busy }
+                // When the lock file cannot tell, keep the file: an orphan is removed later.
+                let busy = (try? lockFile.hasForeignReader(below: blob.sequence)) ?? true
+                seen[blob.sequence] = busy
+                return !busy
+            }
+        }
+        let ids = Set(candidates.map(\.id))
+        state.withLock { s in s.retiredBlobs.removeAll { ids.contains($0.id) } }
+        for id in ids { blobs.remove(id) }
     }
 
     /// Every commit up to `sequence` is on disk: the blob files they deleted may go.
@@ -320,11 +235,13 @@ public final class Store: Sendable {
 
     /// A read transaction of commit `sequence` is done.
     func releaseReader(_ sequence: UInt64) {
-        let unreadable = state.withLock { s -> [UInt64] in
-            if let n = s.readers[sequence] { s.readers[sequence] = n > 1 ? n - 1 : nil }
-            return s.takeUnreadableBlobs()
+        let foreign = options.readOnly
+        state.withLock { s in
+            guard let n = s.readers[sequence] else { return }
+            s.readers[sequence] = n > 1 ? n - 1 : nil
+            if n == 1, foreign { lockFile?.unlockReader(sequence) }
         }
-        for id in unreadable { blobs.remove(id) }
+        if !foreign { removeUnreadableBlobs() }
     }
 
     /// Blobs deleted by a commit whose files readers may still need.
@@ -345,17 +262,16 @@ public final class Store: Sendable {
         }
     }
 
-    /// For `reopenAfterFailure`: goes on with the reopened file; the lock moves to
-    /// `lockHolder` if one is given (a file that replaced the store's), else stays. A store
-    /// closed meanwhile stays closed.
-    func resume(snapshot: Snapshot, writer: AppendWriter, lockHolder: StoreFile?) {
+    /// For `reopenAfterFailure`: goes on with the reopened file (the writer's lock, in the
+    /// lock file, stays as it is). A store closed meanwhile stays closed.
+    func resume(snapshot: Snapshot, writer: AppendWriter) {
         state.withLock { s in
             guard !s.closed else { return }
             s.snapshot = snapshot
             s.writer = writer
-            if let lockHolder { s.lockHolder = lockHolder }
             s.failure = nil
         }
+        publishToOtherProcesses(snapshot)
     }
 
     func allocateBlobID(atLeast floor: UInt64) -> UInt64 {
@@ -368,13 +284,63 @@ public final class Store: Sendable {
 
     func currentSnapshot() -> Snapshot { state.withLock { $0.snapshot } }
 
-    /// Compaction's switch to the new file, whose descriptor holds the lock of the new file.
+    /// Compaction's switch to the new file.
     func replaceFile(snapshot: Snapshot, writer: AppendWriter) {
         state.withLock { s in
             s.snapshot = snapshot
             s.writer = writer
-            s.lockHolder = snapshot.file
         }
+        publishToOtherProcesses(snapshot)
+    }
+
+    // MARK: Readers of a store another process writes
+
+    /// A read transaction of a read-only store: on the last commit the writer published (if a
+    /// writer has the store open), registered in the lock file before anything is read, so
+    /// that the writer keeps what it reads.
+    private func beginForeignRead(_ lockFile: LockFile) throws -> ReadTransaction {
+        for _ in 0..<8 {
+            let published = (try? lockFile.writerIsLive()) == true ? lockFile.published() : nil
+            if let published { try follow(published) }
+            let snapshot = try state.withLock { s -> Snapshot in
+                if s.closed { throw closedError() }
+                let n = s.readers[s.snapshot.sequence, default: 0]
+                if n == 0 { try lockFile.lockReader(s.snapshot.sequence) }
+                s.readers[s.snapshot.sequence] = n + 1
+                return s.snapshot
+            }
+            let tx = ReadTransaction(store: self, snapshot: snapshot)
+            tx.isRegistered = true
+            // The writer removes blob files only after it publishes the commit that deleted
+            // them: if it published nothing newer meanwhile, it will see this reader's lock.
+            guard let published, let again = lockFile.published(), again.sequence > published.sequence else { return tx }
+            _ = tx
+        }
+        return try state.withLock { s -> ReadTransaction in
+            if s.closed { throw closedError() }
+            s.readers[s.snapshot.sequence, default: 0] += 1
+            let tx = ReadTransaction(store: self, snapshot: s.snapshot)
+            tx.isRegistered = true
+            return tx
+        }
+    }
+
+    /// Moves a read-only store to a commit the writer published (after a compaction, to the
+    /// new file); keeps the current snapshot when the published one is not newer.
+    private func follow(_ published: PublishedCommit) throws {
+        let current = currentSnapshot()
+        if published.salt == current.file.salt {
+            guard published.sequence > current.sequence else { return }
+            let fresh = try StoreOpening.snapshot(of: published, in: current.file)
+            state.withLock { s in if fresh.sequence > s.snapshot.sequence { s.snapshot = fresh } }
+            return
+        }
+        // A compaction put a new file in place: open it (between its rename and the writer's
+        // publication the names may not agree yet; then wait for the next transaction).
+        guard let file = try? StoreOpening.openData(path: path, fileSystem: fileSystem, readOnly: true, counters: current.file.counters),
+              file.salt == published.salt else { return }
+        let fresh = try StoreOpening.snapshot(of: published, in: file)
+        state.withLock { s in s.snapshot = fresh }
     }
 
     // MARK: Everything else
@@ -400,46 +366,48 @@ public final class Store: Sendable {
 
     /// Closes the store. Transactions already begun keep their snapshot readable.
     ///
-    /// Closing releases the lock at once, so the store can be opened again right away, here or
-    /// in another process. Read transactions begun before keep reading their snapshot: the file
-    /// only grows at its end, and a compaction replaces it by rename, so their pages stay as
-    /// they were. The descriptor closes when the last of them is released.
+    /// Closing releases the writer's lock at once, so the store can be opened again right
+    /// away, here or in another process. Read transactions begun before keep reading their
+    /// snapshot: the file only grows at its end, and a compaction replaces it by rename, so
+    /// their pages stay as they were. The file closes when the last of them is released.
     public func close() {
-        let lock = state.withLock { s -> StoreFile? in
+        let wasWriter = state.withLock { s -> AppendWriter?? in
             if s.closed { return nil }
             s.closed = true
-            s.writer = nil
-            return s.lockHolder
+            defer { s.writer = nil }
+            return .some(s.writer)
         }
+        guard let wasWriter, let writer = wasWriter else { return }
         // A write transaction or compaction under way keeps the lock until it ends (see
         // `endWriting`): releasing it now would let another writer append beside it.
-        guard let lock, writerGate.wait(timeout: .now()) == .success else { return }
-        lock.io.unlock()
+        guard writerGate.wait(timeout: .now()) == .success else { return }
+        if state.withLock({ $0.failure == nil }) { writer.trimPreallocation() }
+        removeUnreadableBlobs()
+        lockFile?.unlockWriter()
         writerGate.signal()
     }
 
     /// Ends the write transaction, compaction or sync that holds `writerGate`. On a store
     /// closed meanwhile, this is when the lock is released.
     func endWriting() {
-        let lock = state.withLock { s in s.closed ? s.lockHolder : nil }
-        lock?.io.unlock()
+        if state.withLock({ $0.closed }) { lockFile?.unlockWriter() }
         writerGate.signal()
     }
 
-    /// What the store has done since it was opened (pages read, bytes written, syncs, commits).
+    /// What the store has done since it was opened (pages checked, bytes written, syncs, commits).
     public var statistics: StoreStatistics { currentSnapshot().file.counters.snapshot }
 
     /// A summary of the store: sizes, sequence, collections and what compaction would free.
     public func info() throws -> StoreInfo {
-        let snapshot = currentSnapshot()
-        let size = try snapshot.file.io.size()
+        let snapshot = options.readOnly ? try read { $0.base } : currentSnapshot()
+        let size: UInt64
+        do { size = try snapshot.file.io.size() } catch { throw StoreError.io(error, doing: "reading the store's size", path: path) }
         let catalog = snapshot.catalog
-        // Each figure is at most Int.max (Catalog.decode checks); their sum saturates rather than trap.
         func add(_ a: UInt64, _ b: UInt64) -> UInt64 { let (sum, overflow) = a.addingReportingOverflow(b); return overflow ? .max : sum }
-        let total = catalog.collections.reduce(add(add(catalog.liveTreeBytes, catalog.liveOtherBytes), UInt64(FileHeader.size))) { add($0, $1.liveBytes) }
+        let total = add(add(catalog.liveBytes, UInt64(FileHeader.size)), snapshot.end - snapshot.commitOffset)
         let live = Swift.min(total, UInt64(Int.max))
         let collections = catalog.collections.map { c in
-            StoreInfo.Collection(name: c.name, id: CollectionID(rawValue: c.id), count: Int(c.count), liveBytes: Int(c.liveBytes),
+            StoreInfo.Collection(name: c.name, id: CollectionID(rawValue: c.id), count: Int(c.count), liveBytes: Int(Swift.min(c.liveBytes, UInt64(Int.max))),
                                  indexes: catalog.indexes.filter { $0.collection == c.id }.map(ReadTransaction.describe))
         }
         return StoreInfo(path: path, formatVersion: Int(FileHeader.currentVersion), fileSize: Int(size), sequence: snapshot.sequence,
@@ -453,6 +421,7 @@ public struct StoreInfo: Sendable {
         public let name: String
         public let id: CollectionID
         public let count: Int
+        /// Bytes of the collection's row pages and long values (not its indexes).
         public let liveBytes: Int
         public let indexes: [IndexDescription]
     }
@@ -461,7 +430,7 @@ public struct StoreInfo: Sendable {
     public let fileSize: Int
     /// The sequence number of the last commit.
     public let sequence: UInt64
-    /// Bytes of live records, pages and metadata.
+    /// Bytes of live pages, values and metadata.
     public let liveBytes: Int
     /// About how many bytes `compact()` would free.
     public let reclaimableBytes: Int

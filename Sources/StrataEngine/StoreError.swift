@@ -15,7 +15,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
     /// What kind of failure this is. New codes may be added; match the ones you handle.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: String, Sendable {
-            case notAStore, newerFormat, corrupt, locked, readOnly, closed
+            case notAStore, newerFormat, olderFormat, corrupt, locked, readOnly, closed
             case writesRefused, ioFailure, diskFull, uniqueConstraintViolation
             case keyTooLarge, valueTooLarge, notFound, invalidArgument, indexKeyMismatch
         }
@@ -26,6 +26,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
         public static let notAStore = Code(.notAStore)
         /// The store was written by a newer version of Strata.
         public static let newerFormat = Code(.newerFormat)
+        /// The store uses an older file format; convert it with `strata upgrade PATH`
+        /// (`Store.upgrade(path:)`).
+        public static let olderFormat = Code(.olderFormat)
         /// The file's bytes fail a checksum or do not make sense.
         public static let corrupt = Code(.corrupt)
         /// Another process has the store open for writing.

@@ -2,9 +2,9 @@ import Synchronization
 
 /// Counts of the work a store has done since it was opened: what benchmarks and tests read.
 public struct StoreStatistics: Sendable, Hashable {
-    /// Pages read from the file (cache misses).
+    /// Pages checked (their checksum and structure) the first time this process read them.
     public var pagesRead: Int
-    /// Record blocks read from the file (cache misses).
+    /// Value frames (records too long for a page) checked the first time this process read them.
     public var blocksRead: Int
     /// Bytes written to the store file.
     public var bytesWritten: Int
@@ -28,131 +28,46 @@ final class Counters: Sendable {
     }
 }
 
-/// One open store file with its caches. Compaction makes a new one; snapshots keep the old
-/// one alive (and open) until the last reader is done.
+/// One open store file and its mapping. Compaction makes a new one; snapshots keep the old
+/// one alive (and open, and mapped) until the last reader is done.
 final class StoreFile: Sendable {
     let io: any FileHandleIO
     let path: String
     let salt: UInt64
     let counters: Counters
-    private let nodes: TwoGenerationCache<Node>
-    private let blocks: TwoGenerationCache<RecordBlock>
+    private let mapped: Mutex<MappedFile?>
 
-    static let blockSize = 32 * 1024
-
-    init(io: any FileHandleIO, path: String, salt: UInt64, cacheSize: Int, counters: Counters) {
+    init(io: any FileHandleIO, path: String, salt: UInt64, counters: Counters) {
         self.io = io
         self.path = path
         self.salt = salt
         self.counters = counters
-        // Decoded pages cost about twice their size in memory; records share the rest.
-        self.nodes = TwoGenerationCache(capacity: cacheSize / 2)
-        self.blocks = TwoGenerationCache(capacity: cacheSize / 2)
+        self.mapped = Mutex(nil)
     }
 
     deinit { io.close() }
 
-    /// Reads (or finds in the cache) the node at `ref`. Pages of a snapshot end before `limit`.
-    func readNode(_ ref: PageRef, limit: UInt64) throws -> Node {
-        if let node = nodes.get(ref.offset) { return node }
-        guard ref.length >= UInt32(Node.headerSize), ref.length <= UInt32(Node.maximumPageSize),
-              ref.offset >= UInt64(FileHeader.size), ref.offset <= limit, UInt64(ref.length) <= limit - ref.offset else {
-            throw StoreError.corrupt("a page pointer (\(ref.length) bytes at \(ref.offset)) points outside the file", path: path, offset: ref.offset)
-        }
-        let bytes: [UInt8]
-        do { bytes = try io.read(count: Int(ref.length), at: ref.offset) }
-        catch { throw StoreError.io(error, doing: "reading a page", path: path) }
-        counters.pagesRead.add(1, ordering: .relaxed)
-        guard let node = Node.decode(page: bytes, at: ref) else {
-            throw StoreError.corrupt("the page at byte \(ref.offset) fails its checksum or is malformed", path: path, offset: ref.offset)
-        }
-        nodes.put(ref.offset, node, cost: 2 * bytes.count + 64)
-        return node
-    }
-
-    func cacheWrittenNode(_ node: Node, _ ref: PageRef) {
-        nodes.put(ref.offset, node, cost: 2 * Int(ref.length) + 64)
-    }
-
-    /// Calls `body` with `count` bytes at `offset`, all of which lie before `limit`.
-    func withBytes<R>(at offset: UInt64, count: Int, limit: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        if let (block, within) = try cachedBlock(at: offset, count: count, limit: limit) {
-            return try block.bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[within..<(within + count)])) }
-        }
-        return try readUncached(at: offset, count: count).withUnsafeBytes(body)
-    }
-
-    /// Calls `body` with the payload of the record frame at `offset` (`count` bytes, header
-    /// included) once the frame is checked: its length, its index keys and its checksum. The
-    /// checksum is verified once per frame while its block stays cached (the block's bytes do
-    /// not change), not at every read.
-    func withCheckedRecord<R>(at offset: UInt64, count: Int, limit: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        func checked(_ raw: UnsafeRawBufferPointer, verified: Bool) throws -> UnsafeRawBufferPointer {
-            guard let payload = RecordFrame.check(raw, verifyChecksum: !verified) else {
-                throw StoreError.corrupt("the record at byte \(offset) fails its checksum", path: path, offset: offset)
+    /// A mapping of the file that covers its first `end` bytes: the current one, or a longer
+    /// one when the file has grown past it (mappings are never moved or shrunk under the
+    /// snapshots that use them: each keeps the one it began on).
+    func mapping(covering end: UInt64) throws -> MappedFile {
+        try mapped.withLock { current in
+            if let current, UInt64(current.count) >= end { return current }
+            guard end <= UInt64(Int.max / 2) else {
+                throw StoreError.corrupt("the store file would be \(end) bytes long", path: path, offset: nil)
             }
-            return UnsafeRawBufferPointer(rebasing: raw[payload...])
-        }
-        if let (block, within) = try cachedBlock(at: offset, count: count, limit: limit) {
-            let verified = block.isVerified(within)
-            return try block.bytes.withUnsafeBytes { all in
-                let payload = try checked(UnsafeRawBufferPointer(rebasing: all[within..<(within + count)]), verified: verified)
-                if !verified { block.markVerified(within) }
-                return try body(payload)
+            let mapping: any FileMapping
+            do { mapping = try io.map(length: Int(end), roomToGrow: true) } catch {
+                throw StoreError.io(error, doing: "mapping the store file", path: path)
             }
+            guard UInt64(mapping.count) >= end else {
+                throw StoreError(.ioFailure, "The store file could not be mapped whole (\(mapping.count) of \(end) bytes).", path: path)
+            }
+            let fresh = try MappedFile(mapping: mapping, counters: counters, path: path)
+            current = fresh
+            return fresh
         }
-        return try readUncached(at: offset, count: count).withUnsafeBytes { try body(try checked($0, verified: false)) }
     }
-
-    /// The cached block holding all of `count` bytes at `offset` (read into the cache if
-    /// needed), and where they start in it; nil when they cross a block boundary.
-    private func cachedBlock(at offset: UInt64, count: Int, limit: UInt64) throws -> (RecordBlock, Int)? {
-        guard offset <= limit, UInt64(count) <= limit - offset else {
-            throw StoreError.corrupt("a record pointer (\(count) bytes at \(offset)) points outside the file", path: path, offset: offset)
-        }
-        let blockSize = UInt64(StoreFile.blockSize)
-        let block = offset / blockSize
-        let within = Int(offset % blockSize)
-        guard within + count <= StoreFile.blockSize else { return nil }
-        if let cached = blocks.get(block), cached.bytes.count >= within + count { return (cached, within) }
-        let start = block * blockSize
-        let length = Int(Swift.min(blockSize, limit - start))
-        let bytes: [UInt8]
-        do { bytes = try io.read(count: length, at: start) }
-        catch { throw StoreError.io(error, doing: "reading a record", path: path) }
-        counters.blocksRead.add(1, ordering: .relaxed)
-        guard bytes.count >= within + count else {
-            throw StoreError.corrupt("the file ends inside a record at byte \(offset)", path: path, offset: offset)
-        }
-        let loaded = RecordBlock(bytes)
-        blocks.put(block, loaded, cost: bytes.count + 64)
-        return (loaded, within)
-    }
-
-    /// Bytes that cross a block boundary (a large record), read without the cache.
-    private func readUncached(at offset: UInt64, count: Int) throws -> [UInt8] {
-        let bytes: [UInt8]
-        do { bytes = try io.read(count: count, at: offset) }
-        catch { throw StoreError.io(error, doing: "reading a record", path: path) }
-        counters.blocksRead.add(1, ordering: .relaxed)
-        guard bytes.count == count else {
-            throw StoreError.corrupt("the file ends inside a record at byte \(offset)", path: path, offset: offset)
-        }
-        return bytes
-    }
-}
-
-/// A 32 KiB piece of the file in the record cache, and the record frames in it whose checksums
-/// have been verified since it was read.
-final class RecordBlock: Sendable {
-    let bytes: [UInt8]
-    /// Offsets (within the block) of frames whose checksum passed.
-    private let verified = Mutex<Set<UInt16>>([])
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func isVerified(_ within: Int) -> Bool { verified.withLock { $0.contains(UInt16(truncatingIfNeeded: within)) } }
-    func markVerified(_ within: Int) { _ = verified.withLock { $0.insert(UInt16(truncatingIfNeeded: within)) } }
 }
 
 /// Appends to the end of the store file for the one write transaction at a time.
@@ -165,20 +80,27 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     private(set) var flushedEnd: UInt64
     /// Everything before this offset is known to be synced.
     private(set) var syncedEnd: UInt64
+    /// The file's size as this writer left it: the bytes from `flushedEnd` to here are zeros
+    /// it wrote ahead of its commits (see `preallocate`).
+    private(set) var fileEnd: UInt64
+    /// A write failed since the last commit: what lies after `flushedEnd` is unknown.
+    private var writeFailed = false
     private var buffer: [UInt8] = []
-    private(set) var bodyChecksum: UInt32 = 0
+    private var body = StreamingChecksum()
     static let flushThreshold = 1 << 20
 
     init(file: StoreFile, committedEnd: UInt64, syncedEnd: UInt64) {
         self.file = file
         self.committedEnd = committedEnd
         self.flushedEnd = committedEnd
+        self.fileEnd = committedEnd
         self.syncedEnd = syncedEnd
         buffer.reserveCapacity(AppendWriter.flushThreshold)
     }
 
     var end: UInt64 { flushedEnd + UInt64(buffer.count) }
     var bodySize: UInt64 { end - committedEnd }
+    var bodyChecksum: UInt64 { body.value }
 
     /// Appends bytes; returns the offset they start at.
     @discardableResult
@@ -188,7 +110,7 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
 
     func append(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         let offset = end
-        bodyChecksum = CRC32C.update(bodyChecksum, bytes)
+        body.update(bytes)
         if bytes.count >= AppendWriter.flushThreshold {
             try flush()
             try write(bytes)
@@ -197,6 +119,15 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
         buffer.append(contentsOf: bytes)
         if buffer.count >= AppendWriter.flushThreshold { try flush() }
         return offset
+    }
+
+    /// Appends a page or a value frame: at the next multiple of 16 (`PageLayout.alignment`),
+    /// after zeros (part of the body); returns its offset.
+    @discardableResult
+    func appendAligned(_ bytes: [UInt8]) throws -> UInt64 {
+        let padding = Int((0 &- end) & UInt64(PageLayout.alignment - 1))
+        if padding > 0 { try withUnsafeBytes(of: (UInt64(0), UInt64(0))) { try append(UnsafeRawBufferPointer(rebasing: $0[0..<padding])) } }
+        return try append(bytes)
     }
 
     /// Appends the commit record itself, which is not part of the body checksum.
@@ -211,9 +142,50 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try file.io.write(bytes, at: flushedEnd)
+        do { try file.io.write(bytes, at: flushedEnd) } catch {
+            writeFailed = true
+            throw error
+        }
         flushedEnd += UInt64(bytes.count)
+        fileEnd = Swift.max(fileEnd, flushedEnd)
         file.counters.bytesWritten.add(bytes.count, ordering: .relaxed)
+    }
+
+    /// Zeros written ahead of the commits, so that a commit overwrites blocks the file already
+    /// has instead of growing it: fdatasync then has no size or block map to write, and costs
+    /// about two thirds of an append's (Docs/Durability.md, "Space written ahead"). Called after
+    /// a commit; the zeros reach the disk with the next commit's sync. Best effort: if the
+    /// zeros cannot be written (a full disk), the commits append as before.
+    func preallocate() {
+        guard writeFailed == false, fileEnd < flushedEnd + AppendWriter.preallocationSlack else { return }
+        let chunk = Swift.min(Swift.max(flushedEnd / 8, AppendWriter.preallocationMinimum), AppendWriter.preallocationMaximum)
+        let target = (flushedEnd + chunk + 4095) & ~4095
+        var position = Swift.max(fileEnd, flushedEnd)
+        do {
+            while position < target {
+                let count = Int(Swift.min(target - position, UInt64(AppendWriter.zeros.count)))
+                try AppendWriter.zeros.withUnsafeBytes { try file.io.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: position) }
+                position += UInt64(count)
+                fileEnd = position
+                file.counters.bytesWritten.add(count, ordering: .relaxed)
+            }
+        } catch {
+            // Part of the zeros may be there: cut them off, or let the next discard do it.
+            if (try? file.io.truncate(to: flushedEnd)) != nil { fileEnd = flushedEnd } else { writeFailed = true }
+        }
+    }
+
+    /// Zeros are written ahead when fewer than this many remain after the last commit.
+    static let preallocationSlack: UInt64 = 32 * 1024
+    /// Zeros written ahead at a time: an eighth of the file, within these bounds.
+    static let preallocationMinimum: UInt64 = 64 * 1024
+    static let preallocationMaximum: UInt64 = 4 * 1024 * 1024
+    private static let zeros = [UInt8](repeating: 0, count: 256 * 1024)
+
+    /// Cuts off the zeros written ahead (when the writer closes the store).
+    func trimPreallocation() {
+        guard fileEnd > committedEnd, flushedEnd == committedEnd, buffer.isEmpty else { return }
+        if (try? file.io.truncate(to: committedEnd)) != nil { fileEnd = committedEnd }
     }
 
     func sync() throws {
@@ -225,38 +197,42 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     /// Everything appended so far is now committed.
     func markCommitted() {
         committedEnd = end
-        bodyChecksum = 0
+        body = StreamingChecksum()
+        writeFailed = false
     }
 
     /// Drops what was appended since the last commit.
     func discard() throws {
         buffer.removeAll(keepingCapacity: true)
-        bodyChecksum = 0
-        // A failed write may have left part of its bytes after flushedEnd.
-        if try flushedEnd > committedEnd || file.io.size() > committedEnd {
+        body = StreamingChecksum()
+        // A failed write may have left part of its bytes after flushedEnd. The zeros written
+        // ahead may stay (no commit record is in them).
+        if flushedEnd > committedEnd || writeFailed {
             flushedEnd = committedEnd
             try file.io.truncate(to: committedEnd)
+            fileEnd = committedEnd
+            writeFailed = false
         }
     }
 
-    /// Reads bytes appended by the current transaction (at or after `committedEnd`).
+    /// Calls `body` with `count` bytes appended by the current transaction (at or after
+    /// `committedEnd`), from the file or from the buffer not yet written.
     func withUncommittedBytes<R>(at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        // A pointer from a damaged page may hold any offset: compare before converting.
+        guard offset >= committedEnd, offset <= end, UInt64(count) <= end - offset else {
+            throw StoreError.corrupt("a value pointer runs past the end of the transaction", path: file.path, offset: offset)
+        }
         if offset >= flushedEnd {
-            // A pointer from a damaged page may hold any offset: compare before converting.
-            guard offset - flushedEnd <= UInt64(buffer.count), count <= buffer.count - Int(offset - flushedEnd) else {
-                throw StoreError.corrupt("a record pointer runs past the end of the transaction", path: file.path, offset: offset)
-            }
             let start = Int(offset - flushedEnd)
             return try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
         }
-        var bytes = try file.io.read(count: Swift.min(count, Int(flushedEnd - offset)), at: offset)
-        if bytes.count < count {
-            let rest = count - bytes.count
-            guard rest <= buffer.count else {
-                throw StoreError.corrupt("a record pointer runs past the end of the transaction", path: file.path, offset: offset)
-            }
-            bytes.append(contentsOf: buffer[0..<rest])
+        if offset + UInt64(count) <= flushedEnd {
+            let map = try file.mapping(covering: flushedEnd)
+            return try body(UnsafeRawBufferPointer(start: map.base + Int(offset), count: count))
         }
+        // Across the flushed end: put the two halves together.
+        var bytes = try file.io.read(count: Int(flushedEnd - offset), at: offset)
+        bytes.append(contentsOf: buffer[0..<(count - bytes.count)])
         return try bytes.withUnsafeBytes(body)
     }
 }

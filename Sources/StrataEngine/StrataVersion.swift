@@ -12,6 +12,9 @@ public enum StrataVersion {
     /// The file format version of the stores this Strata creates and writes.
     public static var fileFormat: Int { Int(FileHeader.currentVersion) }
     /// The file format versions this Strata opens. A store of a newer version is refused with
-    /// `StoreError` `.newerFormat`.
-    public static var readableFileFormats: ClosedRange<Int> { 1...Int(FileHeader.currentVersion) }
+    /// `StoreError` `.newerFormat`; one of an older version with `.olderFormat`, naming the
+    /// command that converts it (`convertibleFileFormats`).
+    public static var readableFileFormats: ClosedRange<Int> { Int(FileHeader.currentVersion)...Int(FileHeader.currentVersion) }
+    /// The older file format versions `strata upgrade` (`Store.upgrade(path:)`) converts.
+    public static var convertibleFileFormats: ClosedRange<Int> { 1...(Int(FileHeader.currentVersion) - 1) }
 }

@@ -126,20 +126,84 @@ enum Syscalls {
         _ = try valueOrErrno("ftruncate", path) { Glibc.ftruncate(fd, off_t(size)) }
     }
 
-    /// Takes an advisory lock without waiting. Returns false when another process holds it.
-    static func lock(_ fd: Int32, _ path: String, exclusive: Bool) throws(SystemError) -> Bool {
-        let operation = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB
+    // Byte-range locks of the open file description (Linux "OFD" locks, F_OFD_SETLK and
+    // F_OFD_GETLK, which <fcntl.h> defines only with _GNU_SOURCE). They belong to the open
+    // file, not to the process: two descriptors opened separately conflict even in one
+    // process, and the kernel drops them when the file is closed or the process dies.
+    private static let ofdGetLock: Int32 = 36
+    private static let ofdSetLock: Int32 = 37
+
+    private static func lockDescription(_ type: Int32, _ range: Range<UInt64>) -> flock {
+        var l = flock()
+        l.l_type = Int16(type)
+        l.l_whence = Int16(SEEK_SET)
+        l.l_start = off_t(clamping: range.lowerBound)
+        l.l_len = off_t(clamping: range.upperBound - range.lowerBound)
+        l.l_pid = 0
+        return l
+    }
+
+    /// Takes a shared or exclusive lock on `range` without waiting; false when another open
+    /// file holds a conflicting one.
+    static func lock(_ fd: Int32, _ path: String, range: Range<UInt64>, exclusive: Bool) throws(SystemError) -> Bool {
+        var l = lockDescription(exclusive ? F_WRLCK : F_RDLCK, range)
         while true {
-            if flock(fd, operation) == 0 { return true }
+            let result = withUnsafeMutablePointer(to: &l) { fcntl(fd, ofdSetLock, UnsafeMutableRawPointer($0)) }
+            if result == 0 { return true }
             let code = errno
             if code == EINTR { continue }
-            if code == EWOULDBLOCK { return false }
-            throw SystemError(call: "flock", path: path, errno: code)
+            if code == EAGAIN || code == EACCES { return false }
+            throw SystemError(call: "fcntl(F_OFD_SETLK)", path: path, errno: code)
         }
     }
 
-    static func unlock(_ fd: Int32) {
-        while flock(fd, LOCK_UN) != 0 && errno == EINTR {}
+    static func unlock(_ fd: Int32, range: Range<UInt64>) {
+        var l = lockDescription(F_UNLCK, range)
+        while withUnsafeMutablePointer(to: &l, { fcntl(fd, ofdSetLock, UnsafeMutableRawPointer($0)) }) != 0 && errno == EINTR {}
+    }
+
+    /// The start of a lock that another open file holds on `range` and that would conflict
+    /// with a lock of this kind; nil when there is none.
+    static func conflictingLock(_ fd: Int32, _ path: String, range: Range<UInt64>, exclusive: Bool) throws(SystemError) -> UInt64? {
+        var l = lockDescription(exclusive ? F_WRLCK : F_RDLCK, range)
+        _ = try valueOrErrno("fcntl(F_OFD_GETLK)", path) { withUnsafeMutablePointer(to: &l) { fcntl(fd, ofdGetLock, UnsafeMutableRawPointer($0)) } }
+        return l.l_type == Int16(F_UNLCK) ? nil : UInt64(clamping: l.l_start)
+    }
+
+    // MARK: Memory maps
+
+    /// Maps `length` bytes of the file read-only and shared: the kernel's page cache, not a copy.
+    /// The file may be shorter than `length`; pages past its end must not be touched.
+    /// With `populate`, the pages are mapped at once (for a file read whole right away).
+    static func map(_ fd: Int32, _ path: String, length: Int, populate: Bool = false) throws(SystemError) -> UnsafeRawPointer {
+        guard let address = mmap(nil, length, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0), address != MAP_FAILED else {
+            throw SystemError(call: "mmap", path: path, errno: errno)
+        }
+        return UnsafeRawPointer(address)
+    }
+
+    /// Maps `length` bytes of the file for reading and writing, shared.
+    static func mapShared(_ fd: Int32, _ path: String, length: Int) throws(SystemError) -> UnsafeMutableRawPointer {
+        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+            throw SystemError(call: "mmap", path: path, errno: errno)
+        }
+        return address
+    }
+
+    static func unmap(_ address: UnsafeRawPointer, length: Int) {
+        _ = munmap(UnsafeMutableRawPointer(mutating: address), length)
+    }
+
+    /// Zeroed memory that costs nothing until it is written (an anonymous mapping), for large
+    /// sparse tables; nil when the address space is exhausted.
+    static func allocateZeroed(_ length: Int) -> UnsafeMutableRawPointer? {
+        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+              address != MAP_FAILED else { return nil }
+        return address
+    }
+
+    static func releaseZeroed(_ address: UnsafeMutableRawPointer, length: Int) {
+        _ = munmap(address, length)
     }
 
     static func rename(_ from: String, _ to: String) throws(SystemError) {

@@ -59,14 +59,19 @@ public enum Durability: Sendable, Hashable {
 public struct StoreOptions: Sendable {
     /// How hard a commit works to be durable. Default: `.full`.
     public var durability: Durability
-    /// Bytes of decoded pages and file blocks kept in memory, shared by all transactions.
+    /// Bytes of changed pages a write transaction keeps in memory; past it they are written
+    /// out before the commit record, so a large save does not grow memory. Reads keep no
+    /// cache of their own: they read the mapped file, and the kernel's page cache is the cache.
+    /// Default: 16 MiB.
     public var cacheSize: Int
-    /// Open for reading only: no writes, a shared lock, and a damaged tail is left as it is.
+    /// Open for reading only: no writes, and a damaged tail is left as it is. A read-only
+    /// store may be opened while another process (or `Store`) writes: it reads the commits
+    /// that writer publishes.
     public var readOnly: Bool
     /// Create the store when the file does not exist. Default: true.
     public var createIfMissing: Bool
 
-    public init(durability: Durability = .full, cacheSize: Int = 32 << 20, readOnly: Bool = false, createIfMissing: Bool = true) {
+    public init(durability: Durability = .full, cacheSize: Int = 16 << 20, readOnly: Bool = false, createIfMissing: Bool = true) {
         self.durability = durability
         self.cacheSize = cacheSize
         self.readOnly = readOnly

@@ -32,13 +32,16 @@ public struct VerifyReport: Sendable, CustomStringConvertible {
 public typealias RecordIndexKeys = (_ collection: CollectionID, _ row: RowID, _ record: UnsafeRawBufferPointer) throws -> [IndexKey]?
 
 extension Store {
-    /// Checks the whole store: the chain of commit records, every page (checksums, key order,
-    /// bounds), every record, that the indexes agree with the records both ways, the counts in
-    /// the catalog, and every blob file. Reads everything; meant for tests and `strata verify`.
+    /// Checks the whole store: the chain of commit records and every commit's body checksum,
+    /// every page of every tree (checksum, structure, key order, bounds), every value, every
+    /// index entry's row, the counts in the catalog, and every blob file. Reads everything;
+    /// meant for tests and `strata verify`.
     ///
-    /// `indexKeys`, when given, computes the keys each record should have: verify then checks
-    /// that the row's index entries are exactly those (an error it throws is reported as a
-    /// problem of that row).
+    /// The engine does not keep a row's index keys; `indexKeys`, when given, computes the keys
+    /// each record should have: verify then checks that the row's stored key digest matches
+    /// them and that every one of them has its index entry naming the row (and so, with the
+    /// counts, that the indexes and the records agree both ways). An error it throws is
+    /// reported as a problem of that row.
     ///
     /// Damage is reported in the result (with the byte offset), not thrown; throws only when
     /// the store cannot be read at all.
@@ -50,30 +53,23 @@ extension Store {
     }
 }
 
-/// What the caller's `RecordIndexKeys` said of one record.
-private enum ComputedKeys {
-    case notAsked
-    case keys([IndexKey])
-    case failed(String)
-}
-
 private struct Verifier {
     let tx: ReadTransaction
     let progress: ((Double) -> Void)?
-    var report = VerifyReport()
-    var rowCounts: [UInt32: UInt64] = [:]
-    var expectedIndexEntries: [UInt32: Int] = [:]
-    var actualIndexEntries: [UInt32: Int] = [:]
-    var previousKey: [UInt8]? = nil
-    /// Index entries whose rows must exist: checked after the walk.
-    var rowsToFind: [(collection: UInt32, row: RowID, key: [UInt8])] = []
-    var uniqueEntries: [[UInt8]: RowID] = [:]
     let keysOfRecord: RecordIndexKeys?
+    var report = VerifyReport()
+    /// Per index: entries the rows' computed keys name (when `keysOfRecord` answered for every row).
+    var expectedEntries: [UInt32: UInt64] = [:]
+    var allRowsAnswered = true
+    var previousKey: [UInt8]?
+    var bytesSeen: UInt64 = 0
+    let bytesTotal: UInt64
 
     init(tx: ReadTransaction, progress: ((Double) -> Void)?, keysOfRecord: RecordIndexKeys?) {
         self.tx = tx
         self.progress = progress
         self.keysOfRecord = keysOfRecord
+        bytesTotal = Swift.max(tx.catalog.liveBytes, 1)
     }
 
     var path: String { tx.store.path }
@@ -84,13 +80,30 @@ private struct Verifier {
 
     mutating func run() throws {
         checkCommitChain()
-        if let root = tx.base.root {
-            try walk(.page(root), low: nil, high: nil, depth: 0)
+        try walkTree(.system) { v, key, cell in try v.checkSystemEntry(key, cell) }
+        for c in tx.catalog.collections {
+            var rows: UInt64 = 0
+            try walkTree(.rows(c.id)) { v, key, cell in
+                rows += 1
+                try v.checkRow(collection: c.id, key: key, cell: cell)
+            }
+            if rows != c.count { problem("collection \"\(c.name)\" has \(rows) records but the catalog says \(c.count)") }
         }
-        checkCounts()
-        try checkIndexTargets()
+        for i in tx.catalog.indexes {
+            var entries: UInt64 = 0
+            try walkTree(.index(i.id)) { v, key, cell in
+                entries += 1
+                try v.checkIndexEntry(i, key: key, cell: cell)
+            }
+            if entries != i.entries { problem("index \"\(i.name)\" has \(entries) entries but the catalog says \(i.entries)") }
+            if keysOfRecord != nil, allRowsAnswered, expectedEntries[i.id, default: 0] != entries {
+                problem("index \"\(i.name)\" has \(entries) entries but its records' keys name \(expectedEntries[i.id, default: 0])")
+            }
+        }
         progress?(1)
     }
+
+    // MARK: Commits
 
     mutating func checkCommitChain() {
         var offset = tx.base.commitOffset
@@ -105,8 +118,8 @@ private struct Verifier {
                 problem("commit record sequence \(record.sequence) where \(expectedSequence) was expected", at: offset)
             }
             // The body checksum covers every byte between commit records, superseded pages
-            // and records included, which the tree walk never reads.
-            if !bodyMatches(record) {
+            // and values included, which the tree walk never reads.
+            if (try? Recovery.bodyIsIntact(record, io: tx.file.io, limit: .max)) != true {
                 problem("the body of commit \(record.sequence) (bytes \(record.bodyStart)..<\(record.offset)) fails its checksum", at: record.bodyStart)
             }
             seen += 1
@@ -117,159 +130,140 @@ private struct Verifier {
         report.commitsChecked = seen
     }
 
-    /// True when a commit's body matches its checksum (read a piece at a time).
-    func bodyMatches(_ record: CommitRecord) -> Bool {
-        guard record.bodyStart >= UInt64(FileHeader.size), record.bodyStart <= record.offset else { return false }
-        var crc: UInt32 = 0
-        var position = record.bodyStart
-        while position < record.offset {
-            let count = Int(Swift.min(record.offset - position, 1 << 20))
-            guard let bytes = try? tx.file.io.read(count: count, at: position), bytes.count == count else { return false }
-            crc = bytes.withUnsafeBytes { CRC32C.update(crc, $0) }
-            position += UInt64(count)
-        }
-        return crc == record.bodyChecksum
+    // MARK: Trees
+
+    typealias Visit = (inout Verifier, [UInt8], (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8)) throws -> Void
+
+    mutating func walkTree(_ tree: TreeID, _ visit: Visit) throws {
+        previousKey = nil
+        guard let root = tx.root(tree), case .page(let offset) = root else { return }
+        try walk(offset, low: nil, high: nil, depth: 0, visit)
     }
 
-    mutating func walk(_ child: Child, low: [UInt8]?, high: [UInt8]?, depth: Int) throws {
-        guard depth < 64 else { problem("the tree is deeper than 64 levels (a page cycle?)"); return }
-        let node: Node
-        do { node = try tx.reader.node(child) } catch let error as StoreError where error.code == .corrupt {
+    mutating func walk(_ offset: UInt64, low: [UInt8]?, high: [UInt8]?, depth: Int, _ visit: Visit) throws {
+        guard depth < 64 else { problem("a tree is deeper than 64 levels"); return }
+        let view: PageView
+        do { view = try tx.pages.page(at: offset) } catch let error as StoreError where error.code == .corrupt {
             problem(error.message, at: error.offset)
             return
         }
-        report.pagesChecked += 1
-        let pageOffset = node.page?.offset
-        if node.count == 0 { problem("an empty page", at: pageOffset) }
-        for i in 0..<node.count {
-            let key = node.key(i)
-            if !node.isLeaf && i == 0 { continue }
-            if let low, compareBytes(key, low) < 0 { problem("a key below its page's range", at: pageOffset) }
-            if let high, compareBytes(key, high) >= 0 { problem("a key above its page's range", at: pageOffset) }
+        // Checked again whatever this process remembers (it may have written the page itself).
+        guard PageLayout.check(view.base, length: view.length, offset: offset) else {
+            problem("the page at byte \(offset) fails its checksum or is malformed", at: offset)
+            return
         }
-        if node.isLeaf {
-            for i in 0..<node.count {
-                let key = node.key(i)
-                if let previousKey, compareBytes(previousKey, key) >= 0 {
-                    problem("keys out of order", at: pageOffset)
-                }
+        report.pagesChecked += 1
+        bytesSeen += UInt64(view.length)
+        if report.pagesChecked % 256 == 0 { progress?(Swift.min(0.99, Double(bytesSeen) / Double(bytesTotal))) }
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(view.count)
+        for i in 0..<view.count { keys.append(view.key(i)) }
+        for (i, key) in keys.enumerated() where view.isLeaf || i > 0 {
+            if let low, compareBytes(key, low) < 0 { problem("a key below its page's range", at: offset) }
+            if let high, compareBytes(key, high) >= 0 { problem("a key above its page's range", at: offset) }
+        }
+        if view.isLeaf {
+            for (i, key) in keys.enumerated() {
+                if let previousKey, compareBytes(previousKey, key) >= 0 { problem("keys out of order", at: offset) }
                 previousKey = key
-                try checkEntry(key: key, value: node.value(i), page: pageOffset)
+                try visit(&self, key, view.leafCell(i))
             }
             return
         }
-        for i in 0..<node.count {
-            let childLow = i == 0 ? low : node.key(i)
-            let childHigh = i + 1 < node.count ? node.key(i + 1) : high
-            try walk(node.children[i], low: childLow, high: childHigh, depth: depth + 1)
-            if depth == 0 { progress?(Double(i + 1) / Double(node.count) * 0.95) }
+        for i in 0..<view.count {
+            if i > 1, compareBytes(keys[i - 1], keys[i]) >= 0 { problem("keys out of order", at: offset) }
+            try walk(view.child(i), low: i == 0 ? low : keys[i], high: i + 1 < view.count ? keys[i + 1] : high, depth: depth + 1, visit)
         }
     }
 
-    mutating func checkEntry(key: [UInt8], value: [UInt8], page: UInt64?) throws {
+    // MARK: Entries
+
+    mutating func checkRow(collection: UInt32, key: [UInt8], cell: (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8)) throws {
+        guard key.count == 8 else { problem("a row key of \(key.count) bytes in collection \(collection)"); return }
+        let row = key.loadBE64(0)
+        report.recordsChecked += 1
+        guard let value = RowValue.decode(cell.value, flags: cell.flags) else {
+            problem("row \(row) of collection \(collection): a malformed value"); return
+        }
+        do {
+            let computed: ComputedKeys = try tx.withRecordValue(cell.value, flags: cell.flags, row: row) { record in
+                guard let keysOfRecord else { return .notAsked }
+                do { return try keysOfRecord(CollectionID(rawValue: collection), row, record).map { .keys($0) } ?? .notAsked }
+                catch { return .failed("\(error)") }
+            }
+            switch computed {
+            case .notAsked:
+                if keysOfRecord != nil { allRowsAnswered = false }
+            case .keys(let wanted):
+                let keys = WriteTransaction.deduplicated(wanted)
+                if KeysDigest.of(keys) != (value.digest ?? 0) {
+                    problem("row \(row) of collection \(collection): its stored key digest does not match the keys its record has (\(keys.count))")
+                }
+                for k in keys { try checkEntryExists(k, row: row, collection: collection) }
+            case .failed(let why):
+                allRowsAnswered = false
+                problem("row \(row) of collection \(collection): the index keys of its record cannot be computed: \(why)")
+            }
+        } catch let error as StoreError where error.code == .corrupt {
+            problem("row \(row) of collection \(collection): \(error.message)", at: error.offset)
+        }
+    }
+
+    mutating func checkEntryExists(_ k: IndexKey, row: RowID, collection: UInt32) throws {
+        guard let info = tx.catalog.index(k.index.rawValue), info.collection == collection else {
+            problem("row \(row) of collection \(collection) has a key for \(k.index), which is not one of its indexes")
+            return
+        }
+        expectedEntries[info.id, default: 0] += 1
+        let present: Bool
+        if info.unique {
+            present = try tx.lookup(k.key, in: k.index) == row
+        } else {
+            present = try TreeKey.entry(k.key, row: row).withUnsafeBytes { try tx.find($0, in: .index(info.id)) } != nil
+        }
+        if !present { problem("row \(row) of collection \(collection) is missing from index \"\(info.name)\"") }
+    }
+
+    mutating func checkIndexEntry(_ info: IndexInfoRecord, key: [UInt8], cell: (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8)) throws {
+        report.indexEntriesChecked += 1
+        let row: RowID
+        if info.unique {
+            guard let (r, size) = Varint.decode(cell.value), size == cell.value.count else { problem("a malformed entry of index \"\(info.name)\""); return }
+            row = r
+        } else {
+            guard cell.value.isEmpty, let split = key.withUnsafeBytes({ TreeKey.splitEntry($0) }) else { problem("a malformed entry of index \"\(info.name)\""); return }
+            row = split.row
+        }
+        do {
+            if try !tx.contains(row, in: CollectionID(rawValue: info.collection)) {
+                problem("an entry of index \"\(info.name)\" points to row \(row) of collection \(info.collection), which does not exist")
+            }
+        } catch let error as StoreError where error.code == .corrupt {
+            problem(error.message, at: error.offset)
+        }
+    }
+
+    mutating func checkSystemEntry(_ key: [UInt8], _ cell: (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8)) throws {
         switch key.first {
-        case TreeKey.rowTag:
-            guard key.count == 13, let location = value.withUnsafeBytes(RecordLocation.decode) else {
-                problem("a malformed row entry", at: page); return
-            }
-            let collection = UInt32(key[1]) << 24 | UInt32(key[2]) << 16 | UInt32(key[3]) << 8 | UInt32(key[4])
-            let row = key.loadBE64(5)
-            rowCounts[collection, default: 0] += 1
-            report.recordsChecked += 1
-            do {
-                let checked = try tx.file.withBytes(at: location.offset, count: Int(location.length), limit: tx.reader.limit) { raw -> ([IndexKey], ComputedKeys)? in
-                    guard let payload = RecordFrame.check(raw) else { return nil }
-                    guard let keysOfRecord else { return (RecordFrame.indexKeys(raw), .notAsked) }
-                    do {
-                        let keys = try keysOfRecord(CollectionID(rawValue: collection), row, UnsafeRawBufferPointer(rebasing: raw[payload...]))
-                        return (RecordFrame.indexKeys(raw), keys.map { .keys($0) } ?? .notAsked)
-                    } catch {
-                        return (RecordFrame.indexKeys(raw), .failed("\(error)"))
-                    }
-                }
-                guard let (keys, computed) = checked else { problem("row \(row) of collection \(collection): the record fails its checksum", at: location.offset); return }
-                switch computed {
-                case .notAsked: break
-                case .keys(let wanted):
-                    let own = keys.filter { tx.catalog.index($0.index.rawValue)?.collection == collection }
-                    let wanted = WriteTransaction.deduplicated(wanted)
-                    if wanted.count != own.count || !wanted.allSatisfy(own.contains) {
-                        problem("row \(row) of collection \(collection): its index entries are not the keys its record has (\(own.count) stored, \(wanted.count) computed)", at: location.offset)
-                    }
-                case .failed(let why):
-                    problem("row \(row) of collection \(collection): the index keys of its record cannot be computed: \(why)", at: location.offset)
-                }
-                for k in keys {
-                    guard let info = tx.catalog.index(k.index.rawValue) else { continue }
-                    expectedIndexEntries[info.id, default: 0] += 1
-                    let present: Bool
-                    if info.unique {
-                        present = try tx.lookup(k.key, in: k.index) == row
-                    } else {
-                        let entry = TreeKey.indexEntry(k.index.rawValue, k.key, row: row)
-                        present = try entry.withUnsafeBytes { try tx.reader.withValue(root: tx.root, key: $0) { _ in true } } ?? false
-                    }
-                    if !present { problem("row \(row) of collection \(collection) is missing from index \"\(info.name)\"", at: location.offset) }
-                }
-            } catch let error as StoreError where error.code == .corrupt {
-                problem("row \(row): \(error.message)", at: location.offset)
-            }
-        case TreeKey.indexTag:
-            guard key.count >= 5 else { problem("a malformed index entry", at: page); return }
-            let id = UInt32(key[1]) << 24 | UInt32(key[2]) << 16 | UInt32(key[3]) << 8 | UInt32(key[4])
-            guard let info = tx.catalog.index(id) else { problem("an entry of index \(id), which the catalog does not list", at: page); return }
-            report.indexEntriesChecked += 1
-            actualIndexEntries[id, default: 0] += 1
-            let row: RowID
-            if info.unique {
-                guard value.count == 8 else { problem("a malformed unique-index entry", at: page); return }
-                row = value.loadLE64(0)
-            } else {
-                guard key.count >= 13 else { problem("a malformed index entry", at: page); return }
-                row = key.loadBE64(key.count - 8)
-            }
-            rowsToFind.append((info.collection, row, key))
         case TreeKey.blobTag:
-            guard key.count == 9, value.count == 12 else { problem("a malformed blob entry", at: page); return }
+            guard key.count == 9, cell.value.count == 16 else { problem("a malformed blob entry"); return }
             report.blobsChecked += 1
-            let id = key.loadBE64(1)
-            do { _ = try tx.store.blobs.read(id, length: value.loadLE64(0), checksum: value.loadLE32(8)) }
+            do { _ = try tx.store.blobs.read(key.loadBE64(1), length: cell.value.loadLE64(0), checksum: cell.value.loadLE64(8)) }
             catch let error as StoreError { problem(error.message) }
         case TreeKey.metadataTag:
-            guard let location = value.withUnsafeBytes(RecordLocation.decode) else { problem("a malformed metadata entry", at: page); return }
-            do { _ = try tx.withFrame(location) { _ in () } }
+            guard cell.flags & ValueFlags.inFrame != 0 else { return }
+            guard let location = ValueLocation.decode(cell.value) else { problem("a malformed metadata entry"); return }
+            do { _ = try tx.pages.withValue(location) { _ in () } }
             catch let error as StoreError { problem(error.message, at: location.offset) }
         default:
-            problem("an entry of unknown kind \(key.first ?? 0)", at: page)
-        }
-    }
-
-    mutating func checkCounts() {
-        for c in tx.catalog.collections where rowCounts[c.id, default: 0] != c.count {
-            problem("collection \"\(c.name)\" has \(rowCounts[c.id, default: 0]) records but the catalog says \(c.count)")
-        }
-        for i in tx.catalog.indexes where expectedIndexEntries[i.id, default: 0] != actualIndexEntries[i.id, default: 0] {
-            problem("index \"\(i.name)\" has \(actualIndexEntries[i.id, default: 0]) entries but its records name \(expectedIndexEntries[i.id, default: 0])")
-        }
-    }
-
-    mutating func checkIndexTargets() throws {
-        for (collection, row, _) in rowsToFind {
-            if try !tx.contains(row, in: CollectionID(rawValue: collection)) {
-                problem("an index entry points to row \(row) of collection \(collection), which does not exist")
-            }
+            problem("an entry of unknown kind \(key.first ?? 0) in the system tree")
         }
     }
 }
 
-extension Recovery {
-    /// The commit record that starts at `offset` (for walking the chain backwards).
-    static func candidateAt(offset: UInt64, io: any FileHandleIO, salt: UInt64) throws -> CommitRecord? {
-        let head = try io.read(count: 16, at: offset)
-        guard head.count == 16, Array(head[0..<8]) == CommitRecord.magic else { return nil }
-        let length = UInt64(head.loadLE32(12))
-        guard length <= UInt64(CommitRecord.maximumSize) else { return nil }
-        let bytes = try io.read(count: Int(length), at: offset)
-        return CommitRecord.decode(bytes, at: offset, salt: salt)
-    }
+/// What the caller's `RecordIndexKeys` said of one record.
+private enum ComputedKeys {
+    case notAsked
+    case keys([IndexKey])
+    case failed(String)
 }

@@ -4,48 +4,64 @@ import Foundation
 /// and commits them atomically. It reads its own changes.
 ///
 /// Commit with `commit()` (or use `Store.write { }`); a transaction dropped without a commit
-/// is rolled back. Until then nothing of it is visible to readers or survives a crash.
+/// is rolled back. Until then nothing of it is visible to readers or survives a crash. The
+/// pages it changes stay in memory up to its budget (`StoreOptions.cacheSize`); past it they
+/// are written out before the commit record, so a large save does not grow memory.
 public final class WriteTransaction: ReadTransaction {
     let writer: AppendWriter
-    let tree: MutableTree
+    let budget: DirtyBudget
+    private var trees: [TreeID: MutableTree] = [:]
+    /// Index entries held back, by index (see `PendingEntries`), and roughly how many bytes they hold.
+    private var pending: [UInt32: PendingEntries] = [:]
+    private var pendingBytes = 0
+    /// Bytes of value frames each tree gained (or, negative, lost) in this transaction.
+    private var frameBytes: [TreeID: Int64] = [:]
     private var finished = false
     private var newBlobs: [UInt64] = []
     private var deletedBlobs: [UInt64] = []
+    private var scratch: [UInt8] = []
 
     init(store: Store, snapshot: Snapshot, writer: AppendWriter) {
         self.writer = writer
-        let reader = TreeReader(file: snapshot.file, limit: snapshot.end)
-        self.tree = MutableTree(root: snapshot.root.map { .page($0) }, reader: reader)
-        super.init(store: store, snapshot: snapshot)
+        self.budget = DirtyBudget(limit: Swift.max(store.options.cacheSize, 32 << 10))
+        super.init(store: store, snapshot: snapshot, writer: writer)
     }
 
     deinit {
         if !finished { rollback() }
     }
 
-    override var root: Child? {
-        get { tree.root }
-        set { tree.root = newValue }
+    // MARK: Trees
+
+    override func root(_ tree: TreeID) -> TreeRef? {
+        if let changed = trees[tree] { return changed.root }
+        return super.root(tree)
     }
 
-    override func withFrame<R>(_ location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        guard location.offset >= writer.committedEnd else { return try super.withFrame(location, body) }
-        return try writer.withUncommittedBytes(at: location.offset, count: Int(location.length)) { raw in
-            guard let payload = RecordFrame.check(raw, verifyChecksum: false) else {
-                throw StoreError.corrupt("a record of this transaction is malformed", path: store.path, offset: location.offset)
-            }
-            return try body(UnsafeRawBufferPointer(rebasing: raw[payload...]))
+    override func changing(_ tree: TreeID) -> MutableTree? { trees[tree] }
+
+    /// The tree to change: made from its committed root the first time.
+    func tree(_ id: TreeID) -> MutableTree {
+        if let t = trees[id] { return t }
+        let offset: UInt64
+        switch id {
+        case .rows(let c): offset = catalog.collections.first { $0.id == c }?.root ?? 0
+        case .index(let i): offset = catalog.index(i)?.root ?? 0
+        case .system: offset = catalog.systemRoot
         }
+        let t = MutableTree(root: offset, pages: pages, budget: budget, targetSize: PageLayout.targetSize(of: id))
+        trees[id] = t
+        return t
     }
 
-    private func checkOpen() throws {
+    func checkOpen() throws {
         if finished {
             throw StoreError(.closed, "This write transaction has already been committed or rolled back; begin a new one.", path: store.path)
         }
     }
 
     /// Runs an operation that appends to the file; a failed append poisons the store.
-    private func appending<R>(_ what: String, _ body: () throws -> R) throws -> R {
+    func appending<R>(_ what: String, _ body: () throws -> R) throws -> R {
         do { return try body() } catch let error as StoreError where error.code != .ioFailure && error.code != .diskFull {
             throw error
         } catch {
@@ -54,6 +70,95 @@ public final class WriteTransaction: ReadTransaction {
             store.fail(failure)
             throw failure
         }
+    }
+
+    /// Applies held-back entries past their limit, and writes the changed pages out when they
+    /// pass the budget, so memory stays bounded.
+    func keepWithinBudget() throws {
+        if pendingBytes > pendingLimit {
+            pendingBytes = 0
+            try applyPending()
+        }
+        guard budget.isExceeded else { return }
+        try appending("writing pages out") {
+            for tree in trees.values where tree.isDirty { _ = try tree.write(into: writer, scratch: &scratch) }
+            try writer.flush()
+            try pages.follow(writer)
+        }
+    }
+
+    func addFrameBytes(_ n: Int64, to tree: TreeID) { frameBytes[tree, default: 0] += n }
+
+    // MARK: Held-back index entries
+
+    func pendingEntries(of index: IndexInfoRecord) -> PendingEntries {
+        if let p = pending[index.id] { return p }
+        let p = PendingEntries(unique: index.unique)
+        pending[index.id] = p
+        return p
+    }
+
+    /// Counts an entry held back; past half the budget they are applied.
+    func notePending(_ keyLength: Int) {
+        pendingBytes += keyLength + 32
+    }
+
+    /// The most bytes of held-back entries before they are applied.
+    var pendingLimit: Int { budget.limit / 2 }
+
+    override func uniqueHolder(_ key: UnsafeRawBufferPointer, index: UInt32) throws -> RowID? {
+        if let latest = pending[index]?.latest(key) { return latest.kind == PendingEntries.insert ? latest.row : nil }
+        return try super.uniqueHolder(key, index: index)
+    }
+
+    /// Index cursors read the tree: the entries held back for it are applied first.
+    public override func entries(in index: IndexID, range: KeyRange = .all, reverse: Bool = false) throws -> IndexCursor {
+        try applyPending(index.rawValue)
+        return try super.entries(in: index, range: range, reverse: reverse)
+    }
+
+    /// Applies the entries held back for one index (or for every index), in key order.
+    func applyPending(_ only: UInt32? = nil) throws {
+        let ids = only.map { [$0] } ?? Array(pending.keys).sorted()
+        for id in ids {
+            guard let entries = pending[id], !entries.isEmpty else { continue }
+            pending[id] = nil
+            guard let info = catalog.index(id) else { continue }
+            let index = tree(.index(id))
+            var applied = 0
+            var scratch = [UInt8]()
+            scratch.reserveCapacity(64)
+            var rowBytes = [UInt8]()
+            for offset in entries.sorted() {
+                let kind = entries.kind(at: offset), row = entries.row(at: offset)
+                try entries.withKey(at: offset) { key in
+                    scratch.removeAll(keepingCapacity: true)
+                    scratch.append(contentsOf: key)
+                    if !info.unique { TreeKey.appendRow(row, to: &scratch) }
+                    try scratch.withUnsafeBytes { treeKey in
+                        if kind == PendingEntries.insert {
+                            rowBytes.removeAll(keepingCapacity: true)
+                            if info.unique { Varint.append(row, to: &rowBytes) }
+                            try rowBytes.withUnsafeBytes { try index.insert(treeKey, $0) }
+                        } else if try !index.remove(treeKey) {
+                            throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
+                        }
+                    }
+                }
+                applied += 1
+                if applied & 1023 == 0 { try keepWithinBudget() }
+            }
+        }
+        if only == nil || pending.isEmpty { pendingBytes = pending.values.reduce(0) { $0 + $1.byteCount } }
+        try keepWithinBudget()
+    }
+
+    /// Appends a value frame; returns where it lies.
+    func appendFrame(_ payload: UnsafeRawBufferPointer, for tree: TreeID) throws -> ValueLocation {
+        let frame = ValueFrame.encode(payload)
+        let offset = try appending("writing a value") { try writer.appendAligned(frame) }
+        addFrameBytes(Int64(frame.count), to: tree)
+        return ValueLocation(offset: offset, length: UInt32(frame.count))
     }
 
     // MARK: Catalog
@@ -77,7 +182,8 @@ public final class WriteTransaction: ReadTransaction {
     /// The index with this name on `collection`, created (empty) if it does not exist yet.
     ///
     /// The engine does not know how to compute keys from records: to index rows that already
-    /// exist, put them again with their keys for the new index.
+    /// exist, put them again with their keys for the new index (and their old keys as
+    /// `previousKeys`).
     public func createIndex(named name: String, on collection: CollectionID, unique: Bool) throws -> IndexID {
         try checkOpen()
         guard catalog.collectionPosition(collection.rawValue) != nil else { throw missingCollection(collection) }
@@ -99,29 +205,65 @@ public final class WriteTransaction: ReadTransaction {
         return IndexID(rawValue: id)
     }
 
-    /// Removes an index and all of its entries.
+    /// Removes an index and all of its entries. The rows it indexed no longer have its keys
+    /// (their key digests are updated, one row at a time, in row order).
     public func dropIndex(_ index: IndexID) throws {
         try checkOpen()
-        guard catalog.index(index.rawValue) != nil else { throw missingIndex(index) }
-        var keys: [[UInt8]] = []
-        var cursor = TreeCursor(root: tree.root, reader: tree.reader)
-        let prefix = TreeKey.indexPrefix(index.rawValue)
-        try cursor.seek(atLeast: prefix)
-        while cursor.isValid, cursor.withKey({ k in k.count >= 5 && Array(k[0..<5]) == prefix }) {
-            keys.append(cursor.withKey { Array($0) })
-            try cursor.next()
+        guard let position = catalog.indexPosition(index.rawValue) else { throw missingIndex(index) }
+        let info = catalog.indexes[position]
+        // Each row's digest loses the dropped keys' share.
+        var shares: [(row: RowID, share: UInt32)] = []
+        shares.reserveCapacity(Int(Swift.min(info.entries, 1 << 20)))
+        var cursor = try entries(in: index)
+        while let (key, row) = try cursor.next() { shares.append((row, KeysDigest.of([IndexKey(index, key)]))) }
+        shares.sort { $0.row < $1.row }
+        let rows = tree(.rows(info.collection))
+        var i = 0
+        while i < shares.count {
+            let row = shares[i].row
+            var share: UInt32 = 0
+            while i < shares.count && shares[i].row == row { share ^= shares[i].share; i += 1 }
+            try TreeKey.withRow(row) { key in
+                guard let position = try rows.find(key) else { return }
+                let cell = position.view.leafCell(position.index)
+                guard let value = RowValue.decode(cell.value, flags: cell.flags) else {
+                    throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
+                }
+                let rest = Array(cell.flags & ValueFlags.keysDigest != 0 ? cell.value[4...] : cell.value[...])
+                let digest = (value.digest ?? 0) ^ share
+                let (bytes, flags) = Self.rowValue(digest: digest, rest: rest, inFrame: cell.flags & ValueFlags.inFrame != 0)
+                try bytes.withUnsafeBytes { try rows.insert(key, $0, flags: flags) }
+            }
+            try keepWithinBudget()
         }
-        for key in keys { try tree.remove(key) }
-        catalog.indexes.removeAll { $0.id == index.rawValue }
+        trees[.index(index.rawValue)] = nil
+        pending[index.rawValue] = nil
+        catalog.indexes.remove(at: position)
+    }
+
+    /// A row's leaf value: the digest (when not 0) and the record bytes or value location.
+    static func rowValue(digest: UInt32, rest: [UInt8], inFrame: Bool) -> ([UInt8], UInt8) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(rest.count + 4)
+        var flags: UInt8 = inFrame ? ValueFlags.inFrame : 0
+        if digest != 0 {
+            bytes.appendLE(digest)
+            flags |= ValueFlags.keysDigest
+        }
+        bytes.append(contentsOf: rest)
+        return (bytes, flags)
     }
 
     /// Removes a collection with all its records and indexes.
     public func dropCollection(_ collection: CollectionID) throws {
         try checkOpen()
-        _ = try deleteAll(in: collection)
+        guard catalog.collectionPosition(collection.rawValue) != nil else { throw missingCollection(collection) }
         for index in catalog.indexes where index.collection == collection.rawValue {
-            try dropIndex(IndexID(rawValue: index.id))
+            trees[.index(index.id)] = nil
+            pending[index.id] = nil
         }
+        catalog.indexes.removeAll { $0.collection == collection.rawValue }
+        trees[.rows(collection.rawValue)] = nil
         catalog.collections.removeAll { $0.id == collection.rawValue }
     }
 
@@ -137,208 +279,33 @@ public final class WriteTransaction: ReadTransaction {
         return row
     }
 
-    // MARK: Records
-
-    /// Stores `record` as `row` of `collection` with the given index entries.
-    ///
-    /// A new row takes `indexKeys`. To replace a stored row, pass the keys it was stored with
-    /// as `previousKeys`: its entries for them are removed and `indexKeys` take their place.
-    /// The engine does not keep a row's keys with its record, so whoever updates a row names
-    /// its old keys (the object layer computes them from the stored record, as it computes the
-    /// new ones); a wrong set is refused, never written into an index.
-    ///
-    /// ```swift
-    /// try tx.put(bytes, row: row, in: users, indexKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@example.com"))])
-    /// try tx.put(changed, row: row, in: users, indexKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@lovelace.org"))],
-    ///            previousKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@example.com"))])
-    /// ```
-    ///
-    /// - Throws: `StoreError` `.uniqueConstraintViolation` (with `conflict`) when a unique index
-    ///   holds one of the keys for another row; `.indexKeyMismatch` when `previousKeys` are
-    ///   not the keys the row was stored with (or name keys for a row that does not exist);
-    ///   `.keyTooLarge`, `.valueTooLarge`, `.notFound` for an unknown collection or index.
-    ///   Nothing is changed then.
-    public func put(_ record: [UInt8], row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws {
-        try record.withUnsafeBytes { try put($0, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys) }
-    }
-
-    /// `put` without copying the record.
-    public func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws {
-        if let conflict = try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys) {
-            let name = catalog.index(conflict.index.rawValue)?.name ?? "\(conflict.index)"
-            throw StoreError(.uniqueConstraintViolation,
-                             "The unique index \"\(name)\" already holds this key for row \(conflict.existingRow); row \(row) cannot take it.",
-                             path: store.path, conflict: conflict)
-        }
-    }
-
-    /// `put`, except that a unique index holding one of the keys for another row is not an
-    /// error: the conflict is returned and nothing is changed. For a caller that expects
-    /// conflicts (an upsert) and would otherwise look each key up before putting.
-    ///
-    /// - Throws: what `put` throws, except `.uniqueConstraintViolation`.
-    public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
-                                     indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws -> UniqueConflict? {
-        try checkOpen()
-        guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
-        guard row < RowID.max else {
-            // The catalog keeps one more than the largest row id, so the largest value is not a row id.
-            throw StoreError(.invalidArgument, "Row id \(row) is out of range; row ids go up to \(RowID.max - 1).", path: store.path)
-        }
-        // The same key twice is one index entry.
-        let indexKeys = Self.deduplicated(indexKeys)
-        guard indexKeys.count <= 255 else {
-            throw StoreError(.invalidArgument, "A record may have at most 255 index keys.", path: store.path)
-        }
-        guard record.count <= RecordFrame.maximumLength else {
-            throw StoreError(.valueTooLarge, "A record may have at most 1 GiB; store large values as blobs.", path: store.path)
-        }
-        // Check everything before changing anything, so a failed put leaves the transaction as it was.
-        let rowKey = TreeKey.row(collection.rawValue, row)
-        let oldLocation = try tree.withValue(rowKey) { try self.location($0, at: "row \(row)") }
-        if let oldLocation { try checkBookkeeping(position, removing: oldLocation, countToo: false) }
-        let oldKeys = try checkPreviousKeys(previousKeys, of: row, in: collection, at: oldLocation)
-        var indexInfos: [IndexInfoRecord] = []
-        indexInfos.reserveCapacity(indexKeys.count)
-        for k in indexKeys {
-            guard let info = catalog.index(k.index.rawValue), info.collection == collection.rawValue else {
-                throw StoreError(.invalidArgument, "\(k.index) is not an index of \(collection).", path: store.path)
-            }
-            guard k.key.count <= Node.maximumKeyLength - 32 else {
-                throw StoreError(.keyTooLarge, "An index key has \(k.key.count) bytes; the most is \(Node.maximumKeyLength - 32). Index a shorter value (or a hash of it).", path: store.path)
-            }
-            // A key the row already has is this row's entry: an update that keeps its unique
-            // values needs no lookup.
-            if info.unique, !oldKeys.contains(k), let holder = try lookup(k.key, in: k.index), holder != row {
-                return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
-            }
-            indexInfos.append(info)
-        }
-        let frame = RecordFrame.encode(kind: RecordFrame.kindRecord, indexKeys: indexKeys, payload: record)
-        let offset = try appending("writing a record") { try writer.append(frame) }
-        let location = RecordLocation(offset: offset, length: UInt32(frame.count))
-        try tree.insert(rowKey, location.encode())
-        for old in oldKeys where !indexKeys.contains(old) {
-            try removeIndexEntry(old, row: row)
-        }
-        for (k, info) in zip(indexKeys, indexInfos) where !oldKeys.contains(k) {
-            if info.unique {
-                var value: [UInt8] = []
-                value.appendLE(row)
-                try tree.insert(TreeKey.indexEntry(k.index.rawValue, k.key, row: nil), value)
-            } else {
-                try tree.insert(TreeKey.indexEntry(k.index.rawValue, k.key, row: row), [])
-            }
-        }
-        var info = catalog.collections[position]
-        if let oldLocation {
-            info.liveBytes -= UInt64(oldLocation.length)
-        } else {
-            info.count += 1
-        }
-        info.liveBytes += UInt64(frame.count)
-        if row >= info.nextRowID { info.nextRowID = row + 1 }
-        catalog.collections[position] = info
-        return nil
-    }
-
-    static func deduplicated(_ keys: [IndexKey]) -> [IndexKey] {
-        guard keys.count > 1 else { return keys }
-        var unique: [IndexKey] = []
-        unique.reserveCapacity(keys.count)
-        for k in keys where !unique.contains(k) { unique.append(k) }
-        return unique
-    }
-
-    /// Checks that `previousKeys` are the keys `row` was stored with (none for a row that does
-    /// not exist); returns them, without duplicates.
-    func checkPreviousKeys(_ previousKeys: [IndexKey], of row: RowID, in collection: CollectionID, at location: RecordLocation?) throws -> [IndexKey] {
-        let given = Self.deduplicated(previousKeys)
-        guard let location else {
-            if given.isEmpty { return [] }
-            throw StoreError(.indexKeyMismatch, "Row \(row) of \(collection) does not exist, but \(given.count) previous index key(s) were given for it; a new row has none.", path: store.path)
-        }
-        // Keys of indexes dropped since the row was written are no longer the row's.
-        let stored = try withFrameHeader(location) { RecordFrame.indexKeys($0) }
-            .filter { k in catalog.index(k.index.rawValue)?.collection == collection.rawValue }
-        guard stored.count == given.count, given.allSatisfy(stored.contains) else {
-            throw StoreError(.indexKeyMismatch, "The previous index keys given for row \(row) of \(collection) (\(given.count)) are not the keys it was stored with; nothing was changed. Pass the keys the row was last put with (computed from its stored record).", path: store.path)
-        }
-        return stored
-    }
-
-    /// Calls `body` with a whole frame (header included), wherever it is: this transaction's
-    /// own frames are checked for shape, committed ones also for their checksum when
-    /// `verifyCommitted` is true.
-    func withFrameHeader<R>(_ location: RecordLocation, verifyCommitted: Bool = false, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        let uncommitted = location.offset >= writer.committedEnd
-        let check: (UnsafeRawBufferPointer) throws -> R = { raw in
-            guard RecordFrame.check(raw, verifyChecksum: verifyCommitted && !uncommitted) != nil else {
-                throw StoreError.corrupt("the record at byte \(location.offset) is malformed or fails its checksum", path: self.store.path, offset: location.offset)
-            }
-            return try body(raw)
-        }
-        if uncommitted {
-            return try writer.withUncommittedBytes(at: location.offset, count: Int(location.length), check)
-        }
-        return try file.withBytes(at: location.offset, count: Int(location.length), limit: reader.limit, check)
-    }
-
-    private func removeIndexEntry(_ key: IndexKey, row: RowID) throws {
-        guard let info = catalog.index(key.index.rawValue) else { return }  // a dropped index
-        if info.unique {
-            let treeKey = TreeKey.indexEntry(key.index.rawValue, key.key, row: nil)
-            // Only remove the entry if it is still this row's.
-            let holder = try tree.withValue(treeKey) { $0.count == 8 ? $0.loadLE64(0) : nil }
-            if holder == row { try tree.remove(treeKey) }
-        } else {
-            try tree.remove(TreeKey.indexEntry(key.index.rawValue, key.key, row: row))
-        }
-    }
-
-    /// Deletes a row and its index entries; `indexKeys` are the keys the row was stored with
-    /// (none for a row without index entries). Returns false if there was no such row.
-    ///
-    /// - Throws: `StoreError` `.indexKeyMismatch` when `indexKeys` are not the row's keys
-    ///   (nothing is deleted then); `.notFound` for an unknown collection.
-    @discardableResult
-    public func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws -> Bool {
-        try checkOpen()
-        guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
-        let rowKey = TreeKey.row(collection.rawValue, row)
-        guard let old = try tree.withValue(rowKey, { try self.location($0, at: "row \(row)") }) else { return false }
-        try checkBookkeeping(position, removing: old, countToo: true)
-        let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, at: old)
-        try tree.remove(rowKey)
-        for k in keys { try removeIndexEntry(k, row: row) }
-        catalog.collections[position].count -= 1
-        catalog.collections[position].liveBytes -= UInt64(old.length)
-        return true
-    }
-
-    /// Throws `.corrupt` when the catalog cannot account for a stored record (its count or live
-    /// bytes are less than the record takes away): damage that a checksum did not catch.
-    private func checkBookkeeping(_ position: Int, removing location: RecordLocation, countToo: Bool) throws {
-        let info = catalog.collections[position]
-        guard info.liveBytes >= UInt64(location.length), !countToo || info.count > 0 else {
-            throw StoreError.corrupt("the catalog of collection \"\(info.name)\" counts \(info.count) records in \(info.liveBytes) bytes, fewer than its rows hold",
-                                     path: store.path, offset: location.offset)
-        }
-    }
-
-    /// Deletes every record of a collection; returns how many.
+    /// Deletes every record of a collection with their index entries; returns how many.
+    /// Costs the same whatever the number of records: the trees are dropped whole.
     @discardableResult
     public func deleteAll(in collection: CollectionID) throws -> Int {
         try checkOpen()
-        var rows: [(RowID, [IndexKey])] = []
-        var cursor = try self.rows(in: collection)
-        while let (row, location) = try cursor.nextLocation() {
-            let keys = try withFrameHeader(location) { RecordFrame.indexKeys($0) }
-                .filter { k in catalog.index(k.index.rawValue)?.collection == collection.rawValue }
-            rows.append((row, keys))
+        guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
+        let count = Int(catalog.collections[position].count)
+        frameBytes[.rows(collection.rawValue)] = nil
+        catalog.collections[position].count = 0
+        catalog.collections[position].liveBytes = 0
+        catalog.collections[position].root = 0
+        for i in catalog.indexes.indices where catalog.indexes[i].collection == collection.rawValue {
+            catalog.indexes[i].entries = 0
+            catalog.indexes[i].liveBytes = 0
+            catalog.indexes[i].root = 0
         }
-        for (row, keys) in rows { try delete(row, in: collection, indexKeys: keys) }
-        return rows.count
+        resetAccounting(of: collection.rawValue)
+        return count
+    }
+
+    /// Trees emptied whole keep no superseded or written bytes to account for.
+    private func resetAccounting(of collection: UInt32) {
+        trees[.rows(collection)] = MutableTree(root: 0, pages: pages, budget: budget)
+        for index in catalog.indexes where index.collection == collection {
+            trees[.index(index.id)] = MutableTree(root: 0, pages: pages, budget: budget, targetSize: PageLayout.indexTargetSize)
+            pending[index.id] = nil
+        }
     }
 
     // MARK: Blobs and metadata
@@ -353,16 +320,17 @@ public final class WriteTransaction: ReadTransaction {
         newBlobs.append(id)
         var value: [UInt8] = []
         value.appendLE(UInt64(bytes.count))
-        value.appendLE(CRC32C.checksum(bytes))
-        try tree.insert(TreeKey.blob(id), value)
+        value.appendLE(Checksum.hash(bytes))
+        try TreeKey.blob(id).withUnsafeBytes { k in try value.withUnsafeBytes { try tree(.system).insert(k, $0) } }
         catalog.nextBlobID = Swift.max(catalog.nextBlobID, id + 1)
+        try keepWithinBudget()
         return BlobID(rawValue: id)
     }
 
     /// Forgets a blob; its file is removed once the transaction has committed.
     public func deleteBlob(_ id: BlobID) throws {
         try checkOpen()
-        guard try tree.remove(TreeKey.blob(id.rawValue)) != nil else {
+        guard try TreeKey.blob(id.rawValue).withUnsafeBytes({ try tree(.system).remove($0) }) else {
             throw StoreError(.notFound, "No \(id) in this store.", path: store.path)
         }
         deletedBlobs.append(id.rawValue)
@@ -374,19 +342,31 @@ public final class WriteTransaction: ReadTransaction {
         guard !name.isEmpty, name.utf8.count <= 1024 else {
             throw StoreError(.invalidArgument, "A metadata name must have 1 to 1024 bytes.", path: store.path)
         }
-        let key = TreeKey.metadata(name)
-        if let old = try tree.withValue(key, { try self.location($0, at: "metadata \(name)") }) {
-            guard catalog.liveOtherBytes >= UInt64(old.length) else {
-                throw StoreError.corrupt("the catalog counts fewer metadata bytes than metadata \"\(name)\" holds", path: store.path, offset: old.offset)
-            }
-            catalog.liveOtherBytes -= UInt64(old.length)
-            try tree.remove(key)
+        guard (value?.count ?? 0) <= ValueFrame.maximumLength - ValueFrame.headerSize else {
+            throw StoreError(.valueTooLarge, "A metadata value may have at most 1 GiB.", path: store.path)
         }
-        guard let value else { return }
-        let frame = value.withUnsafeBytes { RecordFrame.encode(kind: RecordFrame.kindMetadata, indexKeys: [], payload: $0) }
-        let offset = try appending("writing metadata") { try writer.append(frame) }
-        try tree.insert(key, RecordLocation(offset: offset, length: UInt32(frame.count)).encode())
-        catalog.liveOtherBytes += UInt64(frame.count)
+        let system = tree(.system)
+        let key = TreeKey.metadata(name)
+        try key.withUnsafeBytes { k in
+            if let old = try system.find(k) {
+                let cell = old.view.leafCell(old.index)
+                if cell.flags & ValueFlags.inFrame != 0, let location = ValueLocation.decode(cell.value) {
+                    addFrameBytes(-Int64(location.length), to: .system)
+                }
+                withExtendedLifetime(old.node) {}
+                if value == nil { try system.remove(k) }
+            }
+            guard let value else { return }
+            if value.count <= PageLayout.inlineValueLimit {
+                try value.withUnsafeBytes { try system.insert(k, $0) }
+            } else {
+                let location = try value.withUnsafeBytes { try appendFrame($0, for: .system) }
+                var bytes: [UInt8] = []
+                location.encode(into: &bytes)
+                try bytes.withUnsafeBytes { try system.insert(k, $0, flags: ValueFlags.inFrame) }
+            }
+        }
+        try keepWithinBudget()
     }
 
     // MARK: Commit
@@ -408,8 +388,8 @@ public final class WriteTransaction: ReadTransaction {
                 // builds on it (see Store.openFile).
                 try writer.sync()
             }
-            let rootRef = try tree.write(into: writer)
-            catalog.liveTreeBytes = catalog.liveTreeBytes + tree.writtenBytes - Swift.min(catalog.liveTreeBytes + tree.writtenBytes, tree.supersededBytes)
+            try applyPending()
+            try writeTrees()
             var flags: UInt32 = 0
             if writer.bodySize > Store.singleSyncBodyLimit {
                 // A large body is synced before its commit record, so that opening need not read
@@ -424,14 +404,19 @@ public final class WriteTransaction: ReadTransaction {
             let offset = writer.end
             let record = CommitRecord(
                 sequence: base.sequence + 1, offset: offset, previousOffset: base.commitOffset,
-                bodyStart: writer.committedEnd, bodyChecksum: writer.bodyChecksum, flags: flags, root: rootRef,
-                timeMilliseconds: UInt64(Date().timeIntervalSince1970 * 1000), salt: file.salt, catalog: catalog)
-            writer.appendCommitRecord(record.encode())
+                bodyStart: writer.committedEnd, bodyChecksum: writer.bodyChecksum, flags: flags,
+                timeMilliseconds: UInt64(Date().timeIntervalSince1970 * 1000), salt: file.salt, catalog: catalog).encode()
+            // Mapped before the commit is written, so that a failure leaves nothing behind.
+            let map = try file.mapping(covering: offset + UInt64(record.count))
+            writer.appendCommitRecord(record)
             try writer.flush()
             if durable { try writer.sync() }
             writer.markCommitted()
-            newSnapshot = Snapshot(sequence: record.sequence, root: rootRef, catalog: catalog, commitOffset: offset,
-                                   end: writer.committedEnd, file: file)
+            if durable { writer.preallocate() }
+            // This process wrote these pages from memory: it knows they are what it wrote,
+            // so its readers need not check them again (other processes do).
+            for tree in trees.values { for page in tree.writtenPages where page < UInt64(map.count) { map.verified.insert(page) } }
+            newSnapshot = Snapshot(sequence: base.sequence + 1, catalog: catalog, commitOffset: offset, end: writer.committedEnd, file: file, map: map)
         } catch {
             let failure = StoreError.io(error, doing: "committing", path: store.path,
                                         consequence: StoreError.transactionLost, next: StoreError.nextWriteReopens)
@@ -443,8 +428,30 @@ public final class WriteTransaction: ReadTransaction {
             throw failure
         }
         file.counters.commits.add(1, ordering: .relaxed)
-        store.publish(newSnapshot)
+        store.publish(newSnapshot, durable: durable)
         store.retireBlobs(deletedBlobs, deletedBy: newSnapshot.sequence, durable: durable)
+    }
+
+    /// Writes every changed tree and puts its root and sizes in the catalog.
+    private func writeTrees() throws {
+        for (id, tree) in trees {
+            let root = try tree.write(into: writer, scratch: &scratch)
+            let delta = Int64(clamping: tree.writtenBytes) - Int64(clamping: tree.supersededBytes) + frameBytes[id, default: 0]
+            func adjusted(_ bytes: UInt64) -> UInt64 { delta >= 0 ? bytes &+ UInt64(delta) : bytes - Swift.min(bytes, UInt64(-delta)) }
+            switch id {
+            case .rows(let c):
+                guard let p = catalog.collectionPosition(c) else { continue }
+                catalog.collections[p].root = root
+                catalog.collections[p].liveBytes = adjusted(catalog.collections[p].liveBytes)
+            case .index(let i):
+                guard let p = catalog.indexPosition(i) else { continue }
+                catalog.indexes[p].root = root
+                catalog.indexes[p].liveBytes = adjusted(catalog.indexes[p].liveBytes)
+            case .system:
+                catalog.systemRoot = root
+                catalog.systemBytes = adjusted(catalog.systemBytes)
+            }
+        }
     }
 
     /// Drops every change of this transaction.
@@ -452,6 +459,8 @@ public final class WriteTransaction: ReadTransaction {
         guard !finished else { return }
         finished = true
         defer { store.endWriting() }
+        trees = [:]
+        pending = [:]
         do { try writer.discard() } catch {
             store.fail(StoreError.io(error, doing: "rolling back", path: store.path, next: StoreError.nextWriteReopens))
         }

@@ -3,6 +3,11 @@
 // Usage:
 //   StrataTestHelper hold PATH
 //       Opens the store for writing, prints "ready", waits for stdin to close.
+//   StrataTestHelper read-check PATH --until N
+//       Opens the store read-only while another process writes SideBySideWorkload's commits,
+//       reads and checks every commit it can see (verify() now and then) until it has seen
+//       commit N; prints "ok <distinct commits seen> <reads> <verifies>" (or "PROBLEM ...",
+//       exit 1).
 //   StrataTestHelper torture DIR --seed S
 //       Saves in a loop to DIR/engine.strata and DIR/objects.store until killed, printing
 //       "E n" / "O n" after save n of a level returns (and "C E" / "C O" after a compaction).
@@ -41,6 +46,32 @@ func hold(_ path: String) {
         say("error: \(error)")
         exit(1)
     }
+}
+
+func readCheck(_ path: String, until last: UInt64) throws -> Never {
+    let store = try Store(path: path, options: StoreOptions(readOnly: true))
+    var seen = Set<UInt64>()
+    var reads = 0, verifies = 0
+    let deadline = Date().addingTimeInterval(120)
+    say("ready")
+    while Date() < deadline {
+        do {
+            let s = try store.read { try SideBySideWorkload.check($0) }
+            seen.insert(s)
+            reads += 1
+            if reads % 40 == 0 {
+                let report = try store.verify()
+                verifies += 1
+                guard report.isClean else { throw SideBySideProblem("verify: \(report)") }
+            }
+            if s >= last { say("ok \(seen.count) \(reads) \(verifies)"); exit(0) }
+        } catch {
+            say("PROBLEM \(error)")
+            exit(1)
+        }
+    }
+    say("PROBLEM the writer's commit \(last) never showed (saw \(seen.count) commits)")
+    exit(1)
 }
 
 func torture(directory: String, seed: UInt64) throws -> Never {
@@ -135,6 +166,11 @@ guard args.count >= 2 else { fail("usage: StrataTestHelper hold PATH | torture D
 switch args[1] {
 case "hold" where args.count >= 3:
     hold(args[2])
+case "read-check" where args.count >= 3:
+    do { try readCheck(args[2], until: option("--until", in: args).flatMap(UInt64.init) ?? 1) } catch {
+        say("PROBLEM \(error)")
+        exit(1)
+    }
 case "torture" where args.count >= 3:
     let seed = option("--seed", in: args).flatMap(UInt64.init) ?? 1
     do { try torture(directory: args[2], seed: seed) } catch {

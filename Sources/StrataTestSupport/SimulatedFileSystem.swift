@@ -15,9 +15,13 @@
 //   Linux: the kernel marks the pages clean although they never reached the disk); reads
 //   still see them until the power goes.
 //
-// Tests can fail the Nth write, sync, rename (or any other operation) with a chosen errno,
-// once or from then on, cut the power at the Nth operation, and read, replace or damage a
-// file's bytes.
+// Tests can fail the Nth write, sync, rename, map (or any other operation) with a chosen
+// errno, once or from then on, cut the power at the Nth operation, and read, replace or damage
+// a file's bytes.
+//
+// A mapping is a view of a file's bytes as reads see them: every write and truncate shows in
+// it at once, as in a shared `mmap`. Byte-range locks belong to the open file (handle), as
+// Linux's open-file-description locks do.
 
 import Foundation
 import StrataEngine
@@ -57,7 +61,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// The operations that can be counted, failed, or interrupted by a power cut.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
-        case open, write, sync, syncDirectory, rename, truncate, remove, createDirectory, link, removeDirectory
+        case open, write, sync, syncDirectory, rename, truncate, remove, createDirectory, link, removeDirectory, map
     }
 
     /// The unit a disk writes atomically.
@@ -81,8 +85,13 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         var durable: [UInt8]
         /// Changes since the last sync that may or may not reach the disk, in order.
         var pending: [FileChange] = []
-        var exclusiveHolder: Int?
-        var sharedHolders: Set<Int> = []
+        /// Byte-range locks: which handle holds which range, shared or exclusive.
+        var locks: [(handle: Int, range: Range<UInt64>, exclusive: Bool)] = []
+        /// The live mappings of this file, which see every change.
+        var views: [WeakView] = []
+        /// A writable shared mapping of the file's first bytes: what is stored in it is the
+        /// file's content there (reads see it at once).
+        var shared: SimulatedSharedMapping?
 
         init(id: Int, bytes: [UInt8]) {
             self.id = id
@@ -144,6 +153,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     private var poweredOff = false
     private var counts: [Operation: Int] = [:]
     private var triggered = 0
+    private var failed: [String] = []
     private var partialWrites = true
     private var syncLosesWrites = true
 
@@ -193,6 +203,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// How many operations have failed because of an armed fault (or power cut).
     public var faultsTriggered: Int { locked { triggered } }
 
+    /// The paths of the operations that failed because of an armed fault (or power cut), in order.
+    public var failedPaths: [String] { locked { failed } }
+
     /// How many syncs went through a handle whose earlier sync had failed: the engine must
     /// never do that (a failed sync may have dropped the writes it was meant to flush, so a
     /// second one on that descriptor proves nothing).
@@ -219,7 +232,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     private enum Decision { case proceed, fail(Int32), cutPower(PowerLoss) }
 
     /// Counts an operation and decides its fate. Call with the mutex held.
-    private func decide(_ operation: Operation) -> Decision {
+    private func decide(_ operation: Operation, path: String) -> Decision {
         counts[operation, default: 0] += 1
         if poweredOff { return .fail(SystemError.ioError) }
         if var c = cut, c.operation == operation {
@@ -228,6 +241,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             if c.seen == c.n {
                 cut = nil
                 triggered += 1
+                failed.append(path)
                 return .cutPower(c.mode)
             }
         }
@@ -238,6 +252,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             if f.seen == f.n || (f.persistent && f.seen > f.n) {
                 if case .proceed = decision {
                     triggered += 1
+                    failed.append(path)
                     decision = .fail(f.errno)
                 }
             }
@@ -437,7 +452,13 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     // MARK: Helpers for tests
 
     /// The bytes of a file as reads see them, or nil if there is no such file.
-    public func bytes(of path: String) -> [UInt8]? { locked { files[path]?.current } }
+    public func bytes(of path: String) -> [UInt8]? {
+        locked {
+            guard let inode = files[path] else { return nil }
+            absorbShared(inode)
+            return inode.current
+        }
+    }
 
     /// The bytes of a file that a power cut would surely leave (nil if its entry is not durable).
     public func durableBytes(of path: String) -> [UInt8]? { locked { durableFiles[path]?.durable } }
@@ -499,7 +520,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                     throw SystemError(call: "open", path: path, errno: Self.noEntry)
                 }
             }
-            switch decide(.open) {
+            switch decide(.open, path: path) {
             case .fail(let errno): throw SystemError(call: "open", path: path, errno: errno)
             case .cutPower(let mode):
                 if existing == nil { createEntry(path) }
@@ -534,7 +555,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         try locked {
             guard let inode = files[from] else { throw SystemError(call: "rename", path: from, errno: Self.noEntry) }
             guard directories.contains(Self.parent(of: to)) else { throw SystemError(call: "rename", path: to, errno: Self.noEntry) }
-            let decision = decide(.rename)
+            let decision = decide(.rename, path: from)
             if case .fail(let errno) = decision { throw SystemError(call: "rename", path: from, errno: errno) }
             files[from] = nil
             files[to] = inode
@@ -547,7 +568,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         try locked {
             if directories.contains(path) { throw SystemError(call: "unlink", path: path, errno: Self.isDirectory) }
             guard files[path] != nil else { throw SystemError(call: "unlink", path: path, errno: Self.noEntry) }
-            let decision = decide(.remove)
+            let decision = decide(.remove, path: path)
             if case .fail(let errno) = decision { throw SystemError(call: "unlink", path: path, errno: errno) }
             files[path] = nil
             pendingEntries.append(.unlink(path))
@@ -560,7 +581,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             if directories.contains(path) { return }
             if files[path] != nil { throw SystemError(call: "mkdir", path: path, errno: Self.notDirectory) }
             guard directories.contains(Self.parent(of: path)) else { throw SystemError(call: "mkdir", path: path, errno: Self.noEntry) }
-            let decision = decide(.createDirectory)
+            let decision = decide(.createDirectory, path: path)
             if case .fail(let errno) = decision { throw SystemError(call: "mkdir", path: path, errno: errno) }
             directories.insert(path)
             pendingEntries.append(.makeDirectory(path))
@@ -584,7 +605,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             guard let inode = files[existing] else { throw SystemError(call: "link", path: existing, errno: Self.noEntry) }
             guard files[newPath] == nil, !directories.contains(newPath) else { throw SystemError(call: "link", path: newPath, errno: Self.exists) }
             guard directories.contains(Self.parent(of: newPath)) else { throw SystemError(call: "link", path: newPath, errno: Self.noEntry) }
-            let decision = decide(.link)
+            let decision = decide(.link, path: newPath)
             if case .fail(let errno) = decision { throw SystemError(call: "link", path: newPath, errno: errno) }
             files[newPath] = inode
             pendingEntries.append(.link(newPath, inode))
@@ -599,7 +620,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             if files.keys.contains(where: { $0.hasPrefix(prefix) }) || directories.contains(where: { $0.hasPrefix(prefix) }) {
                 throw SystemError(call: "rmdir", path: path, errno: Self.notEmpty)
             }
-            let decision = decide(.removeDirectory)
+            let decision = decide(.removeDirectory, path: path)
             if case .fail(let errno) = decision { throw SystemError(call: "rmdir", path: path, errno: errno) }
             directories.remove(path)
             pendingEntries.append(.removeDirectory(path))
@@ -610,7 +631,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     package func syncDirectory(_ path: String) throws {
         try locked {
             guard directories.contains(path) else { throw SystemError(call: "open", path: path, errno: Self.noEntry) }
-            switch decide(.syncDirectory) {
+            switch decide(.syncDirectory, path: path) {
             case .fail(let errno): throw SystemError(call: "fsync", path: path, errno: errno)
             case .cutPower(let mode): throw powerOff(mode, call: "fsync", path: path)
             case .proceed: break
@@ -631,6 +652,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     fileprivate func read(_ inode: Inode, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
         locked {
+            absorbShared(inode)
             let start = Int(clamping: offset)
             guard start < inode.current.count else { return 0 }
             let n = min(buffer.count, inode.current.count - start)
@@ -643,7 +665,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     fileprivate func write(_ inode: Inode, path: String, _ bytes: [UInt8], at offset: Int) throws {
         try locked {
-            switch decide(.write) {
+            switch decide(.write, path: path) {
             case .proceed:
                 record(.write(offset: offset, bytes: bytes), in: inode)
             case .fail(let errno):
@@ -661,7 +683,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     fileprivate func truncate(_ inode: Inode, path: String, to size: Int) throws {
         try locked {
-            switch decide(.truncate) {
+            switch decide(.truncate, path: path) {
             case .proceed:
                 record(.truncate(size), in: inode)
             case .fail(let errno):
@@ -673,15 +695,29 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// What is stored through a shared mapping becomes the file's bytes (before a change of them).
+    private func absorbShared(_ inode: Inode) {
+        guard let shared = inode.shared else { return }
+        let n = min(shared.count, inode.current.count)
+        inode.current.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: shared.base, byteCount: n) }
+    }
+
     private func record(_ change: FileChange, in inode: Inode) {
+        absorbShared(inode)
         Self.apply(change, to: &inode.current)
+        if let shared = inode.shared {
+            let n = min(shared.count, inode.current.count)
+            inode.current.withUnsafeBytes { shared.base.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        }
         inode.pending.append(change)
+        inode.views.removeAll { $0.view == nil }
+        for view in inode.views.compactMap(\.view) { view.show(change, size: inode.current.count) }
     }
 
     fileprivate func sync(_ inode: Inode, path: String, handle: Int) throws {
         try locked {
             if failedSyncHandles.contains(handle) { syncRetries += 1 }
-            switch decide(.sync) {
+            switch decide(.sync, path: path) {
             case .proceed:
                 inode.durable = Self.applying(inode.pending, to: inode.durable)
                 inode.pending = []
@@ -697,31 +733,130 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     fileprivate func size(_ inode: Inode) -> UInt64 { locked { UInt64(inode.current.count) } }
 
-    /// flock: any number of shared holders or one exclusive holder; a handle may change its own lock.
-    fileprivate func lock(_ inode: Inode, handle: Int, exclusive: Bool) -> Bool {
+    /// A byte-range lock: granted unless another handle holds an overlapping lock and either
+    /// is exclusive. A handle's own locks in the range are replaced.
+    fileprivate func lock(_ inode: Inode, handle: Int, range: Range<UInt64>, exclusive: Bool) -> Bool {
         locked {
-            if let holder = inode.exclusiveHolder, holder != handle { return false }
-            if exclusive {
-                guard inode.sharedHolders.subtracting([handle]).isEmpty else { return false }
-                inode.sharedHolders.remove(handle)
-                inode.exclusiveHolder = handle
-            } else {
-                inode.exclusiveHolder = nil
-                inode.sharedHolders.insert(handle)
-            }
+            if Self.conflict(inode, handle: handle, range: range, exclusive: exclusive) != nil { return false }
+            Self.removeLocks(inode, handle: handle, in: range)
+            inode.locks.append((handle, range, exclusive))
             return true
         }
     }
 
-    fileprivate func unlock(_ inode: Inode, handle: Int) {
+    fileprivate func unlock(_ inode: Inode, handle: Int, range: Range<UInt64>?) {
         locked {
-            if inode.exclusiveHolder == handle { inode.exclusiveHolder = nil }
-            inode.sharedHolders.remove(handle)
+            if let range { Self.removeLocks(inode, handle: handle, in: range) } else { inode.locks.removeAll { $0.handle == handle } }
+        }
+    }
+
+    fileprivate func conflictingLock(_ inode: Inode, handle: Int, range: Range<UInt64>, exclusive: Bool) -> UInt64? {
+        locked { Self.conflict(inode, handle: handle, range: range, exclusive: exclusive) }
+    }
+
+    private static func conflict(_ inode: Inode, handle: Int, range: Range<UInt64>, exclusive: Bool) -> UInt64? {
+        inode.locks.first { $0.handle != handle && $0.range.overlaps(range) && ($0.exclusive || exclusive) }?.range.lowerBound
+    }
+
+    /// Takes `range` out of a handle's locks (splitting a lock that covers more).
+    private static func removeLocks(_ inode: Inode, handle: Int, in range: Range<UInt64>) {
+        var kept: [(handle: Int, range: Range<UInt64>, exclusive: Bool)] = []
+        for l in inode.locks {
+            guard l.handle == handle, l.range.overlaps(range) else { kept.append(l); continue }
+            if l.range.lowerBound < range.lowerBound { kept.append((handle, l.range.lowerBound..<range.lowerBound, l.exclusive)) }
+            if l.range.upperBound > range.upperBound { kept.append((handle, range.upperBound..<l.range.upperBound, l.exclusive)) }
+        }
+        inode.locks = kept
+    }
+
+    /// The writable shared mapping of the file's first `length` bytes (one per file).
+    fileprivate func mapShared(_ inode: Inode, path: String, length: Int) throws -> SimulatedSharedMapping {
+        try locked {
+            switch decide(.map, path: path) {
+            case .proceed: break
+            case .fail(let errno): throw SystemError(call: "mmap", path: path, errno: errno)
+            case .cutPower(let mode): throw powerOff(mode, call: "mmap", path: path)
+            }
+            guard inode.current.count >= length else { throw SystemError(call: "mmap", path: path, errno: 22) }
+            if let shared = inode.shared, shared.count >= length { return shared }
+            absorbShared(inode)
+            let shared = SimulatedSharedMapping(count: length)
+            inode.current.withUnsafeBytes { shared.base.copyMemory(from: $0.baseAddress!, byteCount: length) }
+            inode.shared = shared
+            return shared
+        }
+    }
+
+    /// A mapping of at least `minimumLength` bytes: a view of the file that sees every change.
+    fileprivate func map(_ inode: Inode, path: String, length: Int, roomToGrow: Bool) throws -> SimulatedMapping {
+        try locked {
+            switch decide(.map, path: path) {
+            case .proceed: break
+            case .fail(let errno): throw SystemError(call: "mmap", path: path, errno: errno)
+            case .cutPower(let mode): throw powerOff(mode, call: "mmap", path: path)
+            }
+            // Room to grow, as the real one leaves (a power of two, at least 64 KiB).
+            var count = roomToGrow ? 64 * 1024 : Swift.max(length, 1)
+            while count < length { count *= 2 }
+            let view = SimulatedMapping(count: count)
+            view.show(.write(offset: 0, bytes: inode.current), size: inode.current.count)
+            inode.views.removeAll { $0.view == nil }
+            inode.views.append(WeakView(view: view))
+            return view
         }
     }
 }
 
-/// An open simulated file. Closing it (or releasing it) releases its lock.
+/// A simulated writable shared `mmap`: the file's first bytes, stored into directly.
+final class SimulatedSharedMapping: SharedFileMapping, @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        base = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+    }
+
+    deinit { base.deallocate() }
+}
+
+struct WeakView {
+    weak var view: SimulatedMapping?
+}
+
+/// A simulated `mmap`: a buffer that the file system keeps equal to the file's bytes (zeros
+/// past its end).
+final class SimulatedMapping: FileMapping, @unchecked Sendable {
+    // @unchecked: changed only under the file system's mutex, at offsets no reader reads
+    // (the engine reads only committed bytes, and appends after them).
+    let base: UnsafeRawPointer
+    let count: Int
+    private let buffer: UnsafeMutableRawPointer
+
+    init(count: Int) {
+        self.count = count
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+        base = UnsafeRawPointer(buffer)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Shows a change of the file (now `size` bytes long).
+    fileprivate func show(_ change: SimulatedFileSystem.FileChange, size: Int) {
+        switch change {
+        case .write(let offset, let bytes):
+            guard offset < count else { return }
+            let n = Swift.min(bytes.count, count - offset)
+            bytes.withUnsafeBytes { (buffer + offset).copyMemory(from: $0.baseAddress!, byteCount: n) }
+        case .truncate:
+            if size < count { (buffer + size).initializeMemory(as: UInt8.self, repeating: 0, count: count - size) }
+        }
+    }
+}
+
+/// An open simulated file. Closing it (or releasing it) releases its locks.
 final class SimulatedFile: FileHandleIO, @unchecked Sendable {
     // @unchecked: `closed` is guarded by `closeLock`; the rest is immutable.
     private let fileSystem: SimulatedFileSystem
@@ -781,13 +916,28 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
         try fileSystem.truncate(inode, path: path, to: Int(size))
     }
 
-    func lock(exclusive: Bool) throws -> Bool {
-        try checkOpen("flock")
-        return fileSystem.lock(inode, handle: id, exclusive: exclusive)
+    func map(length: Int, roomToGrow: Bool) throws -> any FileMapping {
+        try checkOpen("mmap")
+        return try fileSystem.map(inode, path: path, length: length, roomToGrow: roomToGrow)
     }
 
-    func unlock() {
-        fileSystem.unlock(inode, handle: id)
+    func mapShared(length: Int) throws -> any SharedFileMapping {
+        try checkOpen("mmap", writing: true)
+        return try fileSystem.mapShared(inode, path: path, length: length)
+    }
+
+    func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool {
+        try checkOpen("fcntl", writing: exclusive)
+        return fileSystem.lock(inode, handle: id, range: range, exclusive: exclusive)
+    }
+
+    func unlock(_ range: Range<UInt64>) {
+        fileSystem.unlock(inode, handle: id, range: range)
+    }
+
+    func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64? {
+        try checkOpen("fcntl")
+        return fileSystem.conflictingLock(inode, handle: id, range: range, exclusive: exclusive)
     }
 
     func close() {
@@ -795,7 +945,7 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
         let wasOpen = !closed
         closed = true
         closeLock.unlock()
-        if wasOpen { fileSystem.unlock(inode, handle: id) }
+        if wasOpen { fileSystem.unlock(inode, handle: id, range: nil) }
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 import StrataEngine
 
 let commands: [any Command.Type] = [DemoCommand.self, InfoCommand.self, VerifyCommand.self, DumpCommand.self,
-                                    CompactCommand.self, MigrateCommand.self, BenchCommand.self]
+                                    CompactCommand.self, MigrateCommand.self, UpgradeCommand.self, BenchCommand.self]
 
 let overview = """
     usage: strata <command> [options]
@@ -21,10 +21,12 @@ let overview = """
 
 /// `strata --version`: this Strata, and the store file format versions it writes and reads.
 var versionText: String {
-    let read = StrataVersion.readableFileFormats
+    func versions(_ range: ClosedRange<Int>) -> String {
+        range.count == 1 ? "version \(range.lowerBound)" : "versions \(range.lowerBound) to \(range.upperBound)"
+    }
     return """
         strata \(StrataVersion.current)
-        store file format: writes version \(StrataVersion.fileFormat), reads \(read.count == 1 ? "version \(read.lowerBound)" : "versions \(read.lowerBound) to \(read.upperBound)")
+        store file format: writes version \(StrataVersion.fileFormat), reads \(versions(StrataVersion.readableFileFormats)); `strata upgrade` converts \(versions(StrataVersion.convertibleFileFormats))
         """
 }
 

@@ -11,6 +11,22 @@ import StrataTestSupport
         try CrashWorkload.open(CrashFixture.fileSystem(holding: bytes), readOnly: true)
     }
 
+    /// Zeros written ahead of the next commits are no tail; neither is what lies past the commit
+    /// a live writer published.
+    @Test func zerosAheadAndALiveWriterHaveNoTail() throws {
+        let f = try CrashFixture.make(commits: 3)
+        #expect(try Self.readOnly(f.bytes + [UInt8](repeating: 0, count: 70_000)).discardedTail() == nil)
+        let fs = f.fs.clone()
+        let writer = try CrashWorkload.open(fs)
+        _ = try CrashWorkload.commit(writer, after: f.states[f.last])
+        // A commit being written past the published one: not a tail while the writer lives.
+        fs.setBytes(fs.bytes(of: CrashWorkload.path)!.strippingZeroTail() + [1, 2, 3], of: CrashWorkload.path)
+        #expect(try CrashWorkload.open(fs, readOnly: true).discardedTail() == nil)
+        writer.close()   // (which cuts the file at its last commit)
+        fs.setBytes(fs.bytes(of: CrashWorkload.path)! + [1, 2, 3], of: CrashWorkload.path)
+        #expect(try CrashWorkload.open(fs, readOnly: true).discardedTail()?.length == 3)
+    }
+
     @Test func noTailAndWritableStores() throws {
         let f = try CrashFixture.make(commits: 3)
         #expect(try Self.readOnly(f.bytes).discardedTail() == nil)
@@ -24,8 +40,15 @@ import StrataTestSupport
         let f = try CrashFixture.make(commits: 3)
         let start = f.ends[f.last - 1]
         for cut in (start + 1)..<f.ends[f.last] {
+            // The tail ends at its last nonzero byte (zeros written ahead are not a commit; so are
+            // the zeros before a page, when a cut falls after them).
+            let kept = Array(f.bytes.prefix(cut)).strippingZeroTail().count
+            guard kept > start else {
+                #expect(try Self.readOnly(Array(f.bytes.prefix(cut))).discardedTail() == nil, "cut at \(cut): zeros only")
+                continue
+            }
             let tail = try #require(try Self.readOnly(Array(f.bytes.prefix(cut))).discardedTail(), "cut at \(cut)")
-            #expect(tail == DiscardedTail(offset: UInt64(start), length: UInt64(cut - start), wholeCommits: []), "cut at \(cut)")
+            #expect(tail == DiscardedTail(offset: UInt64(start), length: UInt64(kept - start), wholeCommits: []), "cut at \(cut)")
         }
     }
 

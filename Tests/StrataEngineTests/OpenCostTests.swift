@@ -29,8 +29,11 @@ import Testing
         func sync() throws { try base.sync() }
         func size() throws -> UInt64 { try base.size() }
         func truncate(to size: UInt64) throws { try base.truncate(to: size) }
-        func lock(exclusive: Bool) throws -> Bool { try base.lock(exclusive: exclusive) }
-        func unlock() { base.unlock() }
+        func map(length: Int, roomToGrow: Bool) throws -> any FileMapping { try base.map(length: length, roomToGrow: roomToGrow) }
+        func mapShared(length: Int) throws -> any SharedFileMapping { try base.mapShared(length: length) }
+        func lock(_ range: Range<UInt64>, exclusive: Bool) throws -> Bool { try base.lock(range, exclusive: exclusive) }
+        func unlock(_ range: Range<UInt64>) { base.unlock(range) }
+        func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64? { try base.conflictingLock(in: range, exclusive: exclusive) }
         func close() { base.close() }
     }
 

@@ -12,6 +12,11 @@ import Testing
         try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
     }
 
+    /// The file's size less the zeros its writer wrote ahead of its commits: the end of its last commit.
+    static func committedSize(_ path: String) throws -> Int {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))).strippingZeroTail().count
+    }
+
     // MARK: Records
 
     @Test func putGetUpdateDelete() throws {
@@ -436,7 +441,7 @@ import Testing
             return c
         }
         let committed = try store.read { try EngineStoreDump($0, metadataNames: ["m"]) }
-        let sizeBefore = try Self.fileSize(path)
+        let sizeBefore = try Self.committedSize(path)
         func blobFiles() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: path + ".blobs").count) ?? 0 }
         let blobsBefore = blobFiles()
 
@@ -461,7 +466,7 @@ import Testing
         #expect(try store.read { try EngineStoreDump($0, metadataNames: ["m"]) } == committed)
         #expect(try store.read { $0.collection(named: "d") } == nil)
         #expect(try store.read { try $0.metadata("n") } == nil)
-        #expect(try Self.fileSize(path) == sizeBefore)
+        #expect(try Self.committedSize(path) == sizeBefore)
         #expect(blobFiles() == blobsBefore)
 
         // A throwing body rolls back.
@@ -486,7 +491,7 @@ import Testing
         thread.start()
         #expect(next.wait(timeout: .now() + 10) == .success, "a dropped write transaction still holds the writer")
         #expect(try store.read { try EngineStoreDump($0, metadataNames: ["m"]) } == committed)
-        #expect(try Self.fileSize(path) == sizeBefore)
+        #expect(try Self.committedSize(path) == sizeBefore)
 
         // Still usable, and all of it survives a reopen.
         try store.write { try $0.put([5], row: 5, in: c) }

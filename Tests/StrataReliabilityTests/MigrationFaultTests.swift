@@ -139,7 +139,8 @@ enum MigrationFaults {
             guard let bytes else { return "missing" }
             return "\(bytes.count) B, fnv \(bytes.reduce(UInt64(0xcbf29ce484222325)) { ($0 ^ UInt64($1)) &* 0x100000001b3 })"
         }
-        out[path] = summary(fs.bytes(of: path))
+        // Less the zeros a writer wrote ahead of its commits (opening cuts them off): they hold nothing.
+        out[path] = summary(fs.bytes(of: path).map { bytes in Array(bytes[..<((bytes.lastIndex { $0 != 0 } ?? -1) + 1)]) })
         for name in (try? fs.listDirectory(path + ".blobs")) ?? [] { out[name] = summary(fs.bytes(of: path + ".blobs/" + name)) }
         return out
     }

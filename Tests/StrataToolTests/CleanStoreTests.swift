@@ -12,7 +12,7 @@ import Testing
 
         let text = try Tool.run("info", path)
         #expect(text.status == 0, "\(text)")
-        #expect(text.stdout.contains("file format version 1"))
+        #expect(text.stdout.contains("file format version 2"))
         #expect(text.stdout.contains("entity Lesson: 40 objects"), "\(text)")
         // Columns are padded to fit; compare with single spaces.
         let lines = text.lines.map { $0.split(separator: " ").joined(separator: " ") }
@@ -22,7 +22,7 @@ import Testing
         }
 
         let json = try Tool.run("info", path, "--json").object()
-        #expect(json["format_version"] as? Int == 1)
+        #expect(json["format_version"] as? Int == 2)
         #expect(json["schema"] as? Bool == true)
         #expect((json["file_size"] as? Int ?? 0) > 0)
         #expect((json["last_commit"] as? Int ?? 0) >= 3)

@@ -3,6 +3,7 @@ import Foundation
 import Strata
 import StrataEngine
 import Testing
+import StrataTestSupport
 
 @Suite struct DamagedStoreTests {
     /// A byte flipped inside an earlier commit: verify exits 1 and names the place.
@@ -38,6 +39,33 @@ import Testing
         #expect(!offsets.isEmpty && offsets.allSatisfy { $0 <= Int(offset) }, "\(problems)")
     }
 
+    /// An index that disagrees with a record (here: a row's unique entry moved to another key
+    /// by the engine directly, checksums all valid): verify computes each record's keys from
+    /// the stored schema and names the row.
+    @Test func verifyChecksIndexEntriesAgainstTheirRecords() throws {
+        let folder = try TestFolder()
+        let path = folder.path()
+        try Fixture.lessons(at: path, count: 10)
+        do {
+            let store = try Store(path: path)
+            try store.write { tx in
+                let lessons = try #require(tx.collection(named: "Lesson"))
+                let byID = try #require(tx.index(named: "unique:id", in: lessons)).id
+                let byStart = try #require(tx.index(named: "index:startsAt", in: lessons)).id
+                let schema = try #require(try StoredModelSchema(tx))
+                let keysOf = schema.indexKeys(tx)
+                let record = try #require(try tx.record(3, in: lessons))
+                let keys = try #require(try record.withUnsafeBytes { try keysOf(lessons, 3, $0) })
+                #expect(Set(keys.map(\.index)) == [byID, byStart])
+                let moved = keys.map { $0.index == byID ? IndexKey(byID, KeyEncoding.encode(UUID())) : $0 }
+                try tx.put(record, row: 3, in: lessons, indexKeys: moved, previousKeys: keys)
+            }
+        }
+        let text = try Tool.run("verify", path)
+        #expect(text.status == 1, "\(text)")
+        #expect(text.stdout.contains("row 3 of collection 1 (Lesson)"), "\(text)")
+    }
+
     /// A damaged header stops the store from opening: verify still reports it as damage.
     @Test func damagedHeader() throws {
         let folder = try TestFolder()
@@ -56,29 +84,43 @@ import Testing
 }
 
 @Suite struct LockedStoreTests {
-    /// A store this process holds open for writing: commands report it locked, exit 1, and
-    /// change nothing; once it is closed they work.
-    @Test func commandsReportALockedStore() throws {
+    /// A store this process holds open for writing: `compact` (which writes) reports it
+    /// locked, exits 1 and changes nothing; `info`, `verify` and `dump` read the last commit
+    /// the writer published, also after it commits again.
+    @Test func commandsOnAStoreAnotherProcessWrites() throws {
         let folder = try TestFolder()
         let path = folder.path()
         try Fixture.lessons(at: path, count: 20, rewrites: 1)
         let size = try Fixture.size(of: path)
 
         let store = try Store(path: path)
-        for command in ["compact", "info", "verify", "dump"] {
-            let run = try Tool.run(command, path)
-            #expect(run.status == 1, "\(command): \(run)")
-            #expect(run.stderr.contains("\(path) is locked"), "\(command): \(run)")
-            #expect(run.stdout.isEmpty, "\(command): \(run)")
-        }
+        let compact = try Tool.run("compact", path)
+        #expect(compact.status == 1, "\(compact)")
+        #expect(compact.stderr.contains("\(path) is locked"), "\(compact)")
+        #expect(compact.stdout.isEmpty, "\(compact)")
         #expect(try Fixture.size(of: path) == size)
+        let verify = try Tool.run("verify", path)
+        #expect(verify.status == 0, "\(verify)")
+        #expect(verify.stdout.contains("clean"), "\(verify)")
+        #expect(try Tool.run("dump", path).lines.count == 20)
+        #expect(try Tool.run("info", path).status == 0)
+        // The writer goes on; the tools see its new commit.
+        try store.write { tx in
+            let c = try #require(tx.collection(named: "Lesson"))
+            try tx.setMetadata("note", [1])
+            _ = c
+        }
+        let sequence = try store.read { $0.sequence }
+        let info = try Tool.run("info", path, "--json").object()
+        #expect(info["last_commit"] as? Int == Int(sequence), "\(info)")
+        #expect(try Tool.run("verify", path).status == 0)
         store.close()
 
         #expect(try Tool.run("compact", path).status == 0)
         #expect(try Fixture.size(of: path) < size)
     }
 
-    /// Readers share a store: a read-only holder keeps out compaction, not info.
+    /// Readers share a store, and do not keep a writer (here, compaction) out.
     @Test func readersShareTheStore() throws {
         let folder = try TestFolder()
         let path = folder.path()
@@ -87,8 +129,30 @@ import Testing
         #expect(try Tool.run("info", path).status == 0)
         #expect(try Tool.run("dump", path).lines.count == 5)
         let compact = try Tool.run("compact", path)
-        #expect(compact.status == 1, "\(compact)")
-        #expect(compact.stderr.contains("is locked"), "\(compact)")
+        #expect(compact.status == 0, "\(compact)")
+        #expect(try reader.read { tx in try tx.count(in: #require(tx.collection(named: "Lesson"))) } == 5)
+        #expect(try Tool.run("dump", path).lines.count == 5)
         reader.close()
+    }
+}
+
+@Suite struct UpgradeCommandTests {
+    /// A store of format version 1: every command names `strata upgrade`; it converts the
+    /// store, which then opens, verifies and dumps; a second run has nothing to do.
+    @Test func upgradeConvertsAnOlderStore() throws {
+        let folder = try TestFolder()
+        let path = folder.path()
+        try FormatVersion1Fixture.install(at: path)
+        let info = try Tool.run("info", path)
+        #expect(info.status == 1, "\(info)")
+        #expect(info.stderr.contains("strata upgrade \(path)"), "\(info)")
+
+        let run = try Tool.run("upgrade", path)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("converted from file format version 1 to 2"), "\(run)")
+        #expect(try Tool.run("verify", path).status == 0)
+        #expect(try Tool.run("info", path, "--json").object()["format_version"] as? Int == 2)
+        let again = try Tool.run("upgrade", path, "--json").object()
+        #expect(again["from_version"] as? Int == 2)
     }
 }

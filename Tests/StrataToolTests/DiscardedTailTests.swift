@@ -23,8 +23,12 @@ import Testing
             let context = ModelContext(try ModelContainer(for: Lesson.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: path))))
             for i in 40..<60 { context.insert(Lesson(i)) }
             try context.save()
-            last = Array(try Fixture.bytes(of: path)[before.count...])
+            // Less the zeros the writer wrote ahead of its next commits (the container is open).
+            last = Self.withoutZeroTail(Array(try Fixture.bytes(of: path)[before.count...]))
         }
+
+        /// Bytes without the zeros at their end.
+        static func withoutZeroTail(_ bytes: [UInt8]) -> [UInt8] { Array(bytes[..<((bytes.lastIndex { $0 != 0 } ?? -1) + 1)]) }
 
         /// Writes the first save's bytes followed by `tail`.
         func write(tail: [UInt8]) throws { try Fixture.write(before + tail, to: path) }
@@ -35,8 +39,11 @@ import Testing
     @Test(arguments: [1, 2, 3, 5, 8])
     func aTornTailIsAWarning(eighths: Int) throws {
         let store = try TwoSaves()
-        let cut = eighths == 8 ? store.last.count - 1 : store.last.count * eighths / 8
+        var cut = eighths == 8 ? store.last.count - 1 : store.last.count * eighths / 8
         try store.write(tail: Array(store.last.prefix(cut)))
+        // The tail is reported up to its last nonzero byte: zeros after it are not a commit
+        // (a writer writes zeros ahead of its commits).
+        cut = TwoSaves.withoutZeroTail(Array(store.last.prefix(cut))).count
 
         let text = try Tool.run("verify", store.path)
         #expect(text.status == 0, "\(text)")

@@ -159,7 +159,7 @@ enum PostV2 {
         try Self.store(at: path, old: 3, new: 0)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
 
-        let holder = try Store(path: path, options: StoreOptions(readOnly: true))
+        let holder = try Store(path: path)
         let locked = try Tool.run("migrate", path)
         #expect(locked.status == 1, "\(locked)")
         #expect(locked.stderr.contains("\(path) is locked"), "\(locked)")

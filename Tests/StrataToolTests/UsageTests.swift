@@ -4,7 +4,7 @@ import StrataEngine
 import Testing
 
 @Suite struct UsageTests {
-    static let commands = ["demo", "info", "verify", "dump", "compact", "migrate", "bench"]
+    static let commands = ["demo", "info", "verify", "dump", "compact", "migrate", "upgrade", "bench"]
 
     @Test(arguments: commands) func everyCommandHasHelp(command: String) throws {
         for flag in ["--help", "-h"] {
@@ -37,7 +37,7 @@ import Testing
         let run = try Tool.run("--version")
         #expect(run.status == 0, "\(run)")
         #expect(run.lines == ["strata \(StrataVersion.current)",
-                              "store file format: writes version \(StrataVersion.fileFormat), reads version 1"], "\(run)")
+                              "store file format: writes version \(StrataVersion.fileFormat), reads version 2; `strata upgrade` converts version 1"], "\(run)")
         #expect(StrataVersion.current.split(separator: ".").count == 3 && StrataVersion.current.split(separator: ".").allSatisfy { Int($0) != nil })
         #expect(StrataVersion.readableFileFormats.contains(StrataVersion.fileFormat))
         #expect(run.stderr.isEmpty)

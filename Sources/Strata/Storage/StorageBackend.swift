@@ -95,8 +95,15 @@ public protocol StorageReader: AnyObject {
     /// row itself). Asked only of a backend whose `evaluatesQueries` is true.
     func candidates(_ query: StorageQuery) throws -> [RowID]?
     func blob(_ id: BlobID) throws -> [UInt8]
+    /// A blob's bytes as `Data`; a backend that can hands over its bytes without a copy.
+    func blobData(_ id: BlobID) throws -> Data
     func blobFileExists(_ id: BlobID) throws -> Bool
     func metadata(_ name: String) throws -> [UInt8]?
+}
+
+extension StorageReader {
+    /// A blob's bytes, copied into a `Data`.
+    public func blobData(_ id: BlobID) throws -> Data { Data(try blob(id)) }
 }
 
 /// The one writer of a store: everything it does is in the store after `commit()`, or nothing.

@@ -1,3 +1,4 @@
+import Foundation
 import StrataEngine
 
 /// How one model (entity) is kept in a store: its collection and indexes, and how to read
@@ -56,7 +57,21 @@ extension StorageReader {
 extension StorageBackend {
     /// The value of an external attribute kept in blob `blob`.
     func loadBlob(_ blob: UInt64, as access: AttributeAccess) throws -> Any {
-        let bytes = try read { try $0.blob(BlobID(rawValue: blob)) }
+        let id = BlobID(rawValue: blob)
+        // A Data value is the blob's bytes: read into the Data itself (the engine maps the
+        // blob file), with no zeroing and no copy. An optional one is its bytes after 0x01.
+        if access.valueType == Data.self { return try read { try $0.blobData(id) } }
+        if access.valueType == Data?.self {
+            let data = try read { try $0.blobData(id) }
+            guard data.first == 1 else { return try data.withUnsafeBytes { try access.fieldValue($0) } }
+            // (A short Data may be held inline, where its bytes' address is not stable: copy it.)
+            if data.count <= 64 { return Data?.some(Data(data.dropFirst())) }
+            return Data?.some(data.withUnsafeBytes { raw in
+                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: raw.baseAddress! + 1), count: raw.count - 1,
+                     deallocator: .custom { _, _ in withExtendedLifetime(data) {} })
+            })
+        }
+        let bytes = try read { try $0.blob(id) }
         return try bytes.withUnsafeBytes { try access.fieldValue($0) }
     }
 }

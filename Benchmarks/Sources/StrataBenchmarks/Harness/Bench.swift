@@ -159,6 +159,6 @@ final class Bench {
 
 /// Removes a store or database with the files beside it.
 func removeStoreFiles(_ path: String) {
-    for suffix in ["", "-wal", "-shm", "-journal", ".compact"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    for suffix in ["", "-wal", "-shm", "-journal", ".compact", ".lock", ".upgrade"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     try? FileManager.default.removeItem(atPath: path + ".blobs")
 }

@@ -42,6 +42,8 @@ func compare(_ bench: Bench, workload: String, n: Int, repetitions: Int, warmups
     var times = [[Double]](repeating: [], count: trials.count)
     var peaks = [Int](repeating: 0, count: trials.count)
     var growth = [Int](repeating: 0, count: trials.count)
+    var anonPeaks = [Int](repeating: 0, count: trials.count)
+    var anonGrowth = [Int](repeating: 0, count: trials.count)
     var outcomes = [Outcome?](repeating: nil, count: trials.count)
     var counts = [[(String, Int)]](repeating: [], count: trials.count)
     for _ in 0..<repetitions {
@@ -55,13 +57,16 @@ func compare(_ bench: Bench, workload: String, n: Int, repetitions: Int, warmups
             times[i].append(result.seconds)
             peaks[i] = max(peaks[i], result.peakKB)
             growth[i] = max(growth[i], result.peakKB - result.rssBeforeKB)
+            anonPeaks[i] = max(anonPeaks[i], result.peakAnonKB)
+            anonGrowth[i] = max(anonGrowth[i], result.peakAnonKB - result.anonBeforeKB)
             outcomes[i] = outcome
         }
     }
     return trials.enumerated().map { i, trial in
         let outcome = outcomes[i] ?? Outcome()
         var m = Measurement(workload: workload, system: trial.system, n: n, seconds: median(times[i]), peakRSSKB: peaks[i])
-        m.extras = [("rss_growth_kb", .int(growth[i])), ("records_read", .int(outcome.count)),
+        m.extras = [("rss_growth_kb", .int(growth[i])), ("peak_anon_kb", .int(anonPeaks[i])), ("anon_growth_kb", .int(anonGrowth[i])),
+                    ("records_read", .int(outcome.count)),
                     ("repetitions", .int(repetitions)), ("min_seconds", .double(times[i].min() ?? 0)),
                     ("max_seconds", .double(times[i].max() ?? 0)),
                     ("same_result", .string(outcome == expected ? "yes" : "NO"))]

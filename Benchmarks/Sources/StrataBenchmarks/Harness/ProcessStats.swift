@@ -20,6 +20,23 @@ enum ProcessStats {
         return (rss, peak)
     }
 
+    /// Resident anonymous memory in KiB (RssAnon: resident minus file-backed and shared pages,
+    /// from /proc/self/statm). Pages of a mapped file are the kernel's cache and not counted.
+    /// Read with one pread, so that sampling it often costs little.
+    static func anonKB() -> Int {
+        let fd = Glibc.open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let n = buffer.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return 0 }
+        let fields = buffer[0..<n].split(separator: UInt8(ascii: " ")).prefix(3).map { Int(String(decoding: $0, as: UTF8.self)) ?? 0 }
+        guard fields.count == 3 else { return 0 }
+        return (fields[1] - fields[2]) * pageKB
+    }
+
+    static let pageKB = Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+
     private static func kilobytes(_ line: Substring) -> Int {
         Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
@@ -61,24 +78,63 @@ enum ProcessStats {
     }
 }
 
-/// Measures one timed section: wall time, peak RSS, bytes written, and (under `perf`) syncs.
+/// The peak of RssAnon while a section runs: the kernel keeps a peak of the whole resident
+/// set (VmHWM) but not of its anonymous part, so a thread samples it every 2 ms.
+final class AnonSampler: @unchecked Sendable {
+    private let lock = NSLock()
+    private var peak = 0
+    private var stopped = false
+    private let done = DispatchSemaphore(value: 0)
+
+    init() {
+        peak = ProcessStats.anonKB()
+        Thread {
+            while true {
+                let now = ProcessStats.anonKB()
+                let stop = self.lock.withLock { () -> Bool in
+                    self.peak = max(self.peak, now)
+                    return self.stopped
+                }
+                if stop { break }
+                usleep(2000)
+            }
+            self.done.signal()
+        }.start()
+    }
+
+    /// Stops sampling; returns the peak seen (with one last sample).
+    func stop() -> Int {
+        lock.withLock { stopped = true }
+        done.wait()
+        return lock.withLock { max(peak, ProcessStats.anonKB()) }
+    }
+}
+
+/// Measures one timed section: wall time, peak RSS and RssAnon, bytes written, and (under
+/// `perf`) syncs.
 struct Section {
     let rssBeforeKB: Int
+    let anonBeforeKB: Int
     private let start: ContinuousClock.Instant
     private let written: (bytes: Int, calls: Int)
+    private let sampler: AnonSampler
 
     /// Starts a section: a fresh peak, counters on.
     static func begin() -> Section {
         ProcessStats.startPeak()
         let rss = ProcessStats.memory().rssKB
+        let anon = ProcessStats.anonKB()
+        let sampler = AnonSampler()
         SyscallCounter.enable()
-        return Section(rssBeforeKB: rss, start: .now, written: ProcessStats.written())
+        return Section(rssBeforeKB: rss, anonBeforeKB: anon, start: .now, written: ProcessStats.written(), sampler: sampler)
     }
 
-    private init(rssBeforeKB: Int, start: ContinuousClock.Instant, written: (bytes: Int, calls: Int)) {
+    private init(rssBeforeKB: Int, anonBeforeKB: Int, start: ContinuousClock.Instant, written: (bytes: Int, calls: Int), sampler: AnonSampler) {
         self.rssBeforeKB = rssBeforeKB
+        self.anonBeforeKB = anonBeforeKB
         self.start = start
         self.written = written
+        self.sampler = sampler
     }
 
     struct Result {
@@ -87,6 +143,14 @@ struct Section {
         let rssBeforeKB: Int
         let bytesWritten: Int
         let writeCalls: Int
+        /// The peak of RssAnon during the section (sampled), and RssAnon when it began.
+        let peakAnonKB: Int
+        let anonBeforeKB: Int
+
+        /// What a measurement reports of memory beside the peak RSS.
+        var memoryExtras: [(String, JSONValue)] {
+            [("peak_anon_kb", .int(peakAnonKB)), ("anon_before_kb", .int(anonBeforeKB))]
+        }
     }
 
     /// Ends the section (counters off) and returns what it measured.
@@ -94,8 +158,10 @@ struct Section {
         let elapsed = start.duration(to: .now)
         let w = ProcessStats.written()
         SyscallCounter.disable()
+        let peakAnon = sampler.stop()
         return Result(seconds: elapsed.seconds, peakKB: ProcessStats.memory().peakKB, rssBeforeKB: rssBeforeKB,
-                      bytesWritten: w.bytes - written.bytes, writeCalls: w.calls - written.calls)
+                      bytesWritten: w.bytes - written.bytes, writeCalls: w.calls - written.calls,
+                      peakAnonKB: peakAnon, anonBeforeKB: anonBeforeKB)
     }
 }
 

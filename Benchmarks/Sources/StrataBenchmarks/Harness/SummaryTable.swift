@@ -66,11 +66,13 @@ struct SummaryTable {
         lines.append("")
         lines.append("Peak RSS is the process's VmHWM during the workload (E1, E4, E5 run each system in a fresh process; "
                      + "E2, E3 run in one process with all three stores open, so *growth* over the RSS at the start is the number to compare). "
+                     + "Peak anon is the highest RssAnon (anonymous memory: what the process allocated, not pages of files it maps, "
+                     + "which are the kernel's cache) sampled every 2 ms during the workload; anon growth is it less RssAnon at the start. "
                      + "Bytes written: bytes passed to write calls during the timed part (/proc/self/io). "
                      + "fsyncs: fsync + fdatasync calls in the timed part, counted by `perf stat`.")
         lines.append("")
-        lines.append("| workload | system | time | peak RSS | RSS growth | file size | bytes written | fsyncs | write calls | notes |")
-        lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+        lines.append("| workload | system | time | peak RSS | RSS growth | peak anon | anon growth | file size | bytes written | fsyncs | write calls | notes |")
+        lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
         for w in workloadIDs {
             for m in bench.measurements where m.workload == w {
                 let growth = m["rss_growth_kb"]?.doubleValue ?? m["rss_before_kb"]?.doubleValue.map { Double(m.peakRSSKB ?? 0) - $0 }
@@ -104,10 +106,16 @@ struct SummaryTable {
                 if let mbs = m["mb_per_sec"]?.doubleValue { notes.append(String(format: "%.0f MB/s", mbs)) }
                 if let d = m["deleted"]?.doubleValue, let of = m["of_records"]?.doubleValue { notes.append("deleted \(Format.count(Int(d))) of \(Format.count(Int(of)))") }
                 if let note = m["note"], case .string(let text) = note { notes.append(text) }
-                let cells = [
+                let peakAnon: String = m["peak_anon_kb"]?.doubleValue.map { Format.kilobytes(Int($0)) } ?? "–"
+                var anonGrowthKB: Double? = m["anon_growth_kb"]?.doubleValue
+                if anonGrowthKB == nil, let before = m["anon_before_kb"]?.doubleValue, let peak = m["peak_anon_kb"]?.doubleValue { anonGrowthKB = peak - before }
+                let anonGrowth: String = anonGrowthKB.map { Format.kilobytes(Int($0)) } ?? "–"
+                let cells: [String] = [
                     w, m.system, Format.time(m.seconds),
                     m.peakRSSKB.map(Format.kilobytes) ?? "–",
                     growth.map { Format.kilobytes(Int($0)) } ?? "–",
+                    peakAnon,
+                    anonGrowth,
                     m.bytes.map(Format.bytes) ?? "–",
                     m["bytes_written"]?.doubleValue.map { Format.bytes(Int($0)) } ?? "–",
                     m["fsyncs"]?.doubleValue.map { Format.count(Int($0)) } ?? "–",
@@ -119,7 +127,7 @@ struct SummaryTable {
         }
         lines.append("")
         lines.append("Systems: **strata-engine** is StrataEngine used directly (hand-written binary record, a unique index on id and a "
-                     + "non-unique index on createdAt, default options: 32 MiB cache, durability full). **grdb** is GRDB 7.10.0 the idiomatic way "
+                     + "non-unique index on createdAt, default options: 16 MiB write budget, durability full). **grdb** is GRDB 7.10.0 the idiomatic way "
                      + "(Codable record, query interface, SQLite's defaults); **grdb-tuned** uses cached prepared statements, `Row` access, createdAt as REAL "
                      + "and a 32 MiB page cache (`cache_size`, StrataEngine's default cache budget). "
                      + "Both GRDB: DatabaseQueue, WAL, synchronous=NORMAL for bulk work and FULL for E5 (set on the open connection and read back). "

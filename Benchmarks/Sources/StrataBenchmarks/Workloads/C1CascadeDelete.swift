@@ -165,6 +165,7 @@ enum C1CascadeDelete: Workload {
         m.extras = [("rss_before_kb", .int(result.rssBeforeKB)), ("bytes_written", .int(result.bytesWritten)),
                     ("deleted", .int(n)), ("of_records", .int(n + survivors)), ("ru_maxrss_kb", .int(ProcessStats.lifetimePeakKB()))]
         if system != .strata { m["synchronous"] = .string("NORMAL") }
+        m.extras += result.memoryExtras
         print(m.jsonLine)
     }
 }

@@ -70,6 +70,7 @@ enum E1BulkInsert: Workload {
         var m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB, bytes: bytes)
         m.extras = [("rss_before_kb", .int(result.rssBeforeKB)), ("ru_maxrss_kb", .int(ProcessStats.lifetimePeakKB())),
                     ("bytes_written", .int(result.bytesWritten)), ("bytes_per_record", .int(bytes / max(n, 1)))] + extras
+        m.extras += result.memoryExtras
         print(m.jsonLine)
     }
 }

@@ -60,10 +60,11 @@ enum E4Reopen: Workload {
         let end = ContinuousClock.now
         let result = section.end()
         guard let course, course.id == key else { throw BenchError("\(id): \(key) not found") }
-        let m = Measurement(workload: id, system: system.rawValue, n: 1, seconds: start.duration(to: end).seconds,
+        var m = Measurement(workload: id, system: system.rawValue, n: 1, seconds: start.duration(to: end).seconds,
                             peakRSSKB: result.peakKB, bytes: ProcessStats.fileSize(path),
                             extras: [("open_seconds", .double(start.duration(to: opened).seconds)),
                                      ("fetch_seconds", .double(opened.duration(to: end).seconds))])
+        m.extras += result.memoryExtras
         print(m.jsonLine)
     }
 }

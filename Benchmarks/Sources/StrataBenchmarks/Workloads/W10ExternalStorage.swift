@@ -189,6 +189,7 @@ enum W10ExternalStorage: Workload {
                         ("shown", .string(String(format: "%.0f MB/s", mbs) + " (\(Format.time(section.seconds)))")),
                         ("rss_before_kb", .int(section.rssBeforeKB)), ("bytes_written", .int(section.bytesWritten))]
             if system != .strata { m["synchronous"] = .string("FULL") }
+            m.extras += section.memoryExtras
             print(m.jsonLine)
         }
     }

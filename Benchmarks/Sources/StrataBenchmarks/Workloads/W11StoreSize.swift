@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Strata
+import StrataEngine
 
 /// W11: bytes on disk per object of W1's stores (file + WAL), as W1 left them, and after
 /// compaction of a copy: Strata `ModelContainer.compact()` (a Strata extra), GRDB `VACUUM`
@@ -19,6 +20,7 @@ enum W11StoreSize: Workload {
         let n = bench.options.objectCount
         var rows: [(System, Measurement, Measurement)] = []
         for system in bench.selected(ObjectStores.systems) {
+            var split: (extras: [(String, JSONValue)], note: String, seconds: Double)?
             let original = ObjectStores.path(bench, system)
             let before = ObjectStores.size(system, path: original)
             let path = original + ".w11"
@@ -27,10 +29,13 @@ enum W11StoreSize: Workload {
             let start = ContinuousClock.now
             switch system {
             case .strata:
-                let container = try ObjectStores.openContainer(path: path)
-                try container.compact()
-                let count = try ModelContext(container).fetchCount(FetchDescriptor<StrataModel.Course>())
-                guard count == n else { throw BenchError("\(id): \(count) objects after compaction, not \(n)") }
+                do {
+                    let container = try ObjectStores.openContainer(path: path)
+                    try container.compact()
+                    let count = try ModelContext(container).fetchCount(FetchDescriptor<StrataModel.Course>())
+                    guard count == n else { throw BenchError("\(id): \(count) objects after compaction, not \(n)") }
+                }
+                split = try engineSplit(path: path, n: n)
             case .grdb, .grdbTuned:
                 let queue = try GRDBCourses.open(path: path, synchronous: "NORMAL", style: system == .grdb ? .idiomatic : .tuned, create: false)
                 try queue.writeWithoutTransaction { db in
@@ -42,14 +47,36 @@ enum W11StoreSize: Workload {
             default:
                 throw BenchError("\(id): no \(system.rawValue) variant")
             }
-            let seconds = start.duration(to: .now).seconds
+            let seconds = start.duration(to: .now).seconds - (split?.seconds ?? 0)
             let after = ObjectStores.size(system, path: path)
-            rows.append((system, measurement(id, system, n: n, bytes: before, seconds: 0, note: nil),
-                         measurement(compactID, system, n: n, bytes: after, seconds: seconds,
-                                     note: (system == .strata ? "compact()" : "VACUUM") + " took \(Format.time(seconds))")))
+            var compacted = measurement(compactID, system, n: n, bytes: after, seconds: seconds,
+                                        note: (system == .strata ? "compact()" : "VACUUM") + " took \(Format.time(seconds))" + (split.map { "; " + $0.note } ?? ""))
+            compacted.extras += split?.extras ?? []
+            rows.append((system, measurement(id, system, n: n, bytes: before, seconds: 0, note: nil), compacted))
         }
         for row in rows { bench.report(row.1, title: title) }
         for row in rows { bench.report(row.2, title: compactTitle) }
+    }
+
+    /// Where a compacted store's bytes go, per object: the records' own bytes (the object
+    /// layer's encoding), the rest of the row pages (keys, slots, lengths, key digests: the
+    /// engine's), and everything else (index pages, schema, header, commit record).
+    static func engineSplit(path: String, n: Int) throws -> (extras: [(String, JSONValue)], note: String, seconds: Double) {
+        let start = ContinuousClock.now
+        let store = try Store(path: path, options: StoreOptions(readOnly: true))
+        defer { store.close() }
+        let info = try store.info()
+        guard let courses = info.collections.first(where: { $0.name == "Course" }) else { throw BenchError("\(id): no Course collection") }
+        var payload = 0
+        try store.read { tx in try tx.forEachRecord(in: courses.id) { _, record in payload += record.count; return true } }
+        let per = { (bytes: Int) -> Double in (Double(bytes) / Double(max(n, 1)) * 10).rounded() / 10 }
+        let rowPages = courses.liveBytes, rest = info.fileSize - courses.liveBytes
+        let extras: [(String, JSONValue)] = [("payload_bytes_per_object", .double(per(payload))),
+                                             ("row_overhead_bytes_per_object", .double(per(rowPages - payload))),
+                                             ("index_and_other_bytes_per_object", .double(per(rest)))]
+        let note = String(format: "per object: record %.1f B (object layer) + row pages %.1f B + indexes and the rest %.1f B (engine)",
+                          per(payload), per(rowPages - payload), per(rest))
+        return (extras, note, start.duration(to: .now).seconds)
     }
 
     static func measurement(_ workload: String, _ system: System, n: Int, bytes: Int, seconds: Double, note: String?) -> Measurement {

@@ -104,8 +104,9 @@ enum W2ObjectDurableSaves: Workload {
         } else {
             extras.append(("synchronous", .string("FULL")))
         }
-        let m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB,
+        var m = Measurement(workload: id, system: system.rawValue, n: n, seconds: result.seconds, peakRSSKB: result.peakKB,
                             bytes: ProcessStats.fileSize(path) + ProcessStats.fileSize(path + "-wal"), extras: extras)
+        m.extras += result.memoryExtras
         print(m.jsonLine)
     }
 }

@@ -85,6 +85,7 @@ enum W6ObjectUpsert: Workload {
                             bytes: ObjectStores.size(system, path: path))
         m.extras = [("rss_before_kb", .int(result.rssBeforeKB)), ("bytes_written", .int(result.bytesWritten)),
                     ("objects_after", .int(total))]
+        m.extras += result.memoryExtras
         print(m.jsonLine)
     }
 }

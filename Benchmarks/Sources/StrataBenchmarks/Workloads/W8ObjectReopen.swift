@@ -64,10 +64,11 @@ enum W8ObjectReopen: Workload {
         let end = ContinuousClock.now
         let result = section.end()
         guard foundID == key else { throw BenchError("\(id): \(key) not found") }
-        let m = Measurement(workload: id, system: system.rawValue, n: 1, seconds: start.duration(to: end).seconds,
+        var m = Measurement(workload: id, system: system.rawValue, n: 1, seconds: start.duration(to: end).seconds,
                             peakRSSKB: result.peakKB, bytes: ObjectStores.size(system, path: path),
                             extras: [("open_seconds", .double(start.duration(to: opened).seconds)),
                                      ("fetch_seconds", .double(opened.duration(to: end).seconds))])
+        m.extras += result.memoryExtras
         print(m.jsonLine)
     }
 }

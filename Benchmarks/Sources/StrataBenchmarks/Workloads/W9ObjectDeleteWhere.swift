@@ -70,6 +70,7 @@ enum W9ObjectDeleteWhere: Workload {
                             bytes: ObjectStores.size(system, path: path))
         m.extras = [("rss_before_kb", .int(result.rssBeforeKB)), ("bytes_written", .int(result.bytesWritten)),
                     ("deleted", .int(deleted)), ("of_records", .int(n))]
+        m.extras += result.memoryExtras
         print(m.jsonLine)
     }
 }

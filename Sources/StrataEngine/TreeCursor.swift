@@ -1,0 +1,158 @@
+/// A position in a tree, moved one cell at a time, reading pages where they lie.
+///
+/// In a write transaction the tree may hold nodes being changed: a cursor remembers the
+/// tree's version and refuses to move once the tree has changed (its nodes may have moved).
+struct TreeCursor {
+    private struct Frame {
+        var view: PageView
+        var node: Node?
+        var index: Int
+    }
+
+    private var stack: [Frame] = []
+    private let root: TreeRef?
+    private let pages: PageSource
+    private let tree: MutableTree?
+    private var version: Int
+
+    init(root: TreeRef?, pages: PageSource, tree: MutableTree? = nil) {
+        self.root = tree?.root ?? root
+        self.pages = pages
+        self.tree = tree
+        self.version = tree?.version ?? 0
+        stack.reserveCapacity(6)
+    }
+
+    var isValid: Bool { !stack.isEmpty }
+
+    /// The leaf and the cell the cursor is on (valid only while `isValid`).
+    @inline(__always) var view: PageView { stack[stack.count - 1].view }
+    @inline(__always) var index: Int { stack[stack.count - 1].index }
+
+    private func checkVersion() throws {
+        if let tree, tree.version != version {
+            throw StoreError(.invalidArgument, "The write transaction changed this tree since the cursor was made; collect what you need first, then change, or make a new cursor.", path: pages.path)
+        }
+    }
+
+    private func resolve(_ frame: Frame, _ i: Int) throws -> (PageView, Node?) {
+        if let node = frame.node, let child = node.children[i] { return (child.view, child) }
+        return (try pages.page(at: frame.view.child(i)), nil)
+    }
+
+    private func top() throws -> (PageView, Node?)? {
+        guard let root else { return nil }
+        switch root {
+        case .node(let node): return (node.view, node)
+        case .page(let offset): return (try pages.page(at: offset), nil)
+        }
+    }
+
+    /// Positions at the first cell whose key is >= `key` (> when not inclusive); nil: the first cell.
+    mutating func seek(atLeast key: UnsafeRawBufferPointer?, inclusive: Bool = true) throws {
+        try checkVersion()
+        stack.removeAll(keepingCapacity: true)
+        guard var (view, node) = try top() else { return }
+        var depth = 0
+        while !view.isLeaf {
+            let i = key.map { view.childIndex(for: $0) } ?? 0
+            let frame = Frame(view: view, node: node, index: i)
+            stack.append(frame)
+            (view, node) = try resolve(frame, i)
+            depth += 1
+            if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
+        }
+        var i = 0
+        if let key {
+            let (at, found) = view.search(key)
+            i = found && !inclusive ? at + 1 : at
+        }
+        stack.append(Frame(view: view, node: node, index: i))
+        if i >= view.count { try advanceLeaf(forward: true) }
+    }
+
+    /// Positions at the last cell whose key is <= `key` (< when not inclusive); nil: the last cell.
+    mutating func seek(atMost key: UnsafeRawBufferPointer?, inclusive: Bool = true) throws {
+        try checkVersion()
+        stack.removeAll(keepingCapacity: true)
+        guard var (view, node) = try top() else { return }
+        var depth = 0
+        while !view.isLeaf {
+            let i = key.map { view.childIndex(for: $0) } ?? view.count - 1
+            let frame = Frame(view: view, node: node, index: i)
+            stack.append(frame)
+            (view, node) = try resolve(frame, i)
+            depth += 1
+            if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
+        }
+        var i = view.count - 1
+        if let key {
+            let (at, found) = view.search(key)
+            i = found && inclusive ? at : at - 1
+        }
+        stack.append(Frame(view: view, node: node, index: i))
+        if i < 0 { try advanceLeaf(forward: false) }
+    }
+
+    mutating func next() throws {
+        guard !stack.isEmpty else { return }
+        try checkVersion()
+        stack[stack.count - 1].index += 1
+        if index >= view.count { try advanceLeaf(forward: true) }
+    }
+
+    mutating func previous() throws {
+        guard !stack.isEmpty else { return }
+        try checkVersion()
+        stack[stack.count - 1].index -= 1
+        if index < 0 { try advanceLeaf(forward: false) }
+    }
+
+    /// Moves to the first (or last) cell of the next (or previous) leaf.
+    private mutating func advanceLeaf(forward: Bool) throws {
+        stack.removeLast()
+        while let parent = stack.last {
+            let i = parent.index + (forward ? 1 : -1)
+            guard i >= 0 && i < parent.view.count else {
+                stack.removeLast()
+                continue
+            }
+            stack[stack.count - 1].index = i
+            var (view, node) = try resolve(stack[stack.count - 1], i)
+            while !view.isLeaf {
+                let j = forward ? 0 : view.count - 1
+                let frame = Frame(view: view, node: node, index: j)
+                stack.append(frame)
+                (view, node) = try resolve(frame, j)
+                if stack.count > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
+            }
+            // Written pages are never empty; a node may be, while its transaction changes it.
+            if view.count == 0 { continue }
+            stack.append(Frame(view: view, node: node, index: forward ? 0 : view.count - 1))
+            return
+        }
+    }
+
+    /// The current cell's key suffix (after the leaf's prefix), value and flags.
+    @inline(__always) var cell: (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) { view.leafCell(index) }
+
+    /// Replaces `key`'s contents with the current cell's whole key.
+    @inline(__always)
+    func copyKey(into key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
+        view.appendKey(index, to: &key)
+    }
+
+    /// The current key read as a big-endian integer of its last 8 bytes (a row id); nil when
+    /// the key is not 8 bytes long.
+    @inline(__always)
+    var rowKey: RowID? {
+        let v = view
+        let suffix = v.suffix(index)
+        guard v.prefixLength + suffix.count == 8 else { return nil }
+        var row: UInt64 = 0
+        for b in v.prefix { row = row << 8 | UInt64(b) }
+        for b in suffix { row = row << 8 | UInt64(b) }
+        return row
+    }
+}

@@ -1,0 +1,206 @@
+// Putting and deleting rows with their index entries.
+//
+// The engine keeps a row's record and a 4-byte digest of its index keys, not the keys: whoever
+// updates or deletes a row names the keys it was stored with, the digest checks them, and
+// their entries are removed (`.indexKeyMismatch` when they are not the row's keys).
+
+extension WriteTransaction {
+    /// Stores `record` as `row` of `collection` with the given index entries.
+    ///
+    /// A new row takes `indexKeys`. To replace a stored row, pass the keys it was stored with
+    /// as `previousKeys`: its entries for them are removed and `indexKeys` take their place.
+    /// The engine does not keep a row's keys with its record, so whoever updates a row names
+    /// its old keys (the object layer computes them from the stored record, as it computes the
+    /// new ones); a wrong set is refused, never written into an index.
+    ///
+    /// ```swift
+    /// try tx.put(bytes, row: row, in: users, indexKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@example.com"))])
+    /// try tx.put(changed, row: row, in: users, indexKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@lovelace.org"))],
+    ///            previousKeys: [IndexKey(byEmail, KeyEncoding.encode("ada@example.com"))])
+    /// ```
+    ///
+    /// - Throws: `StoreError` `.uniqueConstraintViolation` (with `conflict`) when a unique index
+    ///   holds one of the keys for another row; `.indexKeyMismatch` when `previousKeys` are
+    ///   not the keys the row was stored with (or name keys for a row that does not exist);
+    ///   `.keyTooLarge`, `.valueTooLarge`, `.notFound` for an unknown collection or index.
+    ///   Nothing is changed then.
+    public func put(_ record: [UInt8], row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws {
+        try record.withUnsafeBytes { try put($0, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys) }
+    }
+
+    /// `put` without copying the record.
+    public func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws {
+        if let conflict = try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys) {
+            let name = catalog.index(conflict.index.rawValue)?.name ?? "\(conflict.index)"
+            throw StoreError(.uniqueConstraintViolation,
+                             "The unique index \"\(name)\" already holds this key for row \(conflict.existingRow); row \(row) cannot take it.",
+                             path: store.path, conflict: conflict)
+        }
+    }
+
+    /// `put`, except that a unique index holding one of the keys for another row is not an
+    /// error: the conflict is returned and nothing is changed. For a caller that expects
+    /// conflicts (an upsert) and would otherwise look each key up before putting.
+    ///
+    /// - Throws: what `put` throws, except `.uniqueConstraintViolation`.
+    public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
+                                     indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws -> UniqueConflict? {
+        try checkOpen()
+        guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
+        guard row < RowID.max else {
+            // The catalog keeps one more than the largest row id, so the largest value is not a row id.
+            throw StoreError(.invalidArgument, "Row id \(row) is out of range; row ids go up to \(RowID.max - 1).", path: store.path)
+        }
+        // The same key twice is one index entry.
+        let indexKeys = Self.deduplicated(indexKeys)
+        guard indexKeys.count <= 255 else {
+            throw StoreError(.invalidArgument, "A record may have at most 255 index keys.", path: store.path)
+        }
+        guard record.count <= ValueFrame.maximumLength - ValueFrame.headerSize else {
+            throw StoreError(.valueTooLarge, "A record may have at most 1 GiB; store large values as blobs.", path: store.path)
+        }
+        // Check everything before changing anything, so a failed put leaves the transaction as it was.
+        let rowsID = TreeID.rows(collection.rawValue)
+        let rows = tree(rowsID)
+        let old = try TreeKey.withRow(row) { try storedRow($0, in: rows, row: row) }
+        let oldKeys = try checkPreviousKeys(previousKeys, of: row, in: collection, stored: old)
+        let digest = KeysDigest.of(indexKeys)
+        for k in indexKeys {
+            guard let info = catalog.index(k.index.rawValue), info.collection == collection.rawValue else {
+                throw StoreError(.invalidArgument, "\(k.index) is not an index of \(collection).", path: store.path)
+            }
+            guard k.key.count <= PageLayout.maximumKeyLength - 32 else {
+                throw StoreError(.keyTooLarge, "An index key has \(k.key.count) bytes; the most is \(PageLayout.maximumKeyLength - 32). Index a shorter value (or a hash of it).", path: store.path)
+            }
+            // A key the row already has is this row's entry: an update that keeps its unique
+            // values needs no lookup.
+            if info.unique, !oldKeys.contains(k), let holder = try lookup(k.key, in: k.index), holder != row {
+                return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
+            }
+        }
+        if let frame = old?.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
+        try writeRow(record, row: row, digest: digest, into: rows, id: rowsID)
+        for k in oldKeys where !indexKeys.contains(k) { try removeEntry(k, row: row) }
+        for k in indexKeys where !oldKeys.contains(k) { try addEntry(k, row: row) }
+        if old == nil { catalog.collections[position].count += 1 }
+        if row >= catalog.collections[position].nextRowID { catalog.collections[position].nextRowID = row + 1 }
+        try keepWithinBudget()
+        return nil
+    }
+
+    /// What a stored row's leaf says: its keys digest (0 for none) and its value frame.
+    struct StoredRow {
+        let digest: UInt32
+        let frame: ValueLocation?
+    }
+
+    func storedRow(_ key: UnsafeRawBufferPointer, in rows: MutableTree, row: RowID) throws -> StoredRow? {
+        guard let position = try rows.find(key) else { return nil }
+        let cell = position.view.leafCell(position.index)
+        guard let value = RowValue.decode(cell.value, flags: cell.flags) else {
+            throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
+        }
+        return withExtendedLifetime(position.node) { StoredRow(digest: value.digest ?? 0, frame: value.frame) }
+    }
+
+    /// Writes a row's leaf value: the digest, then the record (or, when long, where its frame is).
+    func writeRow(_ record: UnsafeRawBufferPointer, row: RowID, digest: UInt32, into rows: MutableTree, id: TreeID) throws {
+        var flags: UInt8 = digest != 0 ? ValueFlags.keysDigest : 0
+        let head = digest != 0 ? 4 : 0
+        var location: ValueLocation?
+        if record.count > PageLayout.inlineValueLimit {
+            location = try appendFrame(record, for: id)
+            flags |= ValueFlags.inFrame
+        }
+        let length = head + (location == nil ? record.count : ValueLocation.encodedSize)
+        try withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { buffer in
+            let base = buffer.baseAddress!
+            if digest != 0 { base.storeBytes(of: digest.littleEndian, as: UInt32.self) }
+            if let location {
+                (base + head).storeBytes(of: location.offset.littleEndian, as: UInt64.self)
+                (base + head + 8).storeBytes(of: location.length.littleEndian, as: UInt32.self)
+            } else if record.count > 0 {
+                (base + head).copyMemory(from: record.baseAddress!, byteCount: record.count)
+            }
+            try TreeKey.withRow(row) { try rows.insert($0, UnsafeRawBufferPointer(start: base, count: length), flags: flags) }
+        }
+    }
+
+    static func deduplicated(_ keys: [IndexKey]) -> [IndexKey] {
+        guard keys.count > 1 else { return keys }
+        var unique: [IndexKey] = []
+        unique.reserveCapacity(keys.count)
+        for k in keys where !unique.contains(k) { unique.append(k) }
+        return unique
+    }
+
+    /// Checks that `previousKeys` are the keys `row` was stored with (none for a row that does
+    /// not exist); returns them, without duplicates.
+    func checkPreviousKeys(_ previousKeys: [IndexKey], of row: RowID, in collection: CollectionID, stored: StoredRow?) throws -> [IndexKey] {
+        let given = Self.deduplicated(previousKeys)
+        guard let stored else {
+            if given.isEmpty { return [] }
+            throw StoreError(.indexKeyMismatch, "Row \(row) of \(collection) does not exist, but \(given.count) previous index key(s) were given for it; a new row has none.", path: store.path)
+        }
+        let ownIndexes = given.allSatisfy { catalog.index($0.index.rawValue)?.collection == collection.rawValue }
+        guard ownIndexes, KeysDigest.of(given) == stored.digest else {
+            throw StoreError(.indexKeyMismatch, "The previous index keys given for row \(row) of \(collection) (\(given.count)) are not the keys it was stored with; nothing was changed. Pass the keys the row was last put with (computed from its stored record).", path: store.path)
+        }
+        return given
+    }
+
+    private func indexPosition(_ k: IndexKey) throws -> Int {
+        guard let p = catalog.indexPosition(k.index.rawValue) else { throw missingIndex(k.index) }
+        return p
+    }
+
+    /// Adds `row`'s entry for `k` (the caller checked that no other row holds a unique key).
+    /// Entries are held back and applied to the index in key order (`PendingEntries`).
+    func addEntry(_ k: IndexKey, row: RowID) throws {
+        let p = try indexPosition(k)
+        k.key.withUnsafeBytes { pendingEntries(of: catalog.indexes[p]).add(PendingEntries.insert, key: $0, row: row) }
+        notePending(k.key.count)
+        catalog.indexes[p].entries += 1
+    }
+
+    /// Removes `row`'s entry for `k`, which must be there.
+    func removeEntry(_ k: IndexKey, row: RowID) throws {
+        let p = try indexPosition(k)
+        let info = catalog.indexes[p]
+        // A unique entry is checked now (it is cheap: the table of held-back entries, or one
+        // lookup); a non-unique one when it is applied.
+        let holds = try !info.unique || k.key.withUnsafeBytes { try uniqueHolder($0, index: info.id) } == row
+        guard holds, info.entries > 0 else {
+            throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
+        }
+        k.key.withUnsafeBytes { pendingEntries(of: info).add(PendingEntries.remove, key: $0, row: row) }
+        notePending(k.key.count)
+        catalog.indexes[p].entries -= 1
+    }
+
+    /// Deletes a row and its index entries; `indexKeys` are the keys the row was stored with
+    /// (none for a row without index entries). Returns false if there was no such row.
+    ///
+    /// - Throws: `StoreError` `.indexKeyMismatch` when `indexKeys` are not the row's keys
+    ///   (nothing is deleted then); `.notFound` for an unknown collection.
+    @discardableResult
+    public func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws -> Bool {
+        try checkOpen()
+        guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
+        let rowsID = TreeID.rows(collection.rawValue)
+        let rows = tree(rowsID)
+        return try TreeKey.withRow(row) { key in
+            guard let old = try storedRow(key, in: rows, row: row) else { return false }
+            let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, stored: old)
+            guard catalog.collections[position].count > 0 else {
+                throw StoreError.corrupt("the catalog of collection \"\(catalog.collections[position].name)\" counts no records, fewer than its rows hold", path: store.path, offset: nil)
+            }
+            try rows.remove(key)
+            if let frame = old.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
+            for k in keys { try removeEntry(k, row: row) }
+            catalog.collections[position].count -= 1
+            try keepWithinBudget()
+            return true
+        }
+    }
+}
