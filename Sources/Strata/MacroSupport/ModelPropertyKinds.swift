@@ -36,7 +36,15 @@ public func _modelProperty<V>(inferredFrom _: @autoclosure () -> V) -> _Transien
 @inlinable @_disfavoredOverload
 public func _modelAttribute<V: Codable>(_: V.Type, _ options: AttributeOption..., originalName: String? = nil,
                                         hashModifier: String? = nil) -> Attribute<V> {
-    Attribute(_declaration: AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName))
+    Attribute(_declaration: AttributeDeclaration(options, originalName: originalName))
+}
+
+/// `@Attribute(.transformable(by:), ...)` on a type that is not `Codable` (a type that is
+/// neither Codable nor given a transformer is refused when the container opens).
+@inlinable @_disfavoredOverload
+public func _modelAttribute<V>(_: V.Type, _ transformable: AttributeOption, _ options: AttributeOption..., originalName: String? = nil,
+                               hashModifier: String? = nil) -> Attribute<V> {
+    Attribute(_declaration: AttributeDeclaration([transformable] + options, originalName: originalName))
 }
 
 /// `@Attribute(originalName:)` on a relationship: the former name is the relationship's.
@@ -52,7 +60,7 @@ public func _modelAttribute<V: RelationshipValue>(_: V.Type, _ options: Attribut
 @inlinable @_disfavoredOverload
 public func _modelAttribute<V: Codable>(inferredFrom _: @autoclosure () -> V, _ options: AttributeOption..., originalName: String? = nil,
                                         hashModifier: String? = nil) -> Attribute<V> {
-    Attribute(_declaration: AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName))
+    Attribute(_declaration: AttributeDeclaration(options, originalName: originalName))
 }
 
 @inlinable

@@ -4,15 +4,23 @@ import Foundation
 public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
     @usableFromInline let bit: UInt16
     let name: String
-    private init(_ bit: UInt16, _ name: String) { self.bit = bit; self.name = name }
+    /// The transformer of `.transformable(by:)`.
+    @usableFromInline let transformer: TransformerReference?
+    private init(_ bit: UInt16, _ name: String, transformer: TransformerReference? = nil) {
+        self.bit = bit
+        self.name = name
+        self.transformer = transformer
+    }
 
     /// The value is unique among the stored objects of the model: inserting an object with a
     /// stored value updates that object instead (an upsert). Same as SwiftData's `.unique`.
     public static let unique = AttributeOption(1 << 0, "unique")
     /// The value is kept in a file of its own beside the store and loaded only when read.
     public static let externalStorage = AttributeOption(1 << 1, "externalStorage")
-    /// Accepted for SwiftData compatibility. In Strata the value is persisted like any other
-    /// (SwiftData documents `.ephemeral` as "track changes but do not persist").
+    /// The value lives in the object only: it is observed, never written to the store, and an
+    /// object fetched from the store holds its declaration's default. Same as SwiftData's
+    /// `.ephemeral` ("track changes to this property but do not persist"). (A value an older
+    /// version of the model persisted is dropped at the next save of its object.)
     public static let ephemeral = AttributeOption(1 << 2, "ephemeral")
     /// No meaning on Linux (Spotlight indexing); accepted and ignored.
     public static let spotlight = AttributeOption(1 << 3, "spotlight")
@@ -21,7 +29,21 @@ public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
     /// No meaning on Linux (history tombstones); accepted and ignored.
     public static let preserveValueOnDeletion = AttributeOption(1 << 5, "preserveValueOnDeletion")
 
-    public var description: String { name }
+    /// The value is stored as the `Data` that a `ValueTransformer` of the given class makes of
+    /// it (`transformedValue(_:)`), and read back with `reverseTransformedValue(_:)`: for a type
+    /// that is not `Codable`. Same as SwiftData's `.transformable(by:)`.
+    public static func transformable(by transformerType: ValueTransformer.Type) -> AttributeOption {
+        AttributeOption(1 << 6, "transformable", transformer: TransformerReference(type: transformerType))
+    }
+
+    /// The value is stored through the `ValueTransformer` registered under `transformerName`
+    /// (`ValueTransformer.setValueTransformer(_:forName:)`, before the container opens). Same as
+    /// SwiftData's `.transformable(by:)` with a name.
+    public static func transformable(by transformerName: String) -> AttributeOption {
+        AttributeOption(1 << 6, "transformable", transformer: TransformerReference(name: transformerName))
+    }
+
+    public var description: String { transformer.map { "transformable(by: \($0.name))" } ?? name }
 }
 
 /// What a property's declaration says: its options and former name.
@@ -29,10 +51,18 @@ public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
 struct AttributeDeclaration: Sendable, Hashable {
     @usableFromInline var options: UInt16 = 0
     @usableFromInline var originalName: String? = nil
+    @usableFromInline var transformer: TransformerReference? = nil
 
-    @inlinable init(options: UInt16 = 0, originalName: String? = nil) {
+    @inlinable init(options: UInt16 = 0, originalName: String? = nil, transformer: TransformerReference? = nil) {
         self.options = options
         self.originalName = originalName
+        self.transformer = transformer
+    }
+
+    /// The declaration of `@Attribute(options..., originalName:)`.
+    @inlinable init(_ options: [AttributeOption], originalName: String?) {
+        self.init(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName,
+                  transformer: options.lazy.compactMap(\.transformer).first)
     }
 
     func has(_ option: AttributeOption) -> Bool { options & option.bit != 0 }
@@ -58,7 +88,7 @@ struct AttributeDeclaration: Sendable, Hashable {
 /// alive). Its accessors read the storage first and call into Strata after, so that the
 /// compiler needs no run-time exclusivity checks for it.
 @propertyWrapper
-public struct Attribute<Value: Codable> {
+public struct Attribute<Value> {
     @usableFromInline var value: Value?
     /// The object's backing (unretained), and this property's slot in it.
     @usableFromInline var link: Unmanaged<ModelBacking>? = nil
@@ -68,25 +98,27 @@ public struct Attribute<Value: Codable> {
     @usableFromInline let declaration: AttributeDeclaration
 
     /// A persisted property without options, whose value is assigned in an initializer.
-    @inlinable public init() {
+    @inlinable public init() where Value: Codable {
         declaration = AttributeDeclaration()
     }
 
     /// A persisted property with a default value.
-    @inlinable public init(wrappedValue: Value) {
+    @inlinable public init(wrappedValue: Value) where Value: Codable {
         value = wrappedValue
         declaration = AttributeDeclaration()
     }
 
     /// A persisted property with options (and, for a renamed property, its former name).
+    /// (The value type must be `Codable`, or the options name a transformer: see
+    /// `.transformable(by:)`; otherwise opening a container says which property it is.)
     @inlinable public init(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
-        declaration = AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName)
+        declaration = AttributeDeclaration(options, originalName: originalName)
     }
 
     /// A persisted property with options and a default value.
     @inlinable public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
         value = wrappedValue
-        declaration = AttributeDeclaration(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName)
+        declaration = AttributeDeclaration(options, originalName: originalName)
     }
 
     @available(*, unavailable, message: "@Attribute is only available on properties of classes")
@@ -128,17 +160,28 @@ public struct Attribute<Value: Codable> {
 extension Attribute: AttributeStorage {
     static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> PersistedProperty {
         let access: AttributeAccess
-        do { access = try StoredValues.access(for: Value.self) } catch let problem as SchemaProblem {
+        do {
+            if let transformer = declaration.transformer {
+                access = try AttributeAccess.transformed(Value.self, by: transformer)
+            } else if let codable = Value.self as? any Codable.Type {
+                access = try StoredValues.access(for: codable)
+            } else {
+                throw SchemaProblem("\(Value.self) is not Codable; store it with @Attribute(.transformable(by: SomeValueTransformer.self)) or mark the property @Transient")
+            }
+        } catch let problem as SchemaProblem {
             throw SchemaProblem("\(name): \(problem.message)")
         }
         return AttributeProperty(name: name, offset: offset, index: index, declaration: declaration, access: access,
                                  link: StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
     }
     var attributeDeclaration: AttributeDeclaration { declaration }
+    static var storageLink: StorageLink { StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: nil) }
 }
 
 /// What schema discovery needs from an `Attribute<Value>` it finds in a model's fields.
 protocol AttributeStorage {
     static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> PersistedProperty
     var attributeDeclaration: AttributeDeclaration { get }
+    /// Where its link to the backing is, for an `.ephemeral` attribute (observed, not persisted).
+    static var storageLink: StorageLink { get }
 }

@@ -84,6 +84,11 @@ final class Entity: @unchecked Sendable {
                 throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
             }
             let declaration = FieldReflection.read(storage, in: sample, at: field.offset) { $0.attributeDeclaration }
+            if declaration.has(.ephemeral) {
+                // Observed like a transient, never written: a fetched object keeps its default.
+                transients.append((field.offset, storage.storageLink))
+                continue
+            }
             do {
                 properties.append(try storage.makeProperty(name: propertyName, offset: field.offset, index: properties.count, declaration: declaration))
             } catch let problem as SchemaProblem {

@@ -55,13 +55,16 @@ extension ModelBacking {
     func missingValue<V>(_ slot: Int32) -> V {
         let index = Int(slot)
         if let probe {
-            probe.hits.append(index)
+            if index < entity.properties.count { probe.hits.append(index) }
             return Placeholder.make(V.self)
         }
         if unloaded?.contains(index) == true, loadUnloaded(), let value = entity.properties[index].value(of: object) as? V {
             return value
         }
         if let blob = externalBlobs[index], blob != 0, let value: V = loadExternal(index, blob: blob) { return value }
+        // An `.ephemeral` attribute (a slot past the persisted ones) declared without a default,
+        // on an object read from the store: it was never written, so it reads as an empty value.
+        if index >= entity.properties.count { return Placeholder.make(V.self) }
         preconditionFailure("\(entity.name).\(entity.properties[index].name): a persisted property of type \(V.self) was read before it was set. Set every persisted property in an initializer or give it a default value.")
     }
 

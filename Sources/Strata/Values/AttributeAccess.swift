@@ -11,6 +11,9 @@ import StrataEngine
 final class AttributeAccess: @unchecked Sendable {
     /// The property's declared type.
     let valueType: Any.Type
+    /// The type name stored with the schema when it is not the declared type's (a
+    /// transformable attribute stores `Data?`).
+    var storedTypeName: String?
     /// True when index key order is Foundation's order of the values.
     let keyOrderIsValueOrder: Bool
     /// Whether the storage (at the pointer) has a value.
