@@ -67,8 +67,9 @@ extension StorageBackend {
             // (A short Data may be held inline, where its bytes' address is not stable: copy it.)
             if data.count <= 64 { return Data?.some(Data(data.dropFirst())) }
             return Data?.some(data.withUnsafeBytes { raw in
-                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: raw.baseAddress! + 1), count: raw.count - 1,
-                     deallocator: .custom { _, _ in withExtendedLifetime(data) {} })
+                guard let base = raw.baseAddress else { return Data() }
+                return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base + 1), count: raw.count - 1,
+                            deallocator: .custom { _, _ in withExtendedLifetime(data) {} })
             })
         }
         let bytes = try read { try $0.blob(id) }
