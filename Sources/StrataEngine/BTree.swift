@@ -237,7 +237,7 @@ final class MutableTree {
             siblingSize = sibling.encodedSize
         } else {
             let page = try pages.page(at: node.view.child(siblingIndex))
-            siblingSize = page.length + page.prefixLength * page.count
+            siblingSize = page.nodeSizeEstimate
         }
         guard siblingSize + child.encodedSize <= targetSize else { return }
         let sibling = try changeableChild(node, siblingIndex)
