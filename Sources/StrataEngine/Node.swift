@@ -325,14 +325,20 @@ final class Node {
     // MARK: Splitting and merging
 
     /// Moves the upper half of the cells (by bytes) into a new node; returns it with its first key.
-    func splitOff() -> (separator: [UInt8], right: Node) {
+    /// With `lastOnly` (a key appended at the end, as in a load in key order), only the last
+    /// cell moves when the rest still fits `target`: the left node stays full, not half empty.
+    func splitOff(lastOnly: Bool = false, target: Int = .max) -> (separator: [UInt8], right: Node) {
         var cut = 1
         var bytes = PageLayout.headerSize
         let half = encodedSize / 2
-        while cut < count - 1 {
-            bytes += cellSize(cut - 1) + 2
-            if bytes >= half { break }
-            cut += 1
+        if lastOnly && count >= 2 && encodedSize - cellSize(count - 1) - 2 <= target {
+            cut = count - 1
+        } else {
+            while cut < count - 1 {
+                bytes += cellSize(cut - 1) + 2
+                if bytes >= half { break }
+                cut += 1
+            }
         }
         let right = Node(isLeaf: isLeaf, budget: budget)
         // The right node keeps the prefix: its keys share it too.
