@@ -17,6 +17,18 @@ func fuzzSeeds() -> [[UInt8]] {
     var page: [UInt8] = []
     leaf.encode(into: &page)
     seeds.append([0] + page)
+    // Packed leaves of shapes 0 and 2 (the one above is shape 1), and a kind-1 leaf
+    // (Docs/FileFormat.md, "Page": rows 1 and 2 holding "Ada" and "Grace").
+    for cells in [[("a", "123", UInt8(2)), ("bcd", "9", 1)], [("x1", "", UInt8(0)), ("x234", "", 0)]] {
+        let packed = Node(isLeaf: true, budget: budget)
+        for (k, v, flags) in cells {
+            Array(k.utf8).withUnsafeBytes { kb in Array(v.utf8).withUnsafeBytes { vb in packed.appendLeafCell(key: kb, value: vb, flags: flags) } }
+        }
+        packed.encode(into: &page)
+        seeds.append([0] + page)
+    }
+    seeds.append([0, 0xB5, 0xB5, 0x6A, 0x5A, 0x23, 0x00, 0x01, 0x07, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                  0x00, 0x15, 0x00, 0x1B, 0x00, 0x01, 0x0C, 0x01, 0x41, 0x64, 0x61, 0x01, 0x14, 0x02, 0x47, 0x72, 0x61, 0x63, 0x65])
     let branch = Node(isLeaf: false, budget: budget)
     branch.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: 64)
     Array("mm".utf8).withUnsafeBytes { branch.insertBranchCell(at: 1, key: $0, child: 128) }

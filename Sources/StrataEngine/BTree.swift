@@ -176,9 +176,9 @@ final class MutableTree {
         }
         let top = try changeable(current)
         root = .node(top)
-        try insert(into: top, key, value, flags)
+        let atEnd = try insert(into: top, key, value, flags)
         if needsSplit(top) {
-            let (separator, right) = top.splitOff()
+            let (separator, right) = top.splitOff(lastOnly: atEnd, target: targetSize)
             let newRoot = Node(isLeaf: false, budget: budget)
             newRoot.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: 0, node: top)
             separator.withUnsafeBytes { newRoot.insertBranchCell(at: 1, key: $0, child: 0, node: right) }
@@ -186,19 +186,22 @@ final class MutableTree {
         }
     }
 
-    private func insert(into node: Node, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws {
+    /// Returns true when the key went in as the node's last cell (then a split leaves the
+    /// left node full: keys inserted in ascending order fill their pages).
+    @discardableResult
+    private func insert(into node: Node, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool {
         if node.isLeaf {
             let (i, found) = node.view.search(key)
             if found { node.replaceValue(at: i, with: value, flags: flags) } else { node.insertLeafCell(at: i, key: key, value: value, flags: flags) }
-            return
+            return !found && i == node.count - 1
         }
         let i = node.view.childIndex(for: key)
         let child = try changeableChild(node, i)
-        try insert(into: child, key, value, flags)
-        if needsSplit(child) {
-            let (separator, right) = child.splitOff()
-            separator.withUnsafeBytes { node.insertBranchCell(at: i + 1, key: $0, child: 0, node: right) }
-        }
+        let atEnd = try insert(into: child, key, value, flags)
+        guard needsSplit(child) else { return false }
+        let (separator, right) = child.splitOff(lastOnly: atEnd, target: targetSize)
+        separator.withUnsafeBytes { node.insertBranchCell(at: i + 1, key: $0, child: 0, node: right) }
+        return atEnd && i + 1 == node.count - 1
     }
 
     /// Removes `key`; false (changing nothing) when it is not there.
@@ -237,7 +240,7 @@ final class MutableTree {
             siblingSize = sibling.encodedSize
         } else {
             let page = try pages.page(at: node.view.child(siblingIndex))
-            siblingSize = page.length + page.prefixLength * page.count
+            siblingSize = page.nodeSizeEstimate
         }
         guard siblingSize + child.encodedSize <= targetSize else { return }
         let sibling = try changeableChild(node, siblingIndex)

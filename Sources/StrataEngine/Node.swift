@@ -61,7 +61,16 @@ final class Node {
     /// where the cells now lie. Nil when it would not fit a node (a page no writer makes).
     convenience init?(copying page: PageView, budget: DirtyBudget) {
         let length = page.length
-        guard length + page.prefixLength * page.count <= Node.largestCopy else { return nil }
+        guard page.nodeSizeEstimate <= Node.largestCopy else { return nil }
+        if page.isPacked {
+            // A packed leaf's cells are laid out again, each key whole.
+            self.init(isLeaf: true, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * page.nodeSizeEstimate))
+            for i in 0..<page.count {
+                let cell = page.leafCell(i)
+                appendCell(prefix: page.prefix, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
+            }
+            return
+        }
         self.init(isLeaf: page.isLeaf, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * length))
         let p = page.prefixLength
         let slotsEnd = PageLayout.headerSize + p + 2 * page.count
@@ -316,14 +325,20 @@ final class Node {
     // MARK: Splitting and merging
 
     /// Moves the upper half of the cells (by bytes) into a new node; returns it with its first key.
-    func splitOff() -> (separator: [UInt8], right: Node) {
+    /// With `lastOnly` (a key appended at the end, as in a load in key order), only the last
+    /// cell moves when the rest still fits `target`: the left node stays full, not half empty.
+    func splitOff(lastOnly: Bool = false, target: Int = .max) -> (separator: [UInt8], right: Node) {
         var cut = 1
         var bytes = PageLayout.headerSize
         let half = encodedSize / 2
-        while cut < count - 1 {
-            bytes += cellSize(cut - 1) + 2
-            if bytes >= half { break }
-            cut += 1
+        if lastOnly && count >= 2 && encodedSize - cellSize(count - 1) - 2 <= target {
+            cut = count - 1
+        } else {
+            while cut < count - 1 {
+                bytes += cellSize(cut - 1) + 2
+                if bytes >= half { break }
+                cut += 1
+            }
         }
         let right = Node(isLeaf: isLeaf, budget: budget)
         // The right node keeps the prefix: its keys share it too.
@@ -405,6 +420,7 @@ final class Node {
         if copiedPrefix && prefixLength > 0 { return encodeAsItLies(into: &page) }
         let extra = extraPrefixLength()
         let p = prefixLength + extra
+        if isLeaf, let packed = packedPlan(extra: extra) { return encodePacked(into: &page, extra: extra, plan: packed) }
         let source = view
         let first = isLeaf ? 0 : 1
         // The exact size first, then every byte written in place.
@@ -457,6 +473,64 @@ final class Node {
 }
 
 extension Node {
+    /// How this leaf would be written as a packed leaf: its shape, `w` and size; nil when it
+    /// cannot be (too long for 14-bit offsets, or shorter than a page).
+    private func packedPlan(extra: Int) -> (shape: UInt8, width: Int, size: Int)? {
+        guard count > 0 else { return nil }
+        let source = view
+        let first = source.leafCell(0)
+        let k0 = first.suffix.count - extra, v0 = first.value.count
+        var sameSuffix = true, sameValue = true
+        var bytes = 0, varints = 0
+        for i in 0..<count {
+            let cell = source.leafCell(i)
+            let k = cell.suffix.count - extra
+            sameSuffix = sameSuffix && k == k0
+            sameValue = sameValue && cell.value.count == v0
+            bytes += k + cell.value.count
+            varints += Varint.size(UInt64(k))
+        }
+        let shape = sameSuffix ? PageLayout.packedShapeFixedSuffix : sameValue ? PageLayout.packedShapeFixedValue : PageLayout.packedShapeVarint
+        let width = sameSuffix ? k0 : sameValue ? v0 : 0
+        let size = PageLayout.headerSize + prefixLength + extra + PageLayout.packedExtraHeader + 2 * count + bytes
+            + (shape == PageLayout.packedShapeVarint ? varints : 0)
+        guard size >= PageLayout.minimumSize, size <= PageLayout.packedMaximumSize, width <= Int(UInt16.max) else { return nil }
+        return (shape, width, size)
+    }
+
+    /// `encode` for a leaf written packed (Page.swift): slots with the flags in their top bits,
+    /// cells back to back, no lengths but the shape's.
+    private func encodePacked(into page: inout [UInt8], extra: Int, plan: (shape: UInt8, width: Int, size: Int)) {
+        let source = view
+        let p = prefixLength + extra
+        let total = plan.size
+        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
+            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
+            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
+            base.storeBytes(of: PageLayout.kindPackedLeaf, toByteOffset: 6, as: UInt8.self)
+            base.storeBytes(of: UInt8(p), toByteOffset: 7, as: UInt8.self)
+            base.storeBytes(of: UInt16(count).littleEndian, toByteOffset: 8, as: UInt16.self)
+            if prefixLength > 0 { (base + PageLayout.headerSize).copyMemory(from: prefix.baseAddress!, byteCount: prefixLength) }
+            if extra > 0 { (base + PageLayout.headerSize + prefixLength).copyMemory(from: source.suffix(0).baseAddress!, byteCount: extra) }
+            base.storeBytes(of: plan.shape, toByteOffset: PageLayout.headerSize + p, as: UInt8.self)
+            base.storeBytes(of: UInt16(plan.width).littleEndian, toByteOffset: PageLayout.headerSize + p + 1, as: UInt16.self)
+            let slots = PageLayout.headerSize + p + PageLayout.packedExtraHeader
+            var at = slots + 2 * count
+            for i in 0..<count {
+                let cell = source.leafCell(i)
+                base.storeBytes(of: UInt16(at | Int(cell.flags & 3) << 14).littleEndian, toByteOffset: slots + 2 * i, as: UInt16.self)
+                let k = cell.suffix.count - extra
+                if plan.shape == PageLayout.packedShapeVarint { at += Varint.write(UInt64(k), to: base + at) }
+                if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
+                if cell.value.count > 0 { (base + at).copyMemory(from: cell.value.baseAddress!, byteCount: cell.value.count); at += cell.value.count }
+            }
+            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
+            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+            initialized = total
+        }
+    }
+
     /// `encode` for a node that keeps its page's prefix: the header, prefix and slots (shifted
     /// to where the cells go), then the cells in one move.
     private func encodeAsItLies(into page: inout [UInt8]) {

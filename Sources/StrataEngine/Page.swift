@@ -3,7 +3,7 @@
 //
 //   0      u32  checksum: low 32 bits of XXH64 of bytes 4..<length (0 in a dirty page)
 //   4      u16  length of the page
-//   6      u8   kind: 1 leaf, 2 branch
+//   6      u8   kind: 1 leaf, 2 branch, 3 packed leaf
 //   7      u8   p, length of the prefix every key of the page starts with
 //   8      u16  n, number of cells (at least 1)
 //   10     p    the prefix
@@ -11,6 +11,12 @@
 //   ...         cells, anywhere after the slots
 //
 // Leaf cell:   varint k (suffix length), varint (value length << 2 | flags), suffix, value
+// Packed leaf: after the prefix, u8 shape and u16 w; each slot's low 14 bits are its cell's
+//              offset, its top 2 bits the value's flags; cells lie back to back in slot order,
+//              the last one ending at the page's length, so a cell's length says where it ends.
+//              Shape 0: varint k, suffix, value; shape 1: every suffix is w bytes; shape 2:
+//              every value is w bytes (then the suffix is the rest). A compacted index or row
+//              leaf then spends 2 bytes a cell on its slot and nothing else.
 // Branch cell: varint k, suffix, u64 LE child page offset
 // A key is the prefix followed by its cell's suffix. In a branch, child i holds the keys in
 // [key i, key i+1); key 0 is not compared (it means "lowest") and is written empty, and the
@@ -27,6 +33,14 @@ enum PageLayout {
     static let maximumSize = 65_535
     static let kindLeaf: UInt8 = 1
     static let kindBranch: UInt8 = 2
+    static let kindPackedLeaf: UInt8 = 3
+    /// A packed leaf's shape, u8 at `headerSize + p`, then its u16 `w`.
+    static let packedShapeVarint: UInt8 = 0
+    static let packedShapeFixedSuffix: UInt8 = 1
+    static let packedShapeFixedValue: UInt8 = 2
+    static let packedExtraHeader = 3
+    /// A packed leaf's slots keep offsets in 14 bits: it is at most this long.
+    static let packedMaximumSize = 0x3FFF
     /// A node splits when its page would pass this size: rows and the system tree.
     static let targetSize = 4096
     /// The same for index trees: their cells are small, and a commit that adds a row rewrites
@@ -126,29 +140,78 @@ struct PageView {
     let isLeaf: Bool
     let count: Int
     let prefixLength: Int
+    /// A packed leaf (kind 3), its shape and `w`.
+    let isPacked: Bool
+    let shape: UInt8
+    let width: Int
+    /// Where the slots start.
+    let slotsStart: Int
 
     /// A view of a page whose structure has been checked (`PageLayout.check`), or of a node.
     @inline(__always)
     init(_ base: UnsafeRawPointer) {
         self.base = base
-        isLeaf = base.load(fromByteOffset: 6, as: UInt8.self) == PageLayout.kindLeaf
+        let kind = base.load(fromByteOffset: 6, as: UInt8.self)
+        isLeaf = kind != PageLayout.kindBranch
         count = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-        prefixLength = Int(base.load(fromByteOffset: 7, as: UInt8.self))
+        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
+        prefixLength = p
+        isPacked = kind == PageLayout.kindPackedLeaf
+        if isPacked {
+            shape = base.load(fromByteOffset: PageLayout.headerSize + p, as: UInt8.self)
+            width = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.headerSize + p + 1, as: UInt16.self)))
+            slotsStart = PageLayout.headerSize + p + PageLayout.packedExtraHeader
+        } else {
+            shape = 0
+            width = 0
+            slotsStart = PageLayout.headerSize + p
+        }
     }
 
     var length: Int { Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) }
+
+    /// About the bytes a node copied from this page takes (`Node.encodedSize`): its length
+    /// with the prefix put back into every key, and a packed leaf's lengths written out.
+    var nodeSizeEstimate: Int { length + (prefixLength + (isPacked ? 3 : 0)) * count }
 
     @inline(__always) var prefix: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base + PageLayout.headerSize, count: prefixLength)
     }
 
+    @inline(__always) private func rawSlot(_ i: Int) -> Int {
+        Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i, as: UInt16.self)))
+    }
+
+    /// The offset of cell `i` from the page's start.
     @inline(__always) func slot(_ i: Int) -> Int {
-        Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.headerSize + prefixLength + 2 * i, as: UInt16.self)))
+        isPacked ? rawSlot(i) & PageLayout.packedMaximumSize : rawSlot(i)
+    }
+
+    /// Cell `i` of a packed leaf: where its suffix starts and ends, where its value ends.
+    @inline(__always)
+    private func packedCell(_ i: Int) -> (start: Int, suffixEnd: Int, end: Int, flags: UInt8) {
+        let raw = rawSlot(i)
+        var start = raw & PageLayout.packedMaximumSize
+        let end = i + 1 < count ? rawSlot(i + 1) & PageLayout.packedMaximumSize : length
+        let suffixEnd: Int
+        switch shape {
+        case PageLayout.packedShapeFixedSuffix: suffixEnd = start + width
+        case PageLayout.packedShapeFixedValue: suffixEnd = end - width
+        default:
+            let k = Varint.read(base, &start)
+            suffixEnd = start + k
+        }
+        return (start, suffixEnd, end, UInt8(truncatingIfNeeded: raw >> 14))
     }
 
     /// Cell `i` of a leaf: its key suffix, its value and the value's flags.
     @inline(__always)
     func leafCell(_ i: Int) -> (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        if isPacked {
+            let c = packedCell(i)
+            return (UnsafeRawBufferPointer(start: base + c.start, count: c.suffixEnd - c.start),
+                    UnsafeRawBufferPointer(start: base + c.suffixEnd, count: c.end - c.suffixEnd), c.flags)
+        }
         var p = slot(i)
         let k = Varint.read(base, &p)
         let info = Varint.read(base, &p)
@@ -166,6 +229,10 @@ struct PageView {
 
     @inline(__always)
     func suffix(_ i: Int) -> UnsafeRawBufferPointer {
+        if isPacked {
+            let c = packedCell(i)
+            return UnsafeRawBufferPointer(start: base + c.start, count: c.suffixEnd - c.start)
+        }
         var p = slot(i)
         let k = Varint.read(base, &p)
         if isLeaf { _ = Varint.read(base, &p) }
@@ -252,6 +319,7 @@ extension PageLayout {
     /// The structural half of `check` (no checksum).
     static func checkStructure(_ base: UnsafeRawPointer, length: Int, offset: UInt64) -> Bool {
         let kind = base.load(fromByteOffset: 6, as: UInt8.self)
+        if kind == kindPackedLeaf { return checkPacked(base, length: length) }
         guard kind == kindLeaf || kind == kindBranch else { return false }
         let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
         let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
@@ -271,6 +339,39 @@ extension PageLayout {
                 // would allow a cycle).
                 guard child >= UInt64(FileHeader.size), child < offset, child % UInt64(alignment) == 0 else { return false }
             }
+        }
+        return true
+    }
+
+    /// `checkStructure` of a packed leaf: its shape, cells back to back from the slots to the
+    /// page's end, each holding its suffix (and varint) and its value.
+    private static func checkPacked(_ base: UnsafeRawPointer, length: Int) -> Bool {
+        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
+        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+        let slotsStart = headerSize + p + packedExtraHeader
+        guard length <= packedMaximumSize, n >= 1, slotsStart + 2 * n <= length else { return false }
+        let shape = base.load(fromByteOffset: headerSize + p, as: UInt8.self)
+        let w = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: headerSize + p + 1, as: UInt16.self)))
+        guard shape <= packedShapeFixedValue, shape != packedShapeVarint || w == 0 else { return false }
+        var start = slotsStart + 2 * n
+        for i in 0..<n {
+            guard Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i, as: UInt16.self))) & packedMaximumSize == start else { return false }
+            let end = i + 1 < n ? Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i + 2, as: UInt16.self))) & packedMaximumSize : length
+            guard end >= start else { return false }
+            // The suffix's length, and the bytes before the value (varint and suffix).
+            var k = w
+            var used = w
+            if shape == packedShapeVarint {
+                var position = start
+                guard let varint = Varint.readChecked(base, &position, end: end) else { return false }
+                k = varint
+                used = position - start + varint
+            } else if shape == packedShapeFixedValue {
+                k = end - start - w
+                used = k
+            }
+            guard k >= 0, used <= end - start, p + k <= maximumKeyLength + 16 else { return false }
+            start = end
         }
         return true
     }

@@ -170,29 +170,85 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
 
     // MARK: FileFormat.md, "Page"
 
+    /// A slotted leaf (kind 1): what a node that keeps its page's prefix writes, and every
+    /// leaf before packed leaves.
     static let leafBytes = hex("""
         B5 B5 6A 5A 23 00 01 07 02 00 00 00 00 00 00 00
         00 15 00 1B 00 01 0C 01 41 64 61 01 14 02 47 72
         61 63 65
         """)
 
-    @Test("Page: leaf, golden bytes")
-    func leafPage() throws {
+    /// The same cells as a packed leaf (kind 3, shape 1: every suffix 1 byte).
+    static let packedLeafBytes = hex("""
+        D5 D5 44 9D 22 00 03 07 02 00 00 00 00 00 00 00
+        00 01 01 00 18 00 1C 00 01 41 64 61 02 47 72 61
+        63 65
+        """)
+
+    @Test("Page: packed leaf, golden bytes")
+    func packedLeafPage() throws {
         let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
         for (row, value) in [(RowID(1), "Ada"), (RowID(2), "Grace")] {
             withUnsafeBytes(of: row.bigEndian) { k in Array(value.utf8).withUnsafeBytes { leaf.appendLeafCell(key: k, value: $0, flags: 0) } }
         }
         var page: [UInt8] = []
         leaf.encode(into: &page)
-        expectBytes(page, Self.leafBytes)
-        let read = withPage(Self.leafBytes) { view in
+        expectBytes(page, Self.packedLeafBytes)
+        try expectAdaAndGrace(Self.packedLeafBytes)
+    }
+
+    /// Packed leaves of each shape: keys, values and flags read back, a copy encodes the same.
+    @Test("Page: packed leaf shapes", arguments: [
+        // shape 2: every value 0 bytes (a non-unique index), suffixes of two lengths
+        ([(hex("28 41 D6 01 02 03 01 07 01"), hex(""), UInt8(0)), (hex("28 41 D6 01 02 04 02 01 00 02"), hex(""), 0)], PageLayout.packedShapeFixedValue),
+        // shape 0: suffixes and values of different lengths, flags in the slots
+        ([(hex("04 61"), hex("01 02 03"), UInt8(2)), (hex("04 62 63"), hex("09"), 1), (hex("04 64"), hex(""), 3)], PageLayout.packedShapeVarint),
+        // shape 1: one suffix length
+        ([(hex("40 00 11"), hex("AC 02"), UInt8(0)), (hex("40 00 12"), hex("07"), 0)], PageLayout.packedShapeFixedSuffix),
+    ])
+    func packedLeafShapes(cells: [([UInt8], [UInt8], UInt8)], shape: UInt8) throws {
+        let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
+        for (key, value, flags) in cells {
+            key.withUnsafeBytes { k in value.withUnsafeBytes { leaf.appendLeafCell(key: k, value: $0, flags: flags) } }
+        }
+        var page: [UInt8] = []
+        leaf.encode(into: &page)
+        let read = withPage(page) { view in
+            (view.isPacked, view.shape, (0..<view.count).map { i in (view.key(i), Array(view.leafCell(i).value), view.leafCell(i).flags) })
+        }
+        let (packed, actualShape, actual) = try #require(read)
+        #expect(packed && actualShape == shape)
+        #expect(actual.map(\.0) == cells.map(\.0) && actual.map(\.1) == cells.map(\.1) && actual.map(\.2) == cells.map(\.2))
+        // A node copied from it (each key whole again) encodes to the same page.
+        var again: [UInt8] = []
+        try #require(withPage(page) { Node(copying: $0, budget: DirtyBudget(limit: .max)) } ?? nil).encode(into: &again)
+        expectBytes(again, page)
+        // A slot that does not follow its neighbour's cell, or a shape past 2, is refused.
+        var broken = page
+        let p = Int(page[7])
+        broken[10 + p] = 3
+        PageLayout.seal(&broken)
+        #expect(withPage(broken) { _ in true } == nil)
+        broken = page
+        broken[10 + p + 3] &+= 1
+        PageLayout.seal(&broken)
+        #expect(withPage(broken) { _ in true } == nil)
+    }
+
+    @Test("Page: leaf, golden bytes")
+    func leafPage() throws {
+        try expectAdaAndGrace(Self.leafBytes)
+    }
+
+    private func expectAdaAndGrace(_ bytes: [UInt8]) throws {
+        let read = withPage(bytes) { view in
             (view.isLeaf, view.count, view.prefixLength, (0..<view.count).map { view.key($0) }, (0..<view.count).map { Array(view.leafCell($0).value) })
         }
         let (isLeaf, count, prefix, keys, values) = try #require(read)
         #expect(isLeaf && count == 2 && prefix == 7)
         #expect(keys == [hex("00 00 00 00 00 00 00 01"), hex("00 00 00 00 00 00 00 02")])
         #expect(values == [Array("Ada".utf8), Array("Grace".utf8)])
-        let found = withPage(Self.leafBytes) { view in
+        let found = withPage(bytes) { view in
             [hex("00 00 00 00 00 00 00 02"), hex("00 00 00 00 00 00 00 00"), hex("00 00 00 00 00 00 01 00"), hex("00")].map { k in k.withUnsafeBytes { view.search($0) } }
         }
         #expect(found?.map(\.index) == [1, 0, 2, 0])

@@ -5,7 +5,8 @@ struct RecordView {
     let raw: UnsafeRawBufferPointer
     let count: Int
     let layoutVersion: UInt16
-    private let wide: Bool
+    /// Bytes per offset: 1 (format 3), 2 (format 1) or 4 (format 2).
+    private let width: Int
     private let fieldsStart: Int
 
     /// How to read older layouts as the current properties (nil: the record is current).
@@ -15,13 +16,13 @@ struct RecordView {
         self.layouts = layouts.flatMap { $0.isIdentity ? nil : $0 }
         guard raw.count >= 5 else { throw decodingFailure("a record shorter than its header") }
         let format = raw[0]
-        guard format == RecordLayout.narrow || format == RecordLayout.wide else {
+        guard let width = RecordLayout.offsetWidth(format) else {
             throw decodingFailure("an unknown record format \(format)")
         }
-        wide = format == RecordLayout.wide
+        self.width = width
         layoutVersion = UInt16(raw[1]) | UInt16(raw[2]) << 8
         count = Int(UInt16(raw[3]) | UInt16(raw[4]) << 8)
-        fieldsStart = 5 + (count + 1) * (wide ? 4 : 2)
+        fieldsStart = 5 + (count + 1) * width
         guard fieldsStart <= raw.count else { throw decodingFailure("a record shorter than its offset table") }
         self.raw = raw
         guard offset(count) == raw.count - fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
@@ -29,8 +30,11 @@ struct RecordView {
 
     @inline(__always)
     private func offset(_ i: Int) -> Int {
-        if wide { return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 4, as: UInt32.self).littleEndian) }
-        return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 2, as: UInt16.self).littleEndian)
+        switch width {
+        case 1: return Int(raw[5 + i])
+        case 2: return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 2, as: UInt16.self).littleEndian)
+        default: return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 4, as: UInt32.self).littleEndian)
+        }
     }
 
     /// The bytes of property `i`: its field, or for a record of an older layout the field the
