@@ -138,7 +138,10 @@ public class ReadTransaction {
             throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
         }
         if let inline = decoded.inline { return try body(inline) }
-        return try pages.withValue(decoded.frame!, body)
+        guard let frame = decoded.frame else {
+            throw StoreError.corrupt("a row value with neither a record nor a value location (row \(row))", path: store.path, offset: nil)
+        }
+        return try pages.withValue(frame, body)
     }
 
     /// Calls `body` with a record's bytes (valid only during the call, and only while the
