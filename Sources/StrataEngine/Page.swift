@@ -357,7 +357,8 @@ extension PageLayout {
         for i in 0..<n {
             guard Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i, as: UInt16.self))) & packedMaximumSize == start else { return false }
             let end = i + 1 < n ? Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i + 2, as: UInt16.self))) & packedMaximumSize : length
-            guard end >= start else { return false }
+            // (A slot may point past the page: the next cell's start bounds this one.)
+            guard end >= start, end <= length else { return false }
             // The suffix's length, and the bytes before the value (varint and suffix).
             var k = w
             var used = w

@@ -1,12 +1,29 @@
 // Inputs that once made a fuzz target (scripts/fuzz.sh) trap, kept as tests. Each names the
 // target, the input (base64, as libFuzzer prints it) and what went wrong.
 import Foundation
+import Glibc
 import Testing
 import Strata
 import StrataTestSupport
 @testable import StrataEngine
 
 @Suite struct FuzzRegressionTests {
+    /// decode-engine-nocrc (packed leaves): a packed leaf whose second slot points past the
+    /// page's end made the check read the first cell's varint up to there, past the page.
+    /// The page is placed here at the very end of readable memory (a page that may not be read
+    /// follows it), so that a read past it crashes the test instead of reading on.
+    @Test func aPackedLeafSlotPastThePageIsDamage() throws {
+        let input = try #require(Data(base64Encoded: "AAAAAAAWAAMFAgB4AAAAEgAAABYAMTc="))
+        let page = Array(input.dropFirst())
+        let size = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let memory = try #require(mmap(nil, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        defer { munmap(memory, 2 * size) }
+        #expect(mprotect(memory + size, size, PROT_NONE) == 0)
+        let start = memory + size - page.count
+        page.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: page.count) }
+        #expect(!PageLayout.checkStructure(UnsafeRawPointer(start), length: page.count, offset: 1 << 40))
+    }
+
     /// decode-engine-nocrc (format 2): a page whose keys are out of order (its checksum forged)
     /// passed its checks; copied into a node to change it, it encoded with the common prefix of
     /// its first and last keys, which a shorter key in the middle lacks, and trapped.
