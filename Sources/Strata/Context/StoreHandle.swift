@@ -11,6 +11,8 @@ final class StoreHandle: @unchecked Sendable {
     private let scopes: [IdentifierScope]
     /// The store's identifier in `PersistentIdentifier`s: its path (a name for an in-memory one).
     let identifier: String
+    /// The store's own identifier, written in it when it was made (history tokens carry it).
+    let storeIdentifier: String
 
     init(configuration: ModelConfiguration, entities: [Entity], provider: any StorageProvider) throws {
         self.configuration = configuration
@@ -26,6 +28,8 @@ final class StoreHandle: @unchecked Sendable {
             }
             storage.rows.start(first)
             self.tables = tables
+            storeIdentifier = try storage.read { try $0.metadata(HistoryRecord.storeIdentifierMetadata) }
+                .map { String(decoding: $0, as: UTF8.self) } ?? path
         } catch {
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }

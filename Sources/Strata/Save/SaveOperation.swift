@@ -108,6 +108,7 @@ final class SaveOperation {
             }
             guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
             store.writer = try handle.storage.beginWrite()
+            if handle.configuration.historyRetention.isRecording { store.history = HistoryRecorder(retention: handle.configuration.historyRetention) }
         }
     }
 
@@ -126,7 +127,12 @@ final class SaveOperation {
     private func commit() throws {
         for store in stores {
             guard let writer = store.writer else { continue }
-            if store.touched { try writer.commit() } else { writer.rollback() }
+            if store.touched {
+                store.token = try store.history?.write(to: writer, author: context.author)
+                try writer.commit()
+            } else {
+                writer.rollback()
+            }
             store.writer = nil
         }
     }
@@ -141,6 +147,10 @@ final class StoreWork {
     /// Inserts and the rows they were written to (their own, or an upsert's).
     /// (The context holds the objects until the save is over; a backing names its object.)
     var decided: [(backing: ModelBacking, row: RowID)] = []
+    /// The history this save records in the store (nil when the store records none), and
+    /// the token of its transaction once written.
+    var history: HistoryRecorder?
+    var token: Int64?
 
     init(handle: StoreHandle) { self.handle = handle }
 }
