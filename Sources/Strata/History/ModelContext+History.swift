@@ -101,7 +101,11 @@ enum HistoryReading {
                     guard let decoded: Any = try? field.bytes.withUnsafeBytes({ (raw: UnsafeRawBufferPointer) -> Any in try property.fieldValue(raw) }) else { return nil }
                     // A value decoded afresh from the record's bytes (a value type, or a new
                     // object nobody else holds); `Sendable` is a marker with no run-time form.
-                    return (field.name, unsafeBitCast(decoded, to: (any Sendable).self))
+                    var copy = decoded
+                    let value = withUnsafeMutablePointer(to: &copy) {
+                        UnsafeMutableRawPointer($0).assumingMemoryBound(to: (any Sendable).self).pointee
+                    }
+                    return (field.name, value)
                 }
             }
             for i in 0..<run.count {
