@@ -66,6 +66,7 @@ final class SaveOperation {
             throw StrataError.store(error, while: "save")
         }
         apply()
+        container.changeHub.committed()
         return saved
     }
 
