@@ -30,7 +30,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     private var descriptor: FetchDescriptor<Element>
     private var current: FetchResultsCollection<Element>
     /// The hub generation the current results were fetched at.
-    private var generation: UInt64
+    private(set) var generation: UInt64
     private var follower: Task<Void, Never>?
 
     /// The context the results were fetched through. Same as SwiftData.
@@ -77,22 +77,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         let fetching = context ?? ModelContext(container)
         self.lastContext = fetching
         self.current = try fetching.fetch(descriptor, batchSize: Self.batchSize)
-        let weak = WeakObserver(self)
-        let hub = container.changeHub
-        follower = Self.startFollowing(weak, hub, on: isolation)
-    }
-
-    private static func startFollowing(_ weak: WeakObserver<Element, SectionTitle>, _ hub: ChangeHub, on actor: (any Actor)?) -> Task<Void, Never> {
-        Task { await follow(weak, hub, isolation: actor) }
-    }
-
-    /// Refetches after each commit, on the observer's actor, until the observer goes.
-    private static func follow(_ weak: WeakObserver<Element, SectionTitle>, _ hub: ChangeHub, isolation: isolated (any Actor)?) async {
-        while let generation = weak.observer?.generation {
-            await hub.wait(after: generation)
-            guard !Task.isCancelled, let observer = weak.observer else { return }
-            observer.refresh()
-        }
+        follower = startFollowing(WeakObserver(self), container.changeHub, on: isolation)
     }
 
     deinit { follower?.cancel() }
@@ -101,7 +86,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
 
     /// Fetches again (keeping the results when the fetch fails: a failing disk, a store
     /// being replaced; the next commit tries again).
-    private func refresh() {
+    func refresh() {
         let generation = container.changeHub.generation
         let fetching = givenContext ?? ModelContext(container)
         guard let fetched = try? fetching.fetch(descriptor, batchSize: Self.batchSize) else { return }
@@ -136,8 +121,30 @@ extension ResultsObserver where SectionTitle == Never {
     }
 }
 
+/// What the task that follows the commits calls (not generic, so that the task captures no
+/// model type).
+protocol RefetchingObserver: AnyObject {
+    var generation: UInt64 { get }
+    func refresh()
+}
+
+extension ResultsObserver: RefetchingObserver {}
+
 /// The observer, unretained, for the task that follows the commits.
-private final class WeakObserver<Element: PersistentModel, SectionTitle: Hashable>: @unchecked Sendable {
-    weak var observer: ResultsObserver<Element, SectionTitle>?
-    init(_ observer: ResultsObserver<Element, SectionTitle>) { self.observer = observer }
+private final class WeakObserver: @unchecked Sendable {
+    weak var observer: (any RefetchingObserver)?
+    init(_ observer: any RefetchingObserver) { self.observer = observer }
+}
+
+private func startFollowing(_ weak: WeakObserver, _ hub: ChangeHub, on actor: (any Actor)?) -> Task<Void, Never> {
+    Task { await follow(weak, hub, isolation: actor) }
+}
+
+/// Refetches after each commit, on the observer's actor, until the observer goes.
+private func follow(_ weak: WeakObserver, _ hub: ChangeHub, isolation: isolated (any Actor)?) async {
+    while let generation = weak.observer?.generation {
+        await hub.wait(after: generation)
+        guard !Task.isCancelled, let observer = weak.observer else { return }
+        observer.refresh()
+    }
 }
