@@ -7,8 +7,8 @@ import StrataEngine
 /// for any other commit (another container of this process on the same file, or another
 /// process writing it). Another process's commit is noticed by polling: each poll begins a
 /// read of each store, which for a store opened read-only reads the commit the writer
-/// published in the lock file through its shared mapping (a few loads, no system call
-/// unless it changed). It polls only while something waits.
+/// published in the lock file through its shared mapping (after one `F_OFD_GETLK` to see
+/// that the writer is alive). It polls only while something waits.
 final class ChangeHub: @unchecked Sendable {
     /// How often other processes' commits are looked for while something waits.
     static let pollInterval: Duration = .milliseconds(20)
