@@ -61,7 +61,8 @@ struct DumpCommand: Command {
             if let entity, !names.contains(entity) {
                 throw ToolError("\(path) has no entity or collection named '\(entity)' (it has: \(names.joined(separator: ", ")))", path: path)
             }
-            let selected = entity.map { [$0] } ?? names
+            // The history is not objects: `strata history` lists it (`--entity strata.history` dumps its records).
+            let selected = entity.map { [$0] } ?? names.filter { $0 != HistoryRecord.collection }
             try checkFields(selected, schema)
             for name in selected {
                 guard let collection = tx.collection(named: name) else { continue }

@@ -228,3 +228,35 @@ func describe(_ transaction: DefaultHistoryTransaction) -> [String] {
         #expect(try all(ModelContext(container)).last?.token == token)
     }
 }
+
+@Suite struct HistoryRecordTests {
+    static let record = HistoryRecord(
+        timestamp: Date(timeIntervalSince1970: 1_800_000_000.25), author: "ä author", bundleIdentifier: "app", processIdentifier: "42",
+        runs: [
+            .init(kind: .delete, entity: "Note", firstRow: 7, count: 2, attributes: [], tombstones: [[("title", [3, 0x61, 0x62, 0x63])], [("title", [])]]),
+            .init(kind: .update, entity: "Note", firstRow: 1, count: 3, attributes: ["title", "body"], tombstones: []),
+            .init(kind: .insert, entity: "Line", firstRow: 300, count: 100_000, attributes: [], tombstones: []),
+        ])
+
+    @Test func roundTrips() throws {
+        let bytes = Self.record.encode()
+        #expect(try bytes.withUnsafeBytes { try HistoryRecord(decoding: $0) } == Self.record)
+        #expect(Self.record.changeCount == 100_005)
+        var anonymous = Self.record
+        anonymous.author = nil
+        #expect(try anonymous.encode().withUnsafeBytes { try HistoryRecord(decoding: $0) }.author == nil)
+    }
+
+    /// A cut or damaged record is refused with an error, never a crash or a huge allocation.
+    @Test func damagedRecordsAreRefused() throws {
+        let bytes = Self.record.encode()
+        for length in 0..<bytes.count {
+            #expect(throws: (any Error).self) { try Array(bytes[..<length]).withUnsafeBytes { try HistoryRecord(decoding: $0) } }
+        }
+        for position in 0..<bytes.count {
+            var damaged = bytes
+            damaged[position] ^= 0xFF
+            _ = try? damaged.withUnsafeBytes { try HistoryRecord(decoding: $0) }
+        }
+    }
+}

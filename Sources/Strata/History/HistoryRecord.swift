@@ -147,6 +147,7 @@ package struct HistoryRecord: Sendable, Equatable {
             guard p < raw.count, let kind = Kind(rawValue: raw[p]) else { throw decodingFailure("a history change of an unknown kind") }
             p += 1
             var run = Run(kind: kind, entity: try name(), firstRow: RowID(try Varint.read(raw, &p)), count: try Varint.read(raw, &p), attributes: [], tombstones: [])
+            guard run.count >= 1, run.count <= Int(UInt32.max) else { throw decodingFailure("a history run of \(run.count) rows") }
             switch kind {
             case .insert: break
             case .update:
