@@ -30,6 +30,15 @@ package struct HistoryRecord: Sendable, Equatable {
         /// For a delete: the preserved fields of each row (name, record encoding), or empty.
         package var tombstones: [[(name: String, bytes: [UInt8])]]
 
+        package init(kind: Kind, entity: String, firstRow: RowID, count: Int, attributes: [String], tombstones: [[(name: String, bytes: [UInt8])]]) {
+            self.kind = kind
+            self.entity = entity
+            self.firstRow = firstRow
+            self.count = count
+            self.attributes = attributes
+            self.tombstones = tombstones
+        }
+
         package static func == (a: Run, b: Run) -> Bool {
             a.kind == b.kind && a.entity == b.entity && a.firstRow == b.firstRow && a.count == b.count && a.attributes == b.attributes
                 && a.tombstones.map { $0.map(\.name) } == b.tombstones.map { $0.map(\.name) }
