@@ -260,3 +260,19 @@ func describe(_ transaction: DefaultHistoryTransaction) -> [String] {
         }
     }
 }
+
+extension HistoryTests {
+    @Test func aPredicateMayReadTheChanges() throws {
+        let container = try container()
+        let context = ModelContext(container)
+        context.insert(HNote(1, "one"))
+        context.insert(HNote(2, "two"))
+        try context.save()
+        context.insert(HNote(3, "three"))
+        try context.save()
+        let big = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.changes.count > 1 }))
+        #expect(big.map { $0.changes.count } == [2])
+        let small = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.author == nil && $0.changes.count == 1 }))
+        #expect(small.map { $0.changes.count } == [1])
+    }
+}

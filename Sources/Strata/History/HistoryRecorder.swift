@@ -5,43 +5,67 @@ import StrataEngine
 /// history record in the same transaction (`HistoryRecord`), with the oldest records past the
 /// store's retention pruned in it too.
 final class HistoryRecorder {
-    private(set) var runs: [HistoryRecord.Run] = []
+    /// The runs closed so far; the open run is kept in the fields below, so that adding a row
+    /// to it is a few comparisons (a cascade over 100,000 rows adds 100,000).
+    private var closed: [HistoryRecord.Run] = []
+    private var openKind: HistoryRecord.Kind?
+    private var openEntity: Entity?
+    private var openFirst: RowID = 0
+    private var openEnd: RowID = 0
+    private var openAttributes: [String] = []
+    private var openTombstones: [[(name: String, bytes: [UInt8])]] = []
     let retention: HistoryRetention
 
     init(retention: HistoryRetention) { self.retention = retention }
 
-    var isEmpty: Bool { runs.isEmpty }
-
-    func insert(_ entity: Entity, _ row: RowID) { append(.insert, entity.name, row, attributes: []) }
-
-    func update(_ entity: Entity, _ row: RowID, attributes: [String]) { append(.update, entity.name, row, attributes: attributes) }
-
-    /// A deleted row, with its preserved fields (empty: it joins the run before it).
-    func delete(_ entity: Entity, _ row: RowID, tombstone: [(name: String, bytes: [UInt8])]) {
-        if tombstone.isEmpty { return append(.delete, entity.name, row, attributes: []) }
-        if var last = runs.last, last.kind == .delete, last.entity == entity.name, last.firstRow + RowID(last.count) == row,
-           last.tombstones.count == last.count {
-            last.count += 1
-            last.tombstones.append(tombstone)
-            runs[runs.count - 1] = last
-            return
-        }
-        runs.append(HistoryRecord.Run(kind: .delete, entity: entity.name, firstRow: row, count: 1, attributes: [], tombstones: [tombstone]))
+    /// Every run, the open one last.
+    var runs: [HistoryRecord.Run] {
+        guard let openKind, let openEntity else { return closed }
+        return closed + [HistoryRecord.Run(kind: openKind, entity: openEntity.name, firstRow: openFirst, count: Int(openEnd - openFirst),
+                                           attributes: openAttributes, tombstones: openTombstones)]
     }
 
-    private func append(_ kind: HistoryRecord.Kind, _ entity: String, _ row: RowID, attributes: [String]) {
-        if var last = runs.last, last.kind == kind, last.entity == entity, last.firstRow + RowID(last.count) == row,
-           last.tombstones.isEmpty, last.attributes == attributes {
-            last.count += 1
-            runs[runs.count - 1] = last
-            return
+    @inline(__always)
+    private func extends(_ kind: HistoryRecord.Kind, _ entity: Entity, _ row: RowID) -> Bool {
+        openKind == kind && openEnd == row && openEntity === entity
+    }
+
+    func insert(_ entity: Entity, _ row: RowID) {
+        if extends(.insert, entity, row) && openTombstones.isEmpty { return openEnd += 1 }
+        open(.insert, entity, row, attributes: [], tombstone: nil)
+    }
+
+    func update(_ entity: Entity, _ row: RowID, attributes: [String]) {
+        if extends(.update, entity, row) && openAttributes == attributes { return openEnd += 1 }
+        open(.update, entity, row, attributes: attributes, tombstone: nil)
+    }
+
+    /// A deleted row, with its preserved fields (empty when the model preserves none).
+    func delete(_ entity: Entity, _ row: RowID, tombstone: [(name: String, bytes: [UInt8])]) {
+        if extends(.delete, entity, row) && openTombstones.isEmpty == tombstone.isEmpty {
+            if !tombstone.isEmpty { openTombstones.append(tombstone) }
+            return openEnd += 1
         }
-        runs.append(HistoryRecord.Run(kind: kind, entity: entity, firstRow: row, count: 1, attributes: attributes, tombstones: []))
+        open(.delete, entity, row, attributes: [], tombstone: tombstone.isEmpty ? nil : tombstone)
+    }
+
+    private func open(_ kind: HistoryRecord.Kind, _ entity: Entity, _ row: RowID, attributes: [String], tombstone: [(name: String, bytes: [UInt8])]?) {
+        if let openKind, let openEntity {
+            closed.append(HistoryRecord.Run(kind: openKind, entity: openEntity.name, firstRow: openFirst, count: Int(openEnd - openFirst),
+                                            attributes: openAttributes, tombstones: openTombstones))
+        }
+        openKind = kind
+        openEntity = entity
+        openFirst = row
+        openEnd = row + 1
+        openAttributes = attributes
+        openTombstones = tombstone.map { [$0] } ?? []
     }
 
     /// Writes the transaction's record (nothing when the save changed nothing here) and prunes
     /// what the retention no longer keeps. Returns the token.
     func write(to writer: any StorageWriter, author: String?) throws -> Int64? {
+        let runs = self.runs
         guard !runs.isEmpty else { return nil }
         let collection = try writer.collection(named: HistoryRecord.collection) ?? writer.createCollection(named: HistoryRecord.collection)
         let token = try writer.nextRowID(in: collection)

@@ -21,13 +21,21 @@ extension ModelContext {
         }
         let predicate = descriptor.predicate.map { unsafeBitCast($0, to: Predicate<DefaultHistoryTransaction>.self) }
         var found: [DefaultHistoryTransaction] = []
+        // A predicate that does not read `changes` is evaluated on the transaction without
+        // them, so that a transaction it rejects never has its changes made.
+        let readsChanges = predicate.map { HistoryReading.readsChanges($0) } ?? false
         do {
             for handle in container.handles {
                 try handle.storage.read { reader in
                     try HistoryReading.checkNotExpired(predicate, handle: handle, reader: reader)
                     try HistoryStore.forEach(reader, from: 1) { token, record in
+                        if let predicate, !readsChanges {
+                            let shell = HistoryReading.transaction(record, token: token, handle: handle, container: container, withChanges: false)
+                            guard try predicate.evaluate(shell) else { return true }
+                        }
                         let transaction = HistoryReading.transaction(record, token: token, handle: handle, container: container)
-                        if try predicate?.evaluate(transaction) ?? true { found.append(transaction) }
+                        if readsChanges, let predicate, try !predicate.evaluate(transaction) { return true }
+                        found.append(transaction)
                         return true
                     }
                 }
@@ -86,11 +94,12 @@ extension ModelContext {
 
 /// Turning history records into SwiftData's transaction values.
 enum HistoryReading {
-    static func transaction(_ record: HistoryRecord, token: RowID, handle: StoreHandle, container: ModelContainer) -> DefaultHistoryTransaction {
+    static func transaction(_ record: HistoryRecord, token: RowID, handle: StoreHandle, container: ModelContainer,
+                            withChanges: Bool = true) -> DefaultHistoryTransaction {
         let value = Int64(token)
         var changes: [HistoryChange] = []
-        changes.reserveCapacity(record.changeCount)
-        for run in record.runs {
+        if withChanges { changes.reserveCapacity(record.changeCount) }
+        for run in record.runs where withChanges {
             guard let (runHandle, table) = container.location(ofEntityNamed: run.entity), runHandle === handle else { continue }
             let entity = table.entity
             let scope = handle.identifierScope(for: entity)
@@ -144,6 +153,16 @@ enum HistoryReading {
         if let old = tokens.first(where: { $0.storeIdentifier == handle.storeIdentifier && $0.tokenValue < pruned }) {
             throw StrataError(.historyTokenExpired, "The history token \(old) is older than the oldest transaction the store keeps (transactions up to \(pruned) were deleted). Fetch the objects again, then follow the history from the newest token.")
         }
+    }
+
+    /// True when the predicate reads the transaction's `changes` (found among its key paths).
+    static func readsChanges(_ predicate: Predicate<DefaultHistoryTransaction>) -> Bool {
+        func walk(_ value: Any, depth: Int) -> Bool {
+            if let keyPath = value as? AnyKeyPath { return keyPath == \DefaultHistoryTransaction.changes }
+            guard depth < 64 else { return true }
+            return Mirror(reflecting: value).children.contains { walk($0.value, depth: depth + 1) }
+        }
+        return walk(predicate.expression, depth: 0)
     }
 
     private static func collectTokens(in value: Any, into tokens: inout [DefaultHistoryToken], depth: Int) {
