@@ -11,8 +11,8 @@
 //   StrataTestHelper history-writer PATH --batches N
 //       Opens PATH for writing (HistoryEvent), saves batch 0, prints "ready", waits for a line
 //       on stdin, then saves batches 1..<N (HistoryWorkload, author "history-writer") a few
-//       milliseconds apart, deletes batch 0 in one more save, prints "done" and waits for
-//       stdin to close.
+//       milliseconds apart, renames event 1 in one save, deletes batch 0 in one more, prints
+//       "done" and waits for stdin to close.
 //   StrataTestHelper torture DIR --seed S
 //       Saves in a loop to DIR/engine.strata and DIR/objects.store until killed, printing
 //       "E n" / "O n" after save n of a level returns (and "C E" / "C O" after a compaction).
@@ -177,6 +177,7 @@ func historyWriter(_ path: String, batches: Int) throws {
         try HistoryWorkload.saveBatch(batch, in: context)
         Thread.sleep(forTimeInterval: 0.005)
     }
+    try HistoryWorkload.rename(1, in: context)
     try HistoryWorkload.deleteBatch(0, in: context)
     say("done")
     _ = FileHandle.standardInput.readDataToEndOfFile()

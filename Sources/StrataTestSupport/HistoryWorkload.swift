@@ -31,6 +31,15 @@ public enum HistoryWorkload {
         try context.save()
     }
 
+    /// The label `rename` gives an event.
+    public static func renamed(_ key: Int) -> String { "renamed \(key)" }
+
+    /// Changes event `key`'s label in one save.
+    public static func rename(_ key: Int, in context: ModelContext) throws {
+        for event in try context.fetch(FetchDescriptor<HistoryEvent>(predicate: #Predicate { $0.key == key })) { event.label = renamed(key) }
+        try context.save()
+    }
+
     /// Deletes batch `batch`'s objects in one save.
     public static func deleteBatch(_ batch: Int, in context: ModelContext) throws {
         try context.delete(model: HistoryEvent.self, where: #Predicate { $0.batch == batch })

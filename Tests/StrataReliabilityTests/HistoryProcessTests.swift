@@ -93,7 +93,7 @@ actor EventWatcher {
             var notices: [HistoryNotice] = []
             for try await notice in stream {
                 notices.append(notice)
-                if notices.count == batches { break }      // batches 1..<N, then the delete
+                if notices.count == batches + 1 { break }      // batches 1..<N, the rename, the delete
             }
             return notices
         }
@@ -111,19 +111,27 @@ actor EventWatcher {
         #expect(counts.count >= 2)
 
         let notices = try await follower.value
-        #expect(notices.count == batches)
-        #expect(notices.dropLast().allSatisfy { $0.inserted.count == HistoryWorkload.perSave && $0.deleted.isEmpty })
+        #expect(notices.count == batches + 1)
+        #expect(notices.dropLast(2).allSatisfy { $0.inserted.count == HistoryWorkload.perSave && $0.deleted.isEmpty && $0.updated.isEmpty })
+        #expect(notices.dropLast().last?.updated.count == 1)
         #expect(notices.last?.deleted.count == HistoryWorkload.perSave)
         #expect(notices.allSatisfy { $0.author == HistoryWorkload.author })
         #expect(notices.map(\.token) == notices.map(\.token).sorted())
 
         let history = try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
-        #expect(history.count == batches + 1)
-        #expect(history.allSatisfy { $0.processIdentifier == String(child.process.processIdentifier) })
+        #expect(history.count == batches + 2)
+        #expect(history.map(\.token.tokenValue) == (1...Int64(batches + 2)).map { $0 }, "every save, in commit order")
+        #expect(history.allSatisfy { $0.processIdentifier == String(child.process.processIdentifier) && $0.author == HistoryWorkload.author })
+        let renamed = history.dropLast().last?.changes.compactMap { change -> [String]? in
+            guard case .update(let update as DefaultHistoryUpdate<HistoryEvent>) = change else { return nil }
+            return update.updatedAttributes.map(\.name)
+        }
+        #expect(renamed == [["label"]])
         let labels = history.last?.changes.compactMap { change -> String? in
             guard case .delete(let delete as DefaultHistoryDelete<HistoryEvent>) = change else { return nil }
             return delete.tombstone[\.label] as? String
         }
-        #expect(labels == (0..<HistoryWorkload.perSave).map(HistoryWorkload.label))
+        // The tombstones hold the values at deletion: event 1's new label.
+        #expect(labels == (0..<HistoryWorkload.perSave).map { $0 == 1 ? HistoryWorkload.renamed($0) : HistoryWorkload.label($0) })
     }
 }
