@@ -216,16 +216,25 @@ func describe(_ transaction: DefaultHistoryTransaction) -> [String] {
 
     @Test func theStoreIdentifierSurvivesAMove() throws {
         let token: DefaultHistoryToken
+        let encoded: Data
         do {
             let context = ModelContext(try container())
-            context.insert(HNote(1, "one"))
+            let note = HNote(1, "one")
+            context.insert(note)
             try context.save()
             token = try #require(try all(context).last?.token)
+            #expect(note.persistentModelID.storeIdentifier == token.storeIdentifier)
+            encoded = try JSONEncoder().encode(note.persistentModelID)
         }
         let moved = dir.store("moved")
         try FileManager.default.moveItem(at: dir.store("history"), to: moved)
         let container = try ModelContainer(for: HNote.self, HLine.self, HTag.self, configurations: ModelConfiguration(url: moved))
-        #expect(try all(ModelContext(container)).last?.token == token)
+        let context = ModelContext(container)
+        #expect(try all(context).last?.token == token)
+        // An identifier kept from before the move still names the object.
+        let id = try JSONDecoder().decode(PersistentIdentifier.self, from: encoded)
+        #expect((context.model(for: id) as? HNote)?.title == "one")
+        #expect(try context.fetchIdentifiers(FetchDescriptor<HNote>()) == [id])
     }
 }
 

@@ -105,7 +105,7 @@ final class SaveOperation {
             let hasWork = pending.contains { handle.table(for: $0.entity) != nil }
                 || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
             if hasWork && !handle.configuration.allowsSave {
-                throw StrataError(.readOnly, "The store \(handle.identifier) was opened with allowsSave: false; it cannot save changes.")
+                throw StrataError(.readOnly, "The store \(handle.location) was opened with allowsSave: false; it cannot save changes.")
             }
             guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
             store.writer = try handle.storage.beginWrite()
@@ -119,7 +119,7 @@ final class SaveOperation {
             throw StrataError(.unknownModel, "\(entity.name) is not in this container's schema.")
         }
         guard let writer = store.writer else {
-            throw StrataError(.readOnly, "The store \(store.handle.identifier) was opened with allowsSave: false; it cannot save changes.")
+            throw StrataError(.readOnly, "The store \(store.handle.location) was opened with allowsSave: false; it cannot save changes.")
         }
         store.touched = true
         return (writer, table)
