@@ -58,7 +58,7 @@ struct HistoryCommand: Command {
                 for line in history.lines(record) { out.line("    " + line) }
                 return true
             }
-            if !json && printed == 0 { out.line(after == nil ? "no history recorded" : "no transactions after token \(after!)") }
+            if !json && printed == 0 { out.line(after.map { "no transactions after token \($0)" } ?? "no history recorded") }
         }
         out.flush()
         return .success

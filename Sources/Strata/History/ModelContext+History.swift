@@ -45,12 +45,9 @@ extension ModelContext {
         } catch {
             throw StrataError.store(error, while: "fetch history")
         }
-        var sorted = found.map { $0 as! T }
-        if !descriptor.sortBy.isEmpty {
-            sorted.sort(using: descriptor.sortBy)
-        } else if container.handles.count > 1 {
-            sorted.sort { ($0 as! DefaultHistoryTransaction).timestamp < ($1 as! DefaultHistoryTransaction).timestamp }
-        }
+        if descriptor.sortBy.isEmpty && container.handles.count > 1 { found.sort { $0.timestamp < $1.timestamp } }
+        var sorted = found.compactMap { $0 as? T }
+        if !descriptor.sortBy.isEmpty { sorted.sort(using: descriptor.sortBy) }
         if let limit = descriptor.fetchLimit, limit >= 0, sorted.count > limit { sorted.removeSubrange(limit...) }
         return sorted
     }
