@@ -49,6 +49,16 @@ func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
     return try await condition()
 }
 
+/// A HistoryObserver of notes on its own actor.
+actor NoteHistoryWatcher {
+    private var observer: HistoryObserver?
+    func start(_ container: ModelContainer, authors: Set<String> = []) throws {
+        observer = try HistoryObserver(observedModels: [HNote.self], authors: authors, modelContainer: container)
+    }
+    var events: Int { observer?.eventCounter ?? -1 }
+    var newest: Int64? { (observer?.historyTokens.values.first as? DefaultHistoryToken)?.tokenValue }
+}
+
 @Suite struct HistoryObserverTests {
     let dir = TemporaryDirectory()
 
@@ -128,5 +138,29 @@ func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
         try await Task.sleep(for: .milliseconds(50))
         reader.cancel()
         #expect(try await reader.value == 0)
+    }
+
+    @Test func aHistoryObserverCountsTheTransactionsOfItsModels() async throws {
+        let container = try ModelContainer(for: HNote.self, HLine.self, HTag.self, configurations: ModelConfiguration(url: dir.store()))
+        let context = ModelContext(container)
+        context.insert(HNote(0, "before"))
+        try context.save()                                  // before the observer: not counted
+        let watcher = NoteHistoryWatcher(), byImporter = NoteHistoryWatcher()
+        try await watcher.start(container)
+        try await byImporter.start(container, authors: ["importer"])
+        context.insert(HTag("red", uses: 1, color: ""))     // not a note: the token moves, the counter does not
+        try context.save()
+        #expect(await eventually { await watcher.newest == 2 })
+        #expect(await watcher.events == 0)
+        context.insert(HNote(1, "one"))
+        try context.save()
+        context.author = "importer"
+        context.insert(HNote(2, "two"))
+        try context.save()
+        #expect(await eventually {
+            let (all, imported) = (await watcher.events, await byImporter.events)
+            return all == 2 && imported == 1
+        })
+        #expect(await watcher.newest == 4)
     }
 }
