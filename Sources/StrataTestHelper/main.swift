@@ -8,6 +8,11 @@
 //       reads and checks every commit it can see (verify() now and then) until it has seen
 //       commit N; prints "ok <distinct commits seen> <reads> <verifies>" (or "PROBLEM ...",
 //       exit 1).
+//   StrataTestHelper history-writer PATH --batches N
+//       Opens PATH for writing (HistoryEvent), saves batch 0, prints "ready", waits for a line
+//       on stdin, then saves batches 1..<N (HistoryWorkload, author "history-writer") a few
+//       milliseconds apart, renames event 1 in one save, deletes batch 0 in one more, prints
+//       "done" and waits for stdin to close.
 //   StrataTestHelper torture DIR --seed S
 //       Saves in a loop to DIR/engine.strata and DIR/objects.store until killed, printing
 //       "E n" / "O n" after save n of a level returns (and "C E" / "C O" after a compaction).
@@ -161,6 +166,23 @@ func tortureRun(_ args: [String]) throws {
     try? FileManager.default.removeItem(atPath: root)
 }
 
+func historyWriter(_ path: String, batches: Int) throws {
+    let container = try ModelContainer(for: HistoryEvent.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
+    let context = ModelContext(container)
+    context.author = HistoryWorkload.author
+    try HistoryWorkload.saveBatch(0, in: context)
+    say("ready")
+    _ = readLine()
+    for batch in 1..<max(1, batches) {
+        try HistoryWorkload.saveBatch(batch, in: context)
+        Thread.sleep(forTimeInterval: 0.005)
+    }
+    try HistoryWorkload.rename(1, in: context)
+    try HistoryWorkload.deleteBatch(0, in: context)
+    say("done")
+    _ = FileHandle.standardInput.readDataToEndOfFile()
+}
+
 let args = CommandLine.arguments
 guard args.count >= 2 else { fail("usage: StrataTestHelper hold PATH | torture DIR --seed S | torture-run [--minutes M] [--seed S]") }
 switch args[1] {
@@ -174,6 +196,11 @@ case "read-check" where args.count >= 3:
 case "torture" where args.count >= 3:
     let seed = option("--seed", in: args).flatMap(UInt64.init) ?? 1
     do { try torture(directory: args[2], seed: seed) } catch {
+        say("error: \(error)")
+        exit(1)
+    }
+case "history-writer" where args.count >= 3:
+    do { try historyWriter(args[2], batches: option("--batches", in: args).flatMap(Int.init) ?? 10) } catch {
         say("error: \(error)")
         exit(1)
     }

@@ -119,6 +119,15 @@ public enum TortureCheck {
                 return TortureCheckResult(saves: model.saves, problems: problems)
             }
             model.advance(to: saves)
+            // History and data agree: one transaction per save held (tokens 1...saves, in the
+            // same commits), the newest recording that save's counter.
+            let history = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+            if history.map(\.token.tokenValue) != (0..<saves).map({ Int64($0 + 1) }) {
+                problem("holds \(saves) saves but history transactions \(history.map(\.token.tokenValue).suffix(5)) (\(history.count) in all)")
+            } else if let last = history.last, let counter = counters.first,
+                      !last.changes.contains(where: { $0.changedPersistentIdentifier == counter.persistentModelID }) {
+                problem("the newest history transaction (\(last.token)) does not record save \(saves)'s counter")
+            }
             let items = try context.fetch(FetchDescriptor<TortureItem>())
             var byKey: [Int: TortureItem] = [:]
             for item in items {

@@ -59,9 +59,11 @@ struct DumpCommand: Command {
             let schema = try StoredModelSchema(tx)
             let names = tx.collectionNames
             if let entity, !names.contains(entity) {
-                throw ToolError("\(path) has no entity or collection named '\(entity)' (it has: \(names.joined(separator: ", ")))", path: path)
+                let listed = names.filter { $0 != HistoryRecord.collection }.joined(separator: ", ")
+                throw ToolError("\(path) has no entity or collection named '\(entity)' (it has: \(listed))", path: path)
             }
-            let selected = entity.map { [$0] } ?? names
+            // The history is not objects: `strata history` lists it (`--entity strata.history` dumps its records).
+            let selected = entity.map { [$0] } ?? names.filter { $0 != HistoryRecord.collection }
             try checkFields(selected, schema)
             for name in selected {
                 guard let collection = tx.collection(named: name) else { continue }

@@ -4,7 +4,7 @@ import Foundation
 import StrataEngine
 
 let commands: [any Command.Type] = [DemoCommand.self, InfoCommand.self, VerifyCommand.self, DumpCommand.self,
-                                    CompactCommand.self, MigrateCommand.self, UpgradeCommand.self, BenchCommand.self]
+                                    CompactCommand.self, HistoryCommand.self, MigrateCommand.self, UpgradeCommand.self, BenchCommand.self]
 
 let overview = """
     usage: strata <command> [options]

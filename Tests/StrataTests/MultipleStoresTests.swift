@@ -18,8 +18,8 @@ import Strata
             ada.books = [Book(title: "Notes"), Book(title: "Letters")]
             try context.save()
         }
-        // Each file holds only its own models.
-        for (file, expected) in [("books", ["Book"]), ("authors", ["Author"])] {
+        // Each file holds only its own models (and its own history of them).
+        for (file, expected) in [("books", ["Book", "strata.history"]), ("authors", ["Author", "strata.history"])] {
             let store = try Store(path: dir.store(file).path, options: StoreOptions(readOnly: true))
             #expect(try store.read { $0.collectionNames } == expected)
             store.close()
@@ -28,6 +28,10 @@ import Strata
         let context = ModelContext(container)
         let ada = try #require(try context.fetch(FetchDescriptor<Author>()).first)
         #expect(ada.books.map(\.title) == ["Notes", "Letters"])
+        // One save, one transaction in each store, each with its store's identifier.
+        let history = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        #expect(history.count == 2 && Set(history.map(\.storeIdentifier)).count == 2)
+        #expect(Set(history.map { $0.changes.count }) == [1, 2])
         let notes = try #require(try context.fetch(FetchDescriptor<Book>(predicate: #Predicate { $0.title == "Notes" })).first)
         #expect(notes.author === ada)
     }

@@ -4,7 +4,7 @@ import StrataEngine
 import Testing
 
 @Suite struct UsageTests {
-    static let commands = ["demo", "info", "verify", "dump", "compact", "migrate", "upgrade", "bench"]
+    static let commands = ["demo", "info", "verify", "dump", "compact", "history", "migrate", "upgrade", "bench"]
 
     @Test(arguments: commands) func everyCommandHasHelp(command: String) throws {
         for flag in ["--help", "-h"] {
@@ -47,7 +47,7 @@ import Testing
     @Test func failuresWithJSONAreJSON() throws {
         let folder = try TestFolder()
         let missing = folder.path("missing.store")
-        for command in ["info", "verify", "dump", "compact", "migrate"] {
+        for command in ["info", "verify", "dump", "compact", "history", "migrate"] {
             let run = try Tool.run(command, missing, "--json")
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("no such store"), "\(run)")
@@ -97,7 +97,7 @@ import Testing
     @Test func missingAndForeignFilesExitWithOne() throws {
         let folder = try TestFolder()
         let missing = folder.path("missing.store")
-        for command in ["info", "verify", "dump", "compact", "migrate"] {
+        for command in ["info", "verify", "dump", "compact", "history", "migrate"] {
             let run = try Tool.run(command, missing)
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("no such store"), "\(run)")
@@ -105,12 +105,12 @@ import Testing
         }
         let foreign = folder.path("notes.txt")
         try Data(String(repeating: "not a store\n", count: 100).utf8).write(to: URL(fileURLWithPath: foreign))
-        for command in ["info", "verify", "dump", "compact", "migrate"] {
+        for command in ["info", "verify", "dump", "compact", "history", "migrate"] {
             let run = try Tool.run(command, foreign)
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("is not a Strata store"), "\(run)")
         }
-        for command in ["info", "verify", "dump", "compact", "migrate"] {
+        for command in ["info", "verify", "dump", "compact", "history", "migrate"] {
             let run = try Tool.run(command, folder.url.path)
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("This path is a folder, not a store file"), "\(run)")

@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 
 /// Command-line options of a benchmark run.
 struct Options {
@@ -38,7 +39,7 @@ struct Options {
     usage: StrataBenchmarks [--n N] [--quick] [--lookups N] [--objects N] [--commits N] [--reps N] [--seed N]
                             [--blobs N] [--dd-mib N]
                             [--only E1,E2,...] [--out DIR] [--work DIR] [--keep] [--reuse]
-                            [--systems strata-engine,grdb,...] [--engine-cache MIB]
+                            [--systems strata-engine,grdb,...] [--engine-cache MIB] [--history on|off]
 
       --n N        records for E1 (and the store E2-E4 read); default 1000000
       --quick      a smoke run: --n 20000 --commits 100 --reps 2 --blobs 20 --dd-mib 64
@@ -54,6 +55,7 @@ struct Options {
       --keep       keep the stores
       --systems L  run only these systems (for profiling one); the ratios need all of them
       --engine-cache MIB  StrataEngine's cache for E2/E3 (default: the engine's default, 32 MiB)
+      --history on|off  whether Strata's object stores record history (default on, as Strata's default)
       --reuse      with --work: read the stores a kept run left there instead of running E1
     """
 
@@ -92,6 +94,11 @@ struct Options {
             case "--keep": o.keepFiles = true
             case "--reuse": o.reuse = true
             case "--engine-cache": o.engineCacheMiB = try number()
+            case "--history":
+                let mode = try value()
+                guard mode == "on" || mode == "off" else { throw BenchError("--history takes on or off, not \(mode)") }
+                // An environment variable, so that the child processes (W8, C1, ...) see it too.
+                setenv(StrataHistory.variable, mode, 1)
             case "--systems": o.systems = try value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             case "--help", "-h": print(usage); exit(0)
             default: throw BenchError("unknown option \(arguments[i])\n\(usage)")
@@ -117,4 +124,16 @@ struct Options {
     var lookupCount: Int { lookups ?? max(1, n / 10) }
     /// Objects in the W workloads' stores.
     var objectCount: Int { objects ?? min(n, 100_000) }
+}
+
+/// `--history off`: Strata's object stores are opened with `historyRetention = .off`.
+enum StrataHistory {
+    static let variable = "STRATA_BENCH_HISTORY"
+
+    /// A configuration of the store at `url`, with history as `--history` says.
+    static func configuration(url: URL) -> ModelConfiguration {
+        var configuration = ModelConfiguration(url: url)
+        if ProcessInfo.processInfo.environment[variable] == "off" { configuration.historyRetention = .off }
+        return configuration
+    }
 }

@@ -28,6 +28,9 @@ public struct ModelConfiguration: Hashable, Sendable {
     public var cacheSize: Int = 32 << 20
     /// Strata extra: called as a migration plan's stages run (see `MigrationProgress`).
     public var migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
+    /// Strata extra: how much history the store keeps (`Docs/History.md`). Default: the last
+    /// 10,000 transactions; `.off` records none.
+    public var historyRetention: HistoryRetention = .default
 
     /// An app group's shared container, where SwiftData may keep a store on Apple platforms.
     /// Same as SwiftData's `ModelConfiguration.GroupContainer`; accepted and ignored on Linux,

@@ -33,6 +33,8 @@ public final class ModelContainer: @unchecked Sendable {
     private let mainBox = MainContextBox()
     /// Compiled queries, by shape (shared by the container's contexts).
     let queries = QueryCache()
+    /// Tells observers and change streams that a store committed (`History/ChangeHub.swift`).
+    let changeHub = ChangeHub()
 
     /// A container for these models (and the models their relationships reach) in the stores
     /// of `configurations` (none: one store at the default location). Same as SwiftData's
@@ -98,6 +100,7 @@ public final class ModelContainer: @unchecked Sendable {
         }
         self.handles = handles
         self.handleByEntity = byEntity
+        changeHub.handles = handles
     }
 
     /// The context bound to the main actor. Same as SwiftData's `mainContext`.

@@ -31,6 +31,9 @@ public final class ModelContext {
     ///   changes reach `autosaveThreshold`.
     /// Differs from SwiftData in the triggers only; a failed autosave leaves the changes pending.
     public var autosaveEnabled = false
+    /// Who makes this context's saves, recorded with each history transaction they write
+    /// (`DefaultHistoryTransaction.author`). Same as SwiftData's `author`.
+    public var author: String?
     /// True for `ModelContainer.mainContext`.
     var isMainContext = false
     private var autosaveScheduled = false

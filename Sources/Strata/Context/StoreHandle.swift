@@ -9,14 +9,20 @@ final class StoreHandle: @unchecked Sendable {
     private let tablePositions: [ObjectIdentifier: Int]
     /// Each table's model and store as identifiers name them, shared by those identifiers.
     private let scopes: [IdentifierScope]
-    /// The store's identifier in `PersistentIdentifier`s: its path (a name for an in-memory one).
+    /// The store's identifier in `PersistentIdentifier`s and history tokens: the UUID written
+    /// in it when it was made (so it stays when the file moves), or, for a store opened
+    /// read-only that has none (written before identifiers were), its path.
     let identifier: String
+    /// The same (history's name for it).
+    var storeIdentifier: String { identifier }
+    /// Where the store is, for messages: its path (a name for an in-memory one).
+    let location: String
 
     init(configuration: ModelConfiguration, entities: [Entity], provider: any StorageProvider) throws {
         self.configuration = configuration
         let opened = try provider.open(configuration)
         storage = opened.backend
-        identifier = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
+        location = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
         let path = opened.location
         do {
             let tables = try StoreSchema.prepare(storage, entities: entities, writable: configuration.allowsSave, path: path, shared: opened.isShared)
@@ -26,6 +32,8 @@ final class StoreHandle: @unchecked Sendable {
             }
             storage.rows.start(first)
             self.tables = tables
+            identifier = try storage.read { try $0.metadata(HistoryRecord.storeIdentifierMetadata) }
+                .map { String(decoding: $0, as: UTF8.self) } ?? path
         } catch {
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }

@@ -25,13 +25,19 @@ enum StoreSchema {
         if migrating && !writable {
             throw StrataError(.readOnly, "The store at \(path) needs a schema change to be opened with these models, and it was opened read-only (allowsSave: false). Open it writable once to apply the change.")
         }
-        let missing = try storage.read { reader in entities.contains { reader.collection(named: $0.name) == nil } }
+        let (missing, unnamed) = try storage.read { reader in
+            (entities.contains { reader.collection(named: $0.name) == nil }, try reader.metadata(HistoryRecord.storeIdentifierMetadata) == nil)
+        }
         let build = Builder(entities: entities, plans: plans, stored: stored)
-        guard writable && (merged != stored || missing) else { return try storage.read { try build.tables($0, create: nil) } }
+        guard writable && (merged != stored || missing || unnamed) else { return try storage.read { try build.tables($0, create: nil) } }
         let writer = try storage.beginWrite()
         do {
             let tables = try build.tables(writer, create: writer)
             try merged.write(to: writer)
+            // The store's identifier (history tokens name it), written once, in the file.
+            if try writer.metadata(HistoryRecord.storeIdentifierMetadata) == nil {
+                try writer.setMetadata(HistoryRecord.storeIdentifierMetadata, Array(UUID().uuidString.utf8))
+            }
             try writer.commit()
             return tables
         } catch {

@@ -33,8 +33,18 @@ public struct StrataError: Error, Sendable, CustomStringConvertible, LocalizedEr
         public static let relationshipCount = Code("relationshipCount")
         /// The storage engine failed (see `underlying`): I/O, a full disk, a locked store...
         public static let storeFailure = Code("storeFailure")
+        /// A history fetch names a token older than what the store's history still holds (it
+        /// was pruned, by retention or `deleteHistory`). Same as SwiftData's
+        /// `SwiftDataError.historyTokenExpired`.
+        public static let historyTokenExpired = Code("historyTokenExpired")
         public var description: String { name }
+
+        /// Matches a `StrataError` of this code in a `catch` pattern.
+        public static func ~= (code: Code, error: any Error) -> Bool { (error as? StrataError)?.code == code }
     }
+
+    /// `catch StrataError.historyTokenExpired`, as SwiftData's `catch SwiftDataError.historyTokenExpired`.
+    public static let historyTokenExpired = Code.historyTokenExpired
 
     public let code: Code
     public let message: String

@@ -29,7 +29,10 @@ extension ModelBacking {
     func didSet(_ slot: Int32) {
         let index = Int(slot)
         if index < entity.properties.count {
-            if status == .persisted && !isChanged { markChanged() }
+            if status == .persisted {
+                changedProperties.insert(index)
+                if !isChanged { markChanged() }
+            }
             if unloaded != nil { unloaded?.remove(index) }
         }
         notifyObservers(index)
@@ -113,6 +116,7 @@ extension ModelBacking {
     /// After a relationship's other side changed this object's relationship `index`.
     func relationshipDidChange(_ index: Int) {
         markChanged()
+        if status == .persisted { changedProperties.insert(index) }
         notifyObservers(index)
     }
 

@@ -33,7 +33,15 @@ final class ModelBacking {
     unowned(unsafe) var identityMap: IdentityMap?
     var status: Status { didSet { updateAnchor() } }
     /// A persisted object whose properties were set since it was loaded or saved.
-    var isChanged = false { didSet { updateAnchor() } }
+    var isChanged = false {
+        didSet {
+            if !isChanged { changedProperties = PropertyBits() }
+            updateAnchor()
+        }
+    }
+    /// Which persisted properties were set since the object was loaded or saved (for the
+    /// history's updated attributes).
+    var changedProperties = PropertyBits()
     /// A deleted object that was inserted in the same unsaved session.
     var wasInserted = false
     /// The context, held strongly while it does not hold the object (see above).
@@ -162,6 +170,30 @@ final class ModelBacking {
         let context = self.context
         isChanged = true
         context?.objectDidChange(self)
+    }
+}
+
+/// A set of property indexes: a word for the first 64, a set for the rest.
+struct PropertyBits: Equatable {
+    private var low: UInt64 = 0
+    private var high: Set<Int>? = nil
+
+    @inline(__always)
+    mutating func insert(_ index: Int) {
+        if index < 64 { low |= 1 << UInt64(index) } else { high = (high ?? []).union([index]) }
+    }
+
+    var isEmpty: Bool { low == 0 && (high?.isEmpty ?? true) }
+
+    /// The indexes, in increasing order.
+    var indexes: [Int] {
+        var result: [Int] = []
+        var bits = low
+        while bits != 0 {
+            result.append(bits.trailingZeroBitCount)
+            bits &= bits - 1
+        }
+        return result + (high?.sorted() ?? [])
     }
 }
 

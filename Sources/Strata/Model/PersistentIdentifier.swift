@@ -13,7 +13,8 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
 
     /// The model's name (its class name).
     public var entityName: String { scope.entityName }
-    /// The store (configuration) the object lives in; nil for a temporary identifier.
+    /// The store the object lives in: the identifier written in the store when it was made
+    /// (it stays when the file moves); nil for a temporary identifier.
     public var storeIdentifier: String? { scope.storeIdentifier }
 
     init(entityName: String, storeIdentifier: String?, rowID: Int64) {

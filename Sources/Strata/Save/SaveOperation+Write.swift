@@ -49,9 +49,13 @@ extension SaveOperation {
             let (writer, table) = try writer(for: entity)
             guard let collection = table.collection else { continue }
             let scope = location(entity)?.store.handle.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
+            let history = location(entity)?.store.history
+            let preserved = history == nil ? [] : entity.preservedOnDeletion
             for row in rows.sorted() {
                 guard let stored = try StoredRow.read(row, table: table, reader: writer) else { continue }
+                let tombstone = preserved.isEmpty ? [] : try HistoryRecorder.tombstone(of: row, preserved, table: table, reader: writer)
                 guard try writer.delete(row, in: collection, indexKeys: stored.keys) else { continue }
+                history?.delete(entity, row, tombstone: tombstone)
                 for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
                 saved.deleted.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
             }
@@ -64,6 +68,8 @@ extension SaveOperation {
         if backing.unloaded != nil { _ = backing.loadUnloaded() }
         let stored = try StoredRow.read(backing.rowID, table: table, reader: writer) ?? .none
         try put(object, row: backing.rowID, previous: stored.keys, table: table, writer: writer)
+        location(backing.entity)?.store.history?.update(backing.entity, backing.rowID,
+                                                          attributes: backing.changedProperties.indexes.map { backing.entity.properties[$0].name })
     }
 
     /// Writes an insert at the row prepare decided, or (a model without relationships) at its
@@ -72,15 +78,21 @@ extension SaveOperation {
         let (writer, table) = try writer(for: backing.entity)
         guard let collection = table.collection, let (store, _) = location(backing.entity) else { return }
         if let decided = resolvedRows[ObjectIdentifier(object)] {
-            let stored = decided == backing.rowID ? StoredRow.none : try StoredRow.read(decided, table: table, reader: writer) ?? .none
+            guard decided != backing.rowID else {
+                store.history?.insert(backing.entity, decided)
+                return try put(object, row: decided, previous: [], table: table, writer: writer)
+            }
+            let record = try encode(object, table: table)
+            let stored = try readReplaced(decided, by: record, table: table, writer: writer, store: store)
             for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
-            return try put(object, row: decided, previous: stored.keys, table: table, writer: writer)
+            return try put(record, of: object, row: decided, keys: table.indexKeys(for: object), previous: stored.keys, table: table, writer: writer)
         }
         let record = try encode(object, table: table)
         let keys = table.indexKeys(for: object)
         guard let conflict = try record.withUnsafeBytes({
             try writer.putUnlessHeld($0, row: backing.rowID, in: collection, indexKeys: keys, previousKeys: [])
         }) else {
+            store.history?.insert(backing.entity, backing.rowID)
             return store.decided.append((backing, backing.rowID))
         }
         let row = conflict.existingRow
@@ -90,11 +102,31 @@ extension SaveOperation {
                 if holder != row { throw twoHolders(backing.entity, group) }
             }
         }
-        let stored = try StoredRow.read(row, table: table, reader: writer) ?? .none
+        let stored = try readReplaced(row, by: record, table: table, writer: writer, store: store)
         for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
         movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
         try put(record, of: object, row: row, keys: keys, previous: stored.keys, table: table, writer: writer)
         store.decided.append((backing, row))
+    }
+
+    /// What an upsert replaces at `row`: the stored row's keys and blobs, and (with history
+    /// on) an update of the attributes whose values `record` changes, in the same read.
+    private func readReplaced(_ row: RowID, by record: [UInt8], table: Table, writer: any StorageWriter, store: StoreWork) throws -> StoredRow {
+        guard let history = store.history else { return try StoredRow.read(row, table: table, reader: writer) ?? .none }
+        let entity = table.entity
+        let found = try writer.withRecord(row, in: table) { view -> (StoredRow, [String]) in
+            let new = try record.withUnsafeBytes { try RecordView($0) }
+            let stored = try StoredRow(view, table: table)
+            var changed: [String] = []
+            for property in entity.properties where !property.isExternal {
+                let before = try view.field(property.index), after = try new.field(property.index)
+                if !before.elementsEqual(after) { changed.append(property.name) }
+            }
+            return (stored, changed)
+        }
+        guard let (stored, changed) = found else { return .none }
+        history.update(entity, row, attributes: changed)
+        return stored
     }
 
     private func encode(_ object: AnyObject, table: Table) throws -> [UInt8] {

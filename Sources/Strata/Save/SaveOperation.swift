@@ -66,6 +66,7 @@ final class SaveOperation {
             throw StrataError.store(error, while: "save")
         }
         apply()
+        container.changeHub.committed()
         return saved
     }
 
@@ -104,10 +105,11 @@ final class SaveOperation {
             let hasWork = pending.contains { handle.table(for: $0.entity) != nil }
                 || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
             if hasWork && !handle.configuration.allowsSave {
-                throw StrataError(.readOnly, "The store \(handle.identifier) was opened with allowsSave: false; it cannot save changes.")
+                throw StrataError(.readOnly, "The store \(handle.location) was opened with allowsSave: false; it cannot save changes.")
             }
             guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
             store.writer = try handle.storage.beginWrite()
+            if handle.configuration.historyRetention.isRecording { store.history = HistoryRecorder(retention: handle.configuration.historyRetention) }
         }
     }
 
@@ -117,7 +119,7 @@ final class SaveOperation {
             throw StrataError(.unknownModel, "\(entity.name) is not in this container's schema.")
         }
         guard let writer = store.writer else {
-            throw StrataError(.readOnly, "The store \(store.handle.identifier) was opened with allowsSave: false; it cannot save changes.")
+            throw StrataError(.readOnly, "The store \(store.handle.location) was opened with allowsSave: false; it cannot save changes.")
         }
         store.touched = true
         return (writer, table)
@@ -126,7 +128,12 @@ final class SaveOperation {
     private func commit() throws {
         for store in stores {
             guard let writer = store.writer else { continue }
-            if store.touched { try writer.commit() } else { writer.rollback() }
+            if store.touched {
+                store.token = try store.history?.write(to: writer, author: context.author)
+                try writer.commit()
+            } else {
+                writer.rollback()
+            }
             store.writer = nil
         }
     }
@@ -141,6 +148,10 @@ final class StoreWork {
     /// Inserts and the rows they were written to (their own, or an upsert's).
     /// (The context holds the objects until the save is over; a backing names its object.)
     var decided: [(backing: ModelBacking, row: RowID)] = []
+    /// The history this save records in the store (nil when the store records none), and
+    /// the token of its transaction once written.
+    var history: HistoryRecorder?
+    var token: Int64?
 
     init(handle: StoreHandle) { self.handle = handle }
 }

@@ -88,6 +88,9 @@ extension ReadTransaction: StorageReader {
 
     public func indexNames(of collection: CollectionID) -> [(id: IndexID, name: String)] { indexes(of: collection).map { ($0.id, $0.name) } }
 
+    /// The commit the snapshot reads (a read-only store follows the writer's published one).
+    public var commitSequence: UInt64? { sequence }
+
     /// StrataEngine does not evaluate queries: the object layer reads and filters the rows.
     public func candidates(_ query: StorageQuery) throws -> [RowID]? { nil }
 }

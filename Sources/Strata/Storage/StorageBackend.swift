@@ -99,9 +99,14 @@ public protocol StorageReader: AnyObject {
     func blobData(_ id: BlobID) throws -> Data
     func blobFileExists(_ id: BlobID) throws -> Bool
     func metadata(_ name: String) throws -> [UInt8]?
+    /// A number that grows with every commit of the store, whoever made it (nil when the
+    /// backend has none: observers then follow the history's newest token).
+    var commitSequence: UInt64? { get }
 }
 
 extension StorageReader {
+    public var commitSequence: UInt64? { nil }
+
     /// A blob's bytes, copied into a `Data`.
     public func blobData(_ id: BlobID) throws -> Data { Data(try blob(id)) }
 }

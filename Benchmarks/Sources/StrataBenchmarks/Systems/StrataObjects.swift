@@ -82,7 +82,7 @@ enum ObjectStores {
     }
 
     static func openContainer(path: String) throws -> ModelContainer {
-        try ModelContainer(for: StrataModel.Course.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
+        try ModelContainer(for: StrataModel.Course.self, configurations: StrataHistory.configuration(url: URL(fileURLWithPath: path)))
     }
 
     /// The context of the warm read workloads (one container, one context, kept open).

@@ -69,7 +69,7 @@ enum C1CascadeDelete: Workload {
 
     static func openStrata(_ path: String) throws -> ModelContainer {
         try ModelContainer(for: Schema([StrataGraphModel.Owner.self, StrataGraphModel.Item.self]),
-                           configurations: [ModelConfiguration(url: URL(fileURLWithPath: path))])
+                           configurations: [StrataHistory.configuration(url: URL(fileURLWithPath: path))])
     }
 
     static func openGRDB(_ path: String, create: Bool) throws -> DatabaseQueue {

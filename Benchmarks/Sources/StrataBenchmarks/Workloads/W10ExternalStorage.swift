@@ -123,7 +123,7 @@ enum W10ExternalStorage: Workload {
         case .strata:
             let url = URL(fileURLWithPath: path)
             do {
-                let container = try ModelContainer(for: StrataBlobModel.Attachment.self, configurations: ModelConfiguration(url: url))
+                let container = try ModelContainer(for: StrataBlobModel.Attachment.self, configurations: StrataHistory.configuration(url: url))
                 let context = ModelContext(container)
                 let section = Section.begin()
                 for (i, data) in blobs.enumerated() { context.insert(StrataBlobModel.Attachment(name: "attachment \(i)", data: data)) }
@@ -131,7 +131,7 @@ enum W10ExternalStorage: Workload {
                 write = section.end()
             }
             let section = Section.begin()
-            let container = try ModelContainer(for: StrataBlobModel.Attachment.self, configurations: ModelConfiguration(url: url))
+            let container = try ModelContainer(for: StrataBlobModel.Attachment.self, configurations: StrataHistory.configuration(url: url))
             let context = ModelContext(container)
             for object in try context.fetch(FetchDescriptor<StrataBlobModel.Attachment>()) {
                 let data = object.data

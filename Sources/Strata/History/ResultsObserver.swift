@@ -1,0 +1,150 @@
+import Foundation
+import Observation
+
+/// The results of a `FetchDescriptor`, kept up to date: after every save through any context
+/// of the container, and every commit another container or another process makes to the
+/// store (noticed within about 20 ms, `Docs/History.md`), `results` is fetched again and its
+/// observers told. Each fetch reads one whole commit, so the results never show part of a
+/// save. The non-UI form of `@Query`. Same as SwiftData's `ResultsObserver` (iOS 27).
+///
+/// ```swift
+/// @MainActor final class TripList {
+///     let observer: ResultsObserver<Trip, Never>
+///     init(container: ModelContainer) throws {
+///         observer = try ResultsObserver(fetchDescriptor: FetchDescriptor(sortBy: [SortDescriptor(\.name)]),
+///                                        modelContainer: container)
+///     }
+/// }
+/// ```
+/// Make it on the actor that reads it (the main actor, or an actor of your own): it refetches
+/// there. Differs from SwiftData: sections (`sectionBy:`) are not supported yet, so
+/// `SectionTitle` is always `Never`; unsaved changes of its own context show at the next
+/// commit, not before; an observer made from a container fetches through a new context each
+/// time, so its objects hold the committed values, while one made from a context fetches
+/// through that context (whose registered objects keep their values, as any fetch does).
+public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hashable>: Observable {
+    private let registrar = ObservationRegistrar()
+    private let container: ModelContainer
+    /// The context fetches go through (nil: a new one of the container for each).
+    private let givenContext: ModelContext?
+    private var descriptor: FetchDescriptor<Element>
+    private var current: FetchResultsCollection<Element>
+    /// The hub generation the current results were fetched at.
+    private(set) var generation: UInt64
+    private var follower: Task<Void, Never>?
+
+    /// The context the results were fetched through. Same as SwiftData.
+    public var modelContext: ModelContext { givenContext ?? lastContext }
+    private var lastContext: ModelContext
+
+    /// The results, as of the last commit. Same as SwiftData.
+    public var results: FetchResultsCollection<Element> {
+        get {
+            registrar.access(self, keyPath: \.results)
+            return current
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: \.results) { current = newValue }
+        }
+    }
+
+    /// The descriptor the results follow. Same as SwiftData.
+    public var fetchDescriptor: FetchDescriptor<Element> { descriptor }
+
+    /// The predicate of the descriptor; setting it fetches again. Same as SwiftData.
+    public var filterBy: Predicate<Element>? {
+        get { descriptor.predicate }
+        set {
+            descriptor.predicate = newValue
+            refresh()
+        }
+    }
+
+    /// The sort of the descriptor; setting it fetches again. Same as SwiftData.
+    public var sortBy: [SortDescriptor<Element>] {
+        get { descriptor.sortBy }
+        set {
+            descriptor.sortBy = newValue
+            refresh()
+        }
+    }
+
+    init(descriptor: FetchDescriptor<Element>, container: ModelContainer, context: ModelContext?, isolation: isolated (any Actor)?) throws {
+        self.container = container
+        self.givenContext = context
+        self.descriptor = descriptor
+        self.generation = container.changeHub.generation
+        let fetching = context ?? ModelContext(container)
+        self.lastContext = fetching
+        self.current = try fetching.fetch(descriptor, batchSize: Self.batchSize)
+        follower = startFollowing(WeakObserver(self), container.changeHub, on: isolation)
+    }
+
+    deinit { follower?.cancel() }
+
+    static var batchSize: Int { 1000 }
+
+    /// Fetches again (keeping the results when the fetch fails: a failing disk, a store
+    /// being replaced; the next commit tries again).
+    func refresh() {
+        let generation = container.changeHub.generation
+        let fetching = givenContext ?? ModelContext(container)
+        guard let fetched = try? fetching.fetch(descriptor, batchSize: Self.batchSize) else { return }
+        self.generation = generation
+        lastContext = fetching
+        results = fetched
+    }
+}
+
+extension ResultsObserver where SectionTitle == Never {
+    /// An observer of `fetchDescriptor`'s results through `modelContext`. Same as SwiftData's
+    /// `init(fetchDescriptor:modelContext:isolation:)`.
+    /// - Throws: what the first fetch throws.
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), modelContext: ModelContext,
+                            isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(descriptor: fetchDescriptor, container: modelContext.container, context: modelContext, isolation: isolation)
+    }
+
+    /// An observer of `fetchDescriptor`'s results in `modelContainer`'s stores, through
+    /// contexts of its own. Same as SwiftData's `init(fetchDescriptor:modelContainer:isolation:)`.
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), modelContainer: ModelContainer,
+                            isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(descriptor: fetchDescriptor, container: modelContainer, context: nil, isolation: isolation)
+    }
+
+    /// An observer of the objects `filterBy` selects, in `sortBy`'s order. Same as SwiftData's
+    /// `init(filterBy:sortBy:modelContext:)`.
+    public convenience init(filterBy: Predicate<Element>? = nil, sortBy: [SortDescriptor<Element>] = [], modelContext: ModelContext,
+                            isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(descriptor: FetchDescriptor(predicate: filterBy, sortBy: sortBy), container: modelContext.container,
+                      context: modelContext, isolation: isolation)
+    }
+}
+
+/// What the task that follows the commits calls (not generic, so that the task captures no
+/// model type).
+protocol RefetchingObserver: AnyObject {
+    var generation: UInt64 { get }
+    func refresh()
+}
+
+extension ResultsObserver: RefetchingObserver {}
+
+/// The observer, unretained, for the task that follows the commits.
+private final class WeakObserver: @unchecked Sendable {
+    weak var observer: (any RefetchingObserver)?
+    init(_ observer: any RefetchingObserver) { self.observer = observer }
+}
+
+private func startFollowing(_ weak: WeakObserver, _ hub: ChangeHub, on actor: (any Actor)?) -> Task<Void, Never> {
+    Task { await follow(weak, hub, isolation: actor) }
+}
+
+/// Refetches after each commit, on the observer's actor, until the observer goes.
+private func follow(_ weak: WeakObserver, _ hub: ChangeHub, isolation: isolated (any Actor)?) async {
+    while let generation = weak.observer?.generation {
+        await hub.wait(after: generation)
+        guard !Task.isCancelled, let observer = weak.observer else { return }
+        observer.refresh()
+    }
+}
