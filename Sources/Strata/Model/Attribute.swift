@@ -26,7 +26,8 @@ public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
     public static let spotlight = AttributeOption(1 << 3, "spotlight")
     /// No meaning on Linux (CloudKit); accepted and ignored.
     public static let allowsCloudEncryption = AttributeOption(1 << 4, "allowsCloudEncryption")
-    /// No meaning on Linux (history tombstones); accepted and ignored.
+    /// The value is kept in the tombstone of the object's deletion in the store's history
+    /// (`HistoryDelete.tombstone`). Same as SwiftData's `.preserveValueOnDeletion`.
     public static let preserveValueOnDeletion = AttributeOption(1 << 5, "preserveValueOnDeletion")
 
     /// The value is stored as the `Data` that a `ValueTransformer` of the given class makes of
