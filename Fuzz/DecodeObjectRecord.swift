@@ -111,8 +111,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             guard let view = try? RecordView(raw) else { return }
             for p in fuzzEntity.properties {
                 guard let field = try? view.field(p.index) else { continue }
-                try? p.decodeValue(field, into: object)
-                _ = try? p.indexKey(fromField: field)
+                try? p.decode(field, into: object)
+                var key: [UInt8] = []
+                try? p.appendKey(ofField: field, to: &key)
             }
         }
     case 1:

@@ -61,7 +61,9 @@ build() {
             [ "$target" = damaged-object-store ] && entry=Fuzz/DamagedObjectStore.swift && extra=(Sources/StrataTestSupport/SimulatedFileSystem.swift)
             swiftc "${flags[@]}" -module-name StrataEngine -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" \
                 -emit-library -static "${engine[@]}" -o "$out/libStrataEngine.a"
-            swiftc "${flags[@]}" -module-name Strata -I "$out/modules" Sources/Strata/*.swift ${extra[@]+"${extra[@]}"} "$entry" \
+            local objects=()
+            while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
+            swiftc "${flags[@]}" -module-name Strata -I "$out/modules" "${objects[@]}" ${extra[@]+"${extra[@]}"} "$entry" \
                 "$out/libStrataEngine.a" -o "$out/$target" ;;
         *) echo "unknown target $target" >&2; exit 2 ;;
     esac 2> >(grep -v "ld.gold: warning: Cannot export local symbol" >&2)
