@@ -9,6 +9,12 @@ extension RelationshipProperty {
     enum ReferenceKey: Hashable {
         case row(RowID)
         case object(ObjectIdentifier)
+
+        /// The reference to a row this key names, if it names one.
+        var rowReference: RelatedReference? {
+            if case .row(let r) = self { return .row(r) }
+            return nil
+        }
     }
 
     static func key(of object: AnyObject, entity: Entity) -> ReferenceKey {
@@ -82,19 +88,31 @@ extension RelationshipProperty {
     /// before loses `object` from its side (`back`).
     func link(_ owner: AnyObject, ownerKey: ReferenceKey, into object: AnyObject, back: RelationshipProperty, context: ModelContext?) {
         targetOwnerBacking(object)?.loadIfPartial()
-        var references = references(of: object) ?? []
-        if references.contains(where: { key(of: $0) == ownerKey }) { return }
+        if isLinked(object, to: owner, ownerKey: ownerKey) { return }
         if !isToMany {
             // A to-one holds one owner: the previous one loses this object.
             let objectKey = RelationshipProperty.key(of: object, entity: back.targetEntity)
-            for reference in references {
+            for reference in references(of: object) ?? [] {
                 if let previous = self.object(of: reference, context: context) { back.unlink(objectKey, from: previous) }
             }
-            references = []
+            setReferences([], of: object)
         }
-        if case .row(let r) = ownerKey { references.append(.row(r)) } else { references.append(.object(owner)) }
-        setReferences(references, of: object)
+        // In place: a copy of the list per link made linking n children quadratic too.
+        appendReference(ownerKey.rowReference ?? .object(owner), to: object)
         targetOwnerBacking(object)?.relationshipDidChange(index)
+    }
+
+    /// True when `object` already refers to `owner`: to its row, or to the object itself. (One
+    /// object per row in a context, so no other object can stand for the owner's row: the
+    /// check makes no key per reference, which made linking n children quadratic in cost.)
+    private func isLinked(_ object: AnyObject, to owner: AnyObject, ownerKey: ReferenceKey) -> Bool {
+        guard let references = references(of: object) else { return false }
+        return references.contains { reference in
+            switch reference {
+            case .row(let r): return ownerKey == .row(r)
+            case .object(let o): return o === owner
+            }
+        }
     }
 
     /// The backing of an object this relationship belongs to (an object of the related model).

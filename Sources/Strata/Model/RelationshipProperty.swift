@@ -46,6 +46,11 @@ final class RelationshipProperty: PersistedProperty, @unchecked Sendable {
 
     func references(of object: AnyObject) -> [RelatedReference]? { slot(object).pointee }
     func setReferences(_ references: [RelatedReference]?, of object: AnyObject) { slot(object).pointee = references }
+    /// Appends a reference in place (no copy of the others); starts the list if it has none.
+    func appendReference(_ reference: RelatedReference, to object: AnyObject) {
+        let slot = slot(object)
+        if slot.pointee == nil { slot.pointee = [reference] } else { slot.pointee?.append(reference) }
+    }
 
     override func hasValue(_ object: AnyObject) -> Bool { references(of: object) != nil }
     override func clear(_ object: AnyObject) { setReferences(nil, of: object) }
