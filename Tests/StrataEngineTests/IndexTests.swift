@@ -318,6 +318,20 @@ import Testing
             var firstTen: [RowID] = []
             for _ in 0..<10 { firstTen.append(try #require(try cursor.next()).row) }
             #expect(firstTen == Array(3006...3015))
+            // A copy of a cursor goes on by itself (its key buffers are its own): both give
+            // the rest of the entries, with their keys, whichever moves first.
+            var copy = cursor
+            var rest: [Entry] = []
+            while let (key, row) = try cursor.next() { rest.append(Entry(key: key, row: row)) }
+            var copied: [Entry] = []
+            while let (key, row) = try copy.next() { copied.append(Entry(key: key, row: row)) }
+            #expect(rest == Array(expected.dropFirst(10)))
+            #expect(copied == rest)
+            // Row ids alone come in the same order.
+            var rows = try tx.entries(in: index, reverse: true)
+            var rowOrder: [RowID] = []
+            while let row = try rows.nextRow() { rowOrder.append(row) }
+            #expect(rowOrder == expected.map(\.row))
         }
     }
 

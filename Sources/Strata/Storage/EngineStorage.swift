@@ -79,8 +79,8 @@ extension ReadTransaction: StorageReader {
 
     public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws {
         var cursor = try entries(in: index, range: range, reverse: reverse)
-        while let entry = try cursor.next() {
-            if try !body(entry.row) { return }
+        while let row = try cursor.nextRow() {
+            if try !body(row) { return }
         }
     }
 
