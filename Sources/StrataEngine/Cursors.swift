@@ -154,6 +154,57 @@ public struct IndexCursor {
         return nil
     }
 
+    /// Skips `n` entries, as `n` calls of `nextRow()` would; returns how many it skipped
+    /// (fewer at the end). A walk of a whole index passes over whole leaves without reading
+    /// their entries; elsewhere it steps.
+    public mutating func skip(_ n: Int) throws -> Int {
+        guard n > 0, !done else { return 0 }
+        guard range.lower == nil, range.upper == nil, runRows.isEmpty, held == nil else {
+            var skipped = 0
+            while skipped < n, try nextRow() != nil { skipped += 1 }
+            return skipped
+        }
+        KeyScratch.unique(&keys)
+        if started {
+            if reverse { try cursor.previous() } else { try cursor.next() }
+        }
+        started = false   // from here the cursor stands on the next entry to hand out
+        guard cursor.isValid else { done = true; return 0 }
+        let skipped = try cursor.skip(n, forward: !reverse)
+        guard cursor.isValid else { done = true; return skipped }
+        if reverse && !unique { try regroupRunAfterSkip() }
+        return skipped
+    }
+
+    /// After a reverse skip of a non-unique index: a run of equal keys the skip cut in two
+    /// lost its highest rows, where the walk (which hands a run out in row order) would have
+    /// passed over its lowest. Reads the whole run and keeps in `runRows` the rows the walk
+    /// has still to hand out.
+    private mutating func regroupRunAfterSkip() throws {
+        let (n, next) = try current()
+        keys.keepCurrent(length: n)
+        var last = try seekLastOfKept()
+        guard last != next else { return }   // no skipped entry has this key: the cursor is back on `next`
+        last = try reverseRun(startingWith: last)
+        runRows.append(last)
+        // The run's rows above `next` were skipped in place of as many of its lowest.
+        let skippedInRun = runRows.prefix(while: { $0 > next }).count
+        runRows.removeLast(skippedInRun)
+    }
+
+    /// Moves onto the last entry whose key is `keys.kept` (which must exist) and returns its row.
+    private mutating func seekLastOfKept() throws -> RowID {
+        var bound = Array(keys.kept)
+        bound.append(0xFF)   // above every row suffix of the key (they begin 1...8)
+        try bound.withUnsafeBytes { try cursor.seek(atMost: $0, inclusive: true) }
+        while cursor.isValid {
+            let (n, row) = try current()
+            if n == keys.keptCount && compareBytes(UnsafeRawBufferPointer(rebasing: keys.current[0..<n]), keys.kept) == 0 { return row }
+            try cursor.previous()   // a longer key between the run and the bound
+        }
+        throw StoreError.corrupt("an index entry that a walk read could not be found again", path: transaction.store.path, offset: nil)
+    }
+
     private enum Position { case inside, outside, beyond }
 
     /// Where the current entry's key (`keys.current[0..<n]`) lies: in the range, outside it,
@@ -177,8 +228,7 @@ public struct IndexCursor {
     /// Collects the run of entries with the key in `keys.kept` (walking backwards) into
     /// `runRows` and returns its lowest row, so that equal keys come in the same order either way.
     private mutating func reverseRun(startingWith first: RowID) throws -> RowID {
-        runRows.removeAll(keepingCapacity: true)
-        runRows.append(first)
+        runRows.append(first)   // empty: a step reaches here only once the last run is handed out
         while true {
             try cursor.previous()
             guard cursor.isValid else { break }

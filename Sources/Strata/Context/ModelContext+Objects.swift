@@ -9,7 +9,8 @@ extension ModelContext {
     /// `loading`: the properties to decode (nil: all); the others load on first access.
     func object(_ row: RowID, view: RecordView, table: Table, handle: StoreHandle, loading: [Int]? = nil) throws -> AnyObject {
         let entity = table.entity
-        if let existing = registeredObject(entity, row) { return existing }
+        let map = identityMap(entity)
+        if let existing = map.backing(row) { return existing.object }
         let object = entity.newInstance()
         let backing = ModelBacking(object: object, entity: entity, row: row, handle: handle, context: self)
         entity.attach(backing, to: object)
@@ -24,7 +25,8 @@ extension ModelContext {
             for property in entity.properties { try property.decode(try view.field(property.index), into: object, backing: backing) }
         }
         if !backing.externalBlobs.isEmpty { try checkBlobFiles(backing, handle: handle) }
-        register(backing)
+        map.insert(backing)
+        backing.identityMap = map
         return object
     }
 

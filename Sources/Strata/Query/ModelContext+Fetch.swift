@@ -116,18 +116,21 @@ extension ModelContext {
         var rows: StoredRows
         do { rows = try StoredRows(run, excluded: excluded, reader: reader) } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         var skipped = 0, visited = 0
+        // The batch holds `AnyObject`s: an array of `T` in this generic function would look up
+        // its type metadata for every append.
+        var batch = ContiguousArray<AnyObject>()
+        batch.reserveCapacity(min(batchSize, 1 << 16))
         while !rows.isDone {
-            var batch: [T] = []
-            batch.reserveCapacity(batchSize)
+            batch.removeAll(keepingCapacity: true)
             do {
                 try rows.visit(reader) { row, view in
                     if skipped < paging.offset { skipped += 1; return true }
-                    batch.append(unsafeDowncast(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading), to: T.self))
+                    batch.append(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading))
                     visited += 1
                     return batch.count < batchSize && paging.limit.map { visited < $0 } ?? true
                 }
             } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
-            for object in batch { try block(object) }
+            for object in batch { try block(unsafeDowncast(object, to: T.self)) }
             if let limit = paging.limit, visited >= limit { return }
         }
     }

@@ -84,6 +84,15 @@ extension ReadTransaction: StorageReader {
         }
     }
 
+    /// Whole leaves of the index are passed over without reading their entries.
+    public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, skipping skip: Int, _ body: (RowID) throws -> Bool) throws {
+        var cursor = try entries(in: index, range: range, reverse: reverse)
+        _ = try cursor.skip(skip)
+        while let row = try cursor.nextRow() {
+            if try !body(row) { return }
+        }
+    }
+
     public func indexID(named name: String, in collection: CollectionID) -> IndexID? { index(named: name, in: collection)?.id }
 
     public func indexNames(of collection: CollectionID) -> [(id: IndexID, name: String)] { indexes(of: collection).map { ($0.id, $0.name) } }
