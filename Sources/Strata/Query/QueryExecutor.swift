@@ -63,11 +63,13 @@ struct StoredRows {
             return
         }
         var last: RowID? = nil
+        // The scan's per-row work, with what does not change per row read once here.
+        let excludes = !excluded.isEmpty, filter = run.filter
         try reader.forEachRecord(in: collection, from: next == 0 ? nil : RowID(next)) { row, raw in
             last = row
-            if excluded.contains(row) { return true }
+            if excludes && excluded.contains(row) { return true }
             let view = try RecordView(raw, layouts: layouts)
-            if try run.passes(row, view) { stopped = try !body(row, view) }
+            if try filter.passes(row, view) { stopped = try !body(row, view) }
             return !stopped
         }
         if stopped, let last, last < RowID(Int.max) { next = Int(last + 1) } else { isDone = true }
