@@ -54,7 +54,7 @@ struct StoredRows {
                 let row = list[next]
                 next += 1
                 if excluded.contains(row) { continue }
-                _ = try reader.withRecord(row, in: collection) { raw in
+                _ = try reader.visitRecord(row, in: collection) { raw in
                     let view = try RecordView(raw, layouts: layouts)
                     if try run.passes(row, view) { stopped = try !body(row, view) }
                 }

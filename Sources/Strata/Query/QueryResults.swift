@@ -88,7 +88,7 @@ extension ModelContext {
                 if onPage { items.append(.stored(row)) } else { skipped += 1 }
                 return true
             }
-            try reader.withRecord(row, in: collection) { raw in
+            _ = try reader.visitRecord(row, in: collection) { raw in
                 let view = try RecordView(raw, layouts: run.table.layouts)
                 guard try run.passes(row, view) else { return }
                 if !onPage { skipped += 1; return }

@@ -70,7 +70,7 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
 @_spi(StorageBackend)
 extension ReadTransaction: StorageReader {
     public func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        try withRecord(row, in: collection) { try body($0) } != nil
+        try visitRecord(row: row, in: collection, body)
     }
 
     public func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
