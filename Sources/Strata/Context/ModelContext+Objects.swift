@@ -22,12 +22,25 @@ extension ModelContext {
             for i in rest { entity.properties[i].clear(object) }
             if !rest.isEmpty { backing.unloaded = rest }
         } else {
-            for property in entity.properties { try property.decode(try view.field(property.index), into: object, backing: backing) }
+            try decodeAll(view, into: object, entity: entity, backing: backing)
         }
         if !backing.externalBlobs.isEmpty { try checkBlobFiles(backing, handle: handle) }
         map.insert(backing)
         backing.identityMap = map
         return object
+    }
+
+    /// Every property of a record into a new object. (The entity holds the properties for the
+    /// whole call: they are lent to each decode, not retained and released per property.)
+    @inline(__always)
+    private func decodeAll(_ view: RecordView, into object: AnyObject, entity: Entity, backing: ModelBacking) throws {
+        try entity.properties.withUnsafeBufferPointer { properties in
+            for i in properties.indices {
+                try Unmanaged.passUnretained(properties[i])._withUnsafeGuaranteedRef { property in
+                    try property.decode(try view.field(property.index), into: object, backing: backing)
+                }
+            }
+        }
     }
 
     /// External values load when read, and a getter cannot throw: a missing blob file is
