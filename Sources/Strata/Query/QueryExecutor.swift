@@ -47,7 +47,8 @@ struct StoredRows {
     /// returns false (the visit stops after that row) or the rows run out.
     mutating func visit(_ reader: any StorageReader, _ body: (RowID, RecordView) throws -> Bool) throws {
         guard !isDone, let collection = run.table.collection else { return }
-        let run = self.run, excluded = self.excluded, layouts = run.table.layouts
+        // Layouts that map nothing are left out once here rather than in each row's view.
+        let run = self.run, excluded = self.excluded, layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
         var stopped = false
         if let list {
             while next < list.count && !stopped {

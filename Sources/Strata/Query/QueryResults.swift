@@ -80,6 +80,7 @@ extension ModelContext {
         // reader passes over them without reading them (whole leaves at a time).
         let passedOver = run.filter.isAll && excluded.isEmpty ? paging.offset : 0
         var skipped = passedOver
+        let layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
         try reader.forEachEntry(in: order.index, range: .all, reverse: order.reverse, skipping: passedOver) { row in
             if let limit = paging.limit, items.count >= limit { return false }
             if excluded.contains(row) { return true }
@@ -89,7 +90,7 @@ extension ModelContext {
                 return true
             }
             _ = try reader.visitRecord(row, in: collection) { raw in
-                let view = try RecordView(raw, layouts: run.table.layouts)
+                let view = try RecordView(raw, layouts: layouts)
                 guard try run.passes(row, view) else { return }
                 if !onPage { skipped += 1; return }
                 items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)) : .stored(row))
