@@ -54,6 +54,9 @@ public struct RowCursor {
 }
 
 /// Walks the entries of one index in key order (or reverse); equal keys come in row id order.
+///
+/// Stepping allocates nothing once the cursor's scratch buffers have grown to the longest key:
+/// `nextRow()` hands out row ids only; `next()` copies the key out for the caller.
 public struct IndexCursor {
     private let transaction: ReadTransaction
     private var cursor: TreeCursor
@@ -62,10 +65,14 @@ public struct IndexCursor {
     private let reverse: Bool
     private var started = false
     private var done = false
-    /// The current entry's whole tree key (scratch, reused).
-    private var treeKey: [UInt8] = []
-    /// For a reverse walk of a non-unique index: the run of equal keys, handed out in row order.
-    private var pending: [(key: [UInt8], row: RowID)] = []
+    /// The current tree entry's whole key, and the index key of the entry last handed out.
+    private var keys = KeyScratch()
+    /// For a reverse walk of a non-unique index: the rest of the run of equal keys (key in
+    /// `keys.kept`), highest row first, so that `popLast` hands them out in row order.
+    private var runRows: [RowID] = []
+    /// The entry a reverse run stopped on (read into `keys.current`, where the cursor stands):
+    /// the next step begins with it instead of reading it again.
+    private var held: (keyLength: Int, row: RowID)?
 
     init(transaction: ReadTransaction, index: IndexInfoRecord, range: KeyRange, reverse: Bool) throws {
         self.transaction = transaction
@@ -73,7 +80,6 @@ public struct IndexCursor {
         self.range = range
         self.reverse = reverse
         self.cursor = transaction.cursor(.index(index.id))
-        treeKey.reserveCapacity(64)
         // Above every row suffix of an entry with the upper bound as its key (they begin 1...8).
         let suffix: [UInt8] = unique ? [] : [0xFF]
         if reverse {
@@ -94,13 +100,15 @@ public struct IndexCursor {
         }
     }
 
-    /// Reads the current entry into `treeKey`; returns its index key's length and its row.
+    /// Reads the current entry's tree key into `keys.current`; returns its index key's length
+    /// and its row.
     private mutating func current() throws -> (keyLength: Int, row: RowID) {
-        cursor.copyKey(into: &treeKey)
+        let cell = cursor.cell
+        keys.setCurrent(cursor.view.prefix, cell.suffix)
         if unique {
-            return (treeKey.count, try transaction.uniqueRow(cursor.cell.value))
+            return (keys.currentCount, try transaction.uniqueRow(cell.value))
         }
-        guard let split = treeKey.withUnsafeBytes({ TreeKey.splitEntry($0) }) else {
+        guard let split = TreeKey.splitEntry(keys.current) else {
             throw StoreError.corrupt("a malformed index entry", path: transaction.store.path, offset: nil)
         }
         return split
@@ -108,58 +116,131 @@ public struct IndexCursor {
 
     /// Steps to the next entry in range; false at the end.
     public mutating func advance() throws -> Bool {
-        try next() != nil
+        try nextRow() != nil
     }
 
     /// The next entry in range (a copy of its key and its row), or nil at the end.
     public mutating func next() throws -> (key: [UInt8], row: RowID)? {
-        if !pending.isEmpty { return pending.removeFirst() }
+        guard let row = try nextRow() else { return nil }
+        return (Array(keys.kept), row)
+    }
+
+    /// The next entry's row in range, or nil at the end; its key is not copied out.
+    public mutating func nextRow() throws -> RowID? {
+        if let row = runRows.popLast() { return row }
+        KeyScratch.unique(&keys)
         while !done {
-            if started {
-                if reverse { try cursor.previous() } else { try cursor.next() }
-            }
-            started = true
-            guard cursor.isValid else { done = true; return nil }
-            let (n, row) = try current()
-            let (inRange, beyond) = treeKey.withUnsafeBytes { raw -> (Bool, Bool) in
-                let key = UnsafeRawBufferPointer(rebasing: raw[0..<n])
-                if range.contains(key) { return (true, false) }
-                if reverse, let lower = range.lower {
-                    let c = lower.withUnsafeBytes { compareBytes(key, $0) }
-                    return (false, c < 0 || (c == 0 && !range.lowerInclusive))
+            let (n, row): (Int, RowID)
+            if let entry = held {
+                (n, row) = entry
+                held = nil
+            } else {
+                if started {
+                    if reverse { try cursor.previous() } else { try cursor.next() }
                 }
-                if !reverse, let upper = range.upper {
-                    let c = upper.withUnsafeBytes { compareBytes(key, $0) }
-                    return (false, c > 0 || (c == 0 && !range.upperInclusive))
-                }
-                return (false, false)
+                started = true
+                guard cursor.isValid else { done = true; return nil }
+                (n, row) = try current()
             }
-            if beyond { done = true; return nil }
-            guard inRange else { continue }
-            let key = Array(treeKey[0..<n])
-            if reverse && !unique { return try reverseRun(startingWith: (key, row)) }
-            return (key, row)
+            switch position(ofKeyLength: n) {
+            case .beyond: done = true; return nil
+            case .outside: continue
+            case .inside:
+                keys.keepCurrent(length: n)
+                if reverse && !unique { return try reverseRun(startingWith: row) }
+                return row
+            }
         }
         return nil
     }
 
-    /// Collects the run of entries with the same key (walking backwards) and returns them in
-    /// row id order, so that equal keys come in the same order either way.
-    private mutating func reverseRun(startingWith first: (key: [UInt8], row: RowID)) throws -> (key: [UInt8], row: RowID) {
-        var run = [first]
+    /// Skips `n` entries, as `n` calls of `nextRow()` would; returns how many it skipped
+    /// (fewer at the end). A walk of a whole index passes over whole leaves without reading
+    /// their entries; elsewhere it steps.
+    public mutating func skip(_ n: Int) throws -> Int {
+        guard n > 0, !done else { return 0 }
+        guard range.lower == nil, range.upper == nil, runRows.isEmpty, held == nil else {
+            var skipped = 0
+            while skipped < n, try nextRow() != nil { skipped += 1 }
+            return skipped
+        }
+        KeyScratch.unique(&keys)
+        if started {
+            if reverse { try cursor.previous() } else { try cursor.next() }
+        }
+        started = false   // from here the cursor stands on the next entry to hand out
+        guard cursor.isValid else { done = true; return 0 }
+        let skipped = try cursor.skip(n, forward: !reverse)
+        guard cursor.isValid else { done = true; return skipped }
+        if reverse && !unique { try regroupRunAfterSkip() }
+        return skipped
+    }
+
+    /// After a reverse skip of a non-unique index: a run of equal keys the skip cut in two
+    /// lost its highest rows, where the walk (which hands a run out in row order) would have
+    /// passed over its lowest. Reads the whole run and keeps in `runRows` the rows the walk
+    /// has still to hand out.
+    private mutating func regroupRunAfterSkip() throws {
+        let (n, next) = try current()
+        keys.keepCurrent(length: n)
+        var last = try seekLastOfKept()
+        guard last != next else { return }   // no skipped entry has this key: the cursor is back on `next`
+        last = try reverseRun(startingWith: last)
+        runRows.append(last)
+        // The run's rows above `next` were skipped in place of as many of its lowest.
+        let skippedInRun = runRows.prefix(while: { $0 > next }).count
+        runRows.removeLast(skippedInRun)
+    }
+
+    /// Moves onto the last entry whose key is `keys.kept` (which must exist) and returns its row.
+    private mutating func seekLastOfKept() throws -> RowID {
+        var bound = Array(keys.kept)
+        bound.append(0xFF)   // above every row suffix of the key (they begin 1...8)
+        try bound.withUnsafeBytes { try cursor.seek(atMost: $0, inclusive: true) }
+        while cursor.isValid {
+            let (n, row) = try current()
+            if n == keys.keptCount && compareBytes(UnsafeRawBufferPointer(rebasing: keys.current[0..<n]), keys.kept) == 0 { return row }
+            try cursor.previous()   // a longer key between the run and the bound
+        }
+        throw StoreError.corrupt("an index entry that a walk read could not be found again", path: transaction.store.path, offset: nil)
+    }
+
+    private enum Position { case inside, outside, beyond }
+
+    /// Where the current entry's key (`keys.current[0..<n]`) lies: in the range, outside it,
+    /// or past its end in the walk's direction.
+    @inline(__always)
+    private func position(ofKeyLength n: Int) -> Position {
+        if range.lower == nil && range.upper == nil { return .inside }
+        let key = UnsafeRawBufferPointer(rebasing: keys.current[0..<n])
+        if range.contains(key) { return .inside }
+        if reverse, let lower = range.lower {
+            let c = lower.withUnsafeBytes { compareBytes(key, $0) }
+            return c < 0 || (c == 0 && !range.lowerInclusive) ? .beyond : .outside
+        }
+        if !reverse, let upper = range.upper {
+            let c = upper.withUnsafeBytes { compareBytes(key, $0) }
+            return c > 0 || (c == 0 && !range.upperInclusive) ? .beyond : .outside
+        }
+        return .outside
+    }
+
+    /// Collects the run of entries with the key in `keys.kept` (walking backwards) into
+    /// `runRows` and returns its lowest row, so that equal keys come in the same order either way.
+    private mutating func reverseRun(startingWith first: RowID) throws -> RowID {
+        runRows.append(first)   // empty: a step reaches here only once the last run is handed out
         while true {
             try cursor.previous()
             guard cursor.isValid else { break }
             let (n, row) = try current()
-            guard n == first.key.count, treeKey[0..<n].elementsEqual(first.key) else {
-                try cursor.next()   // step back onto the last entry of the run
+            let same = n == keys.keptCount && compareBytes(UnsafeRawBufferPointer(rebasing: keys.current[0..<n]), keys.kept) == 0
+            guard same else {
+                held = (n, row)
                 break
             }
-            run.append((first.key, row))
+            runRows.append(row)
         }
         if !cursor.isValid { done = true }
-        run.reverse()
-        pending = Array(run.dropFirst())
-        return run[0]
+        return runRows.removeLast()
     }
 }

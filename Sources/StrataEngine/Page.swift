@@ -240,9 +240,11 @@ struct PageView {
     }
 
     /// Appends the whole key of cell `i` (prefix and suffix) to `key`.
+    /// (As typed buffers, so that the appends are copies of memory, not byte-by-byte loops.)
+    @inline(__always)
     func appendKey(_ i: Int, to key: inout [UInt8]) {
-        key.append(contentsOf: prefix)
-        key.append(contentsOf: suffix(i))
+        if prefixLength > 0 { key.append(contentsOf: prefix.assumingMemoryBound(to: UInt8.self)) }
+        key.append(contentsOf: suffix(i).assumingMemoryBound(to: UInt8.self))
     }
 
     func key(_ i: Int) -> [UInt8] {

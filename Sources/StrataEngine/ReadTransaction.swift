@@ -154,6 +154,12 @@ public class ReadTransaction {
         }
     }
 
+    /// `withRecord` with a body that returns nothing: false if there is no such row. Not
+    /// generic, so that a caller in another module looks up no `Optional<R>` per record.
+    public func visitRecord(row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try withRecord(row, in: collection, body) != nil
+    }
+
     /// A copy of a record's bytes, or nil if there is no such row.
     public func record(_ row: RowID, in collection: CollectionID) throws -> [UInt8]? {
         try withRecord(row, in: collection) { Array($0) }

@@ -108,6 +108,29 @@ struct TreeCursor {
         if index < 0 { try advanceLeaf(forward: false) }
     }
 
+    /// Moves `n` cells forward (or backward), a leaf at a time where it can: the cells passed
+    /// over are not read, only each leaf's count. Returns how many steps it took: fewer than
+    /// `n` when it stepped off the end of the tree (the cursor is then not valid), and then
+    /// the number of cells from where it stood to the end.
+    mutating func skip(_ n: Int, forward: Bool) throws -> Int {
+        guard n > 0, !stack.isEmpty else { return 0 }
+        try checkVersion()
+        var moved = 0
+        while moved < n {
+            let i = index
+            // Cells after this one in the walk's direction, in this leaf.
+            let room = forward ? view.count - 1 - i : i
+            if n - moved <= room {
+                stack[stack.count - 1].index = forward ? i + (n - moved) : i - (n - moved)
+                return n
+            }
+            moved += room + 1
+            try advanceLeaf(forward: forward)
+            if stack.isEmpty { return moved }   // stepped off the end: every cell from the start was passed
+        }
+        return moved
+    }
+
     /// Moves to the first (or last) cell of the next (or previous) leaf.
     private mutating func advanceLeaf(forward: Bool) throws {
         stack.removeLast()

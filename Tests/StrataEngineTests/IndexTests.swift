@@ -318,6 +318,65 @@ import Testing
             var firstTen: [RowID] = []
             for _ in 0..<10 { firstTen.append(try #require(try cursor.next()).row) }
             #expect(firstTen == Array(3006...3015))
+            // A copy of a cursor goes on by itself (its key buffers are its own): both give
+            // the rest of the entries, with their keys, whichever moves first.
+            var copy = cursor
+            var rest: [Entry] = []
+            while let (key, row) = try cursor.next() { rest.append(Entry(key: key, row: row)) }
+            var copied: [Entry] = []
+            while let (key, row) = try copy.next() { copied.append(Entry(key: key, row: row)) }
+            #expect(rest == Array(expected.dropFirst(10)))
+            #expect(copied == rest)
+            // Row ids alone come in the same order.
+            var rows = try tx.entries(in: index, reverse: true)
+            var rowOrder: [RowID] = []
+            while let row = try rows.nextRow() { rowOrder.append(row) }
+            #expect(rowOrder == expected.map(\.row))
+        }
+    }
+
+    /// `skip(n)` passes over whole leaves, and must hand out what `n` steps would have: in a
+    /// reverse walk of a non-unique index, a run of equal keys cut by the skip keeps its row
+    /// order. Every skip from every start, both ways, on runs of 1 to 400 equal keys.
+    @Test func skippingIsStepping() throws {
+        let dir = try EngineTestDirectory()
+        let store = try Store(path: dir.path())
+        let runs = [1, 2, 400, 1, 37, 3, 1, 150, 1, 1, 90, 5]
+        let total = runs.reduce(0, +)
+        let (shared, unique) = try store.write { tx in
+            let c = try tx.createCollection(named: "c")
+            let shared = try tx.createIndex(named: "shared", on: c, unique: false)
+            let unique = try tx.createIndex(named: "unique", on: c, unique: true)
+            // Row r gets run k's key, rows assigned round-robin so each run's rows interleave.
+            var keyOfRow: [Int] = []
+            var left = runs
+            while keyOfRow.count < total {
+                for k in left.indices where left[k] > 0 { keyOfRow.append(k); left[k] -= 1 }
+            }
+            for (i, k) in keyOfRow.enumerated() {
+                try tx.put([], row: RowID(i + 1), in: c, indexKeys: [IndexKey(shared, KeyEncoding.encode(k * 10)),
+                                                                     IndexKey(unique, KeyEncoding.encode(total - i))])
+            }
+            return (shared, unique)
+        }
+        try store.read { tx throws in
+            for index in [shared, unique] {
+                for reverse in [false, true] {
+                    let all = try Self.scan(tx, index, reverse: reverse).map(\.row)
+                    #expect(all.count == total)
+                    for start in [0, 1, 3, 200] {
+                        for n in Array(0...12) + [99, 150, 399, 400, 401, 402, 450, 500, 640, total - 1, total, total + 5] {
+                            var cursor = try tx.entries(in: index, reverse: reverse)
+                            for _ in 0..<start { _ = try cursor.nextRow() }
+                            let skipped = try cursor.skip(n)
+                            var rest: [RowID] = []
+                            while let row = try cursor.nextRow() { rest.append(row) }
+                            #expect(skipped == min(n, total - start), "skip \(n) from \(start), reverse \(reverse)")
+                            #expect(rest == Array(all.dropFirst(start + n)), "skip \(n) from \(start), reverse \(reverse)")
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -3,7 +3,9 @@ import StrataEngine
 /// The registered objects of one model in a context, by row: one object per stored row. The
 /// backings are not retained (a backing unregisters its object when the object goes away).
 final class IdentityMap {
-    private(set) var rows: [RowKey: Unmanaged<ModelBacking>] = [:]
+    /// (Unchecked: every access is a plain read or a single insert or removal, never
+    /// overlapping, and the run-time checks cost more than the lookups.)
+    @exclusivity(unchecked) private(set) var rows: [RowKey: Unmanaged<ModelBacking>] = [:]
 
     @inline(__always)
     func backing(_ row: RowID) -> ModelBacking? { rows[RowKey(row)]?.takeUnretainedValue() }

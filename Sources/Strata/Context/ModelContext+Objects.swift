@@ -9,7 +9,8 @@ extension ModelContext {
     /// `loading`: the properties to decode (nil: all); the others load on first access.
     func object(_ row: RowID, view: RecordView, table: Table, handle: StoreHandle, loading: [Int]? = nil) throws -> AnyObject {
         let entity = table.entity
-        if let existing = registeredObject(entity, row) { return existing }
+        let map = identityMap(entity)
+        if let existing = map.backing(row) { return existing.object }
         let object = entity.newInstance()
         let backing = ModelBacking(object: object, entity: entity, row: row, handle: handle, context: self)
         entity.attach(backing, to: object)
@@ -21,11 +22,25 @@ extension ModelContext {
             for i in rest { entity.properties[i].clear(object) }
             if !rest.isEmpty { backing.unloaded = rest }
         } else {
-            for property in entity.properties { try property.decode(try view.field(property.index), into: object, backing: backing) }
+            try decodeAll(view, into: object, entity: entity, backing: backing)
         }
         if !backing.externalBlobs.isEmpty { try checkBlobFiles(backing, handle: handle) }
-        register(backing)
+        map.insert(backing)
+        backing.identityMap = map
         return object
+    }
+
+    /// Every property of a record into a new object. (The entity holds the properties for the
+    /// whole call: they are lent to each decode, not retained and released per property.)
+    @inline(__always)
+    private func decodeAll(_ view: RecordView, into object: AnyObject, entity: Entity, backing: ModelBacking) throws {
+        try entity.properties.withUnsafeBufferPointer { properties in
+            for i in properties.indices {
+                try Unmanaged.passUnretained(properties[i])._withUnsafeGuaranteedRef { property in
+                    try property.decode(try view.field(property.index), into: object, backing: backing)
+                }
+            }
+        }
     }
 
     /// External values load when read, and a getter cannot throw: a missing blob file is

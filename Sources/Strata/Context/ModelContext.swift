@@ -39,7 +39,7 @@ public final class ModelContext {
     private var autosaveScheduled = false
 
     /// The identity maps, by model.
-    var identityMaps: [ObjectIdentifier: IdentityMap] = [:]
+    @exclusivity(unchecked) var identityMaps: [ObjectIdentifier: IdentityMap] = [:]
     var inserted = OrderedObjects()
     var changed = OrderedObjects()
     var deleted = OrderedObjects()

@@ -9,7 +9,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     private let locations: [(handle: StoreHandle, table: Table)]
     /// For a predicate of the compiled shape: each part's test on records (nil: the predicate
     /// is evaluated on objects) and hints; nil for a predicate of another shape.
-    private let bindPredicate: ((PredicateParts) -> [(test: RowTest?, hints: [IndexHint])]?)?
+    private let bindPredicate: ((PredicateParts) -> [BoundPart]?)?
     private let sortBy: [SortDescriptor<T>]
     /// Per part: what the sort can use (its descriptors' properties, an index).
     private let sorts: [(properties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?)]
@@ -43,12 +43,12 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// The plans of a predicate, as a function binding any predicate of its shape: compiled
     /// for each part (its model), they check the shape and read the constants at the offsets
     /// compiling recorded.
-    private static func compile(_ predicate: Predicate<T>, tables: [Table]) -> (PredicateParts) -> [(test: RowTest?, hints: [IndexHint])]? {
-        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> [(layout: TreeLayout, test: ((Bindings) -> RowTest)?, hints: HintPlan?)] {
+    private static func compile(_ predicate: Predicate<T>, tables: [Table]) -> (PredicateParts) -> [BoundPart]? {
+        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> [PartPlan] {
             tables.map { table in
                 let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
                 let test = compiler.test(expression, at: 0), hints = compiler.hints(expression, at: 0)
-                return (compiler.layout, test, hints)
+                return PartPlan(layout: compiler.layout, test: test, hints: hints)
             }
         }
         let parts = plan(predicate.expression)
@@ -57,7 +57,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                 guard parts.allSatisfy({ $0.layout.matches(tree, input: predicate.input) }) else { return nil }
                 return parts.map { part in
                     let bindings = part.layout.bindings(tree)
-                    return (part.test?(bindings), part.hints?(bindings) ?? [])
+                    return BoundPart(test: part.test?(bindings), hints: part.hints?(bindings) ?? [])
                 }
             }
         }
@@ -68,7 +68,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     func runs(_ descriptor: FetchDescriptor<T>, predicate: PredicateParts?, context: ModelContext) -> [QueryRun]? {
         // The descriptor's generic parts are read once (each read of a generic value looks up
         // its type's metadata); the runs are not generic.
-        var bound: [(test: RowTest?, hints: [IndexHint])]? = nil
+        var bound: [BoundPart]? = nil
         if let predicate {
             guard let made = bindPredicate?(predicate) else { return nil }
             bound = made
@@ -89,7 +89,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         let paging = descriptor.paging, includePendingChanges = descriptor.includePendingChanges
         return locations.indices.map { i in
             let (handle, table) = locations[i]
-            let (test, hints) = bound?[i] ?? (nil, [])
+            let test = bound?[i].test, hints = bound?[i].hints ?? []
             var filter = RowFilter.all
             if let test { filter = .record(test) } else if let predicate {
                 filter = .object(CompiledQuery.objectFilter(predicate.evaluate, table: table, handle: handle, context: context))
@@ -144,6 +144,20 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
               let (index, _) = table.singleIndex[property.index] else { return nil }
         return (index, sort.order == .reverse)
     }
+}
+
+// One model's part of a compiled predicate, and the same bound to a fetch's constants. Structs,
+// not tuples: a function kept in an array of tuples is stored at its most general abstraction,
+// and every record's test then went through six reabstraction thunks.
+private struct PartPlan {
+    let layout: TreeLayout
+    let test: ((Bindings) -> RowTest)?
+    let hints: HintPlan?
+}
+
+struct BoundPart {
+    let test: RowTest?
+    let hints: [IndexHint]
 }
 
 /// The compiled queries of a container: by model, the subclasses flag, the type of the

@@ -21,11 +21,19 @@ extension ModelContext {
                 objects = try fetchAcrossModels(runs, paging: descriptor.paging).map { unsafeDowncast($0, to: T.self) }
             } else {
                 let run = runs[0]
-                objects = ModelContext.objects(try run.handle.storage.read { try results(run, reader: $0, materialize: true) }, as: T.self)
+                objects = ModelContext.objects(try storedResults(run, materialize: true), as: T.self)
             }
             if descriptor.relationshipKeyPathsForPrefetching.count > 0 { try prefetch(descriptor.relationshipKeyPathsForPrefetching, of: objects) }
             return objects
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
+    }
+
+    /// A run's results, read in one snapshot of its store. (Not through the generic
+    /// `read<R>`, whose closure looked up `Optional<R>`'s metadata on every fetch.)
+    private func storedResults(_ run: QueryRun, materialize: Bool) throws -> [FetchItem] {
+        var items: [FetchItem] = []
+        try run.handle.storage.read { (reader: any StorageReader) in items = try results(run, reader: reader, materialize: materialize) }
+        return items
     }
 
     /// How many objects the descriptor selects, without making them. Same as SwiftData's `fetchCount(_:)`.
@@ -116,18 +124,21 @@ extension ModelContext {
         var rows: StoredRows
         do { rows = try StoredRows(run, excluded: excluded, reader: reader) } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         var skipped = 0, visited = 0
+        // The batch holds `AnyObject`s: an array of `T` in this generic function would look up
+        // its type metadata for every append.
+        var batch = ContiguousArray<AnyObject>()
+        batch.reserveCapacity(min(batchSize, 1 << 16))
         while !rows.isDone {
-            var batch: [T] = []
-            batch.reserveCapacity(batchSize)
+            batch.removeAll(keepingCapacity: true)
             do {
                 try rows.visit(reader) { row, view in
                     if skipped < paging.offset { skipped += 1; return true }
-                    batch.append(unsafeDowncast(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading), to: T.self))
+                    batch.append(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading))
                     visited += 1
                     return batch.count < batchSize && paging.limit.map { visited < $0 } ?? true
                 }
             } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
-            for object in batch { try block(object) }
+            for object in batch { try block(unsafeDowncast(object, to: T.self)) }
             if let limit = paging.limit, visited >= limit { return }
         }
     }

@@ -29,6 +29,8 @@ struct StoredRows {
             list = nil
         case .rows(let rows):
             list = rows
+        case .lookups(let index, let keys) where keys.count == 1:
+            list = try reader.lookup(keys[0], in: index).map { [$0] } ?? []
         case .lookups(let index, let keys):
             var rows = Set<RowID>()
             for key in keys { if let row = try reader.lookup(key, in: index) { rows.insert(row) } }
@@ -45,14 +47,15 @@ struct StoredRows {
     /// returns false (the visit stops after that row) or the rows run out.
     mutating func visit(_ reader: any StorageReader, _ body: (RowID, RecordView) throws -> Bool) throws {
         guard !isDone, let collection = run.table.collection else { return }
-        let run = self.run, excluded = self.excluded, layouts = run.table.layouts
+        // Layouts that map nothing are left out once here rather than in each row's view.
+        let run = self.run, excluded = self.excluded, layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
         var stopped = false
         if let list {
             while next < list.count && !stopped {
                 let row = list[next]
                 next += 1
                 if excluded.contains(row) { continue }
-                _ = try reader.withRecord(row, in: collection) { raw in
+                _ = try reader.visitRecord(row, in: collection) { raw in
                     let view = try RecordView(raw, layouts: layouts)
                     if try run.passes(row, view) { stopped = try !body(row, view) }
                 }
@@ -61,11 +64,13 @@ struct StoredRows {
             return
         }
         var last: RowID? = nil
+        // The scan's per-row work, with what does not change per row read once here.
+        let excludes = !excluded.isEmpty, filter = run.filter
         try reader.forEachRecord(in: collection, from: next == 0 ? nil : RowID(next)) { row, raw in
             last = row
-            if excluded.contains(row) { return true }
+            if excludes && excluded.contains(row) { return true }
             let view = try RecordView(raw, layouts: layouts)
-            if try run.passes(row, view) { stopped = try !body(row, view) }
+            if try filter.passes(row, view) { stopped = try !body(row, view) }
             return !stopped
         }
         if stopped, let last, last < RowID(Int.max) { next = Int(last + 1) } else { isDone = true }

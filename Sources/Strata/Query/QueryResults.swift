@@ -76,8 +76,12 @@ extension ModelContext {
         guard let collection = run.table.collection else { return [] }
         let paging = run.paging
         var items: [FetchItem] = []
-        var skipped = 0
-        try reader.forEachEntry(in: order.index, range: .all, reverse: order.reverse) { row in
+        // With no filter and no rows to leave out, the offset is a count of entries: the
+        // reader passes over them without reading them (whole leaves at a time).
+        let passedOver = run.filter.isAll && excluded.isEmpty ? paging.offset : 0
+        var skipped = passedOver
+        let layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
+        try reader.forEachEntry(in: order.index, range: .all, reverse: order.reverse, skipping: passedOver) { row in
             if let limit = paging.limit, items.count >= limit { return false }
             if excluded.contains(row) { return true }
             let onPage = skipped >= paging.offset
@@ -85,8 +89,8 @@ extension ModelContext {
                 if onPage { items.append(.stored(row)) } else { skipped += 1 }
                 return true
             }
-            try reader.withRecord(row, in: collection) { raw in
-                let view = try RecordView(raw, layouts: run.table.layouts)
+            _ = try reader.visitRecord(row, in: collection) { raw in
+                let view = try RecordView(raw, layouts: layouts)
                 guard try run.passes(row, view) else { return }
                 if !onPage { skipped += 1; return }
                 items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)) : .stored(row))
@@ -107,10 +111,14 @@ extension ModelContext {
     }
 
     /// The objects of items that are objects.
+    /// (A plain loop: `compactMap` with a cast, unspecialized in this generic function, cost
+    /// more than making a fetched object.)
     static func objects<T: PersistentModel>(_ items: [FetchItem], as type: T.Type) -> [T] {
-        items.compactMap { item in
-            guard case .object(let o) = item else { return nil }
-            return o as? T
+        var objects: [T] = []
+        objects.reserveCapacity(items.count)
+        for item in items {
+            if case .object(let o) = item, let object = o as? T { objects.append(object) }
         }
+        return objects
     }
 }

@@ -11,6 +11,16 @@ enum RowFilter {
     case object((RowID, RecordView) throws -> Bool)
 
     var isAll: Bool { if case .all = self { true } else { false } }
+
+    /// Tests a row read from the store.
+    @inline(__always)
+    func passes(_ row: RowID, _ view: RecordView) throws -> Bool {
+        switch self {
+        case .all: return true
+        case .record(let test): return try test(view)
+        case .object(let test): return try test(row, view)
+        }
+    }
 }
 
 /// The order a fetch's descriptors give, as functions of objects (nil: row order).
@@ -63,13 +73,7 @@ final class QueryRun {
 
     /// Tests a row read from the store.
     @inline(__always)
-    func passes(_ row: RowID, _ view: RecordView) throws -> Bool {
-        switch filter {
-        case .all: return true
-        case .record(let test): return try test(view)
-        case .object(let test): return try test(row, view)
-        }
-    }
+    func passes(_ row: RowID, _ view: RecordView) throws -> Bool { try filter.passes(row, view) }
 
     /// The same run without offset and limit (a fetch across models pages the merge).
     var unpaged: QueryRun {

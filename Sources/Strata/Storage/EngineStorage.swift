@@ -70,7 +70,7 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
 @_spi(StorageBackend)
 extension ReadTransaction: StorageReader {
     public func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        try withRecord(row, in: collection) { try body($0) } != nil
+        try visitRecord(row: row, in: collection, body)
     }
 
     public func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
@@ -79,8 +79,17 @@ extension ReadTransaction: StorageReader {
 
     public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws {
         var cursor = try entries(in: index, range: range, reverse: reverse)
-        while let entry = try cursor.next() {
-            if try !body(entry.row) { return }
+        while let row = try cursor.nextRow() {
+            if try !body(row) { return }
+        }
+    }
+
+    /// Whole leaves of the index are passed over without reading their entries.
+    public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, skipping skip: Int, _ body: (RowID) throws -> Bool) throws {
+        var cursor = try entries(in: index, range: range, reverse: reverse)
+        _ = try cursor.skip(skip)
+        while let row = try cursor.nextRow() {
+            if try !body(row) { return }
         }
     }
 

@@ -89,6 +89,9 @@ public protocol StorageReader: AnyObject {
     /// Calls `body` with the row of each entry of `index` in `range`, in key order (or
     /// reverse; equal keys in row order), until it returns false.
     func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws
+    /// The same after passing over the first `skip` entries, which a backend may do without
+    /// reading them (a page deep in an index's order). A default steps over them.
+    func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, skipping skip: Int, _ body: (RowID) throws -> Bool) throws
     /// The rows a backend selects itself for the terms of a query, in row id order (a superset
     /// of the rows that match: the object layer checks the whole predicate on each), or nil
     /// when it does not evaluate this query (the object layer then reads and filters every
@@ -109,6 +112,15 @@ extension StorageReader {
 
     /// A blob's bytes, copied into a `Data`.
     public func blobData(_ id: BlobID) throws -> Data { Data(try blob(id)) }
+
+    /// Steps over the first `skip` entries.
+    public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, skipping skip: Int, _ body: (RowID) throws -> Bool) throws {
+        var skipped = 0
+        try forEachEntry(in: index, range: range, reverse: reverse) { row in
+            if skipped < skip { skipped += 1; return true }
+            return try body(row)
+        }
+    }
 }
 
 /// The one writer of a store: everything it does is in the store after `commit()`, or nothing.

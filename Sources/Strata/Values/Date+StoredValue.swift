@@ -22,6 +22,11 @@ extension Date: StoredValue {
 
     static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
         guard let c = constant as? Date else { return nil }
-        return ScalarComparison.compare(c.timeIntervalSinceReferenceDate, op) { view in try ScalarComparison.double(view.field(i), "a Date") }
+        return ScalarComparison.compare(c.timeIntervalSinceReferenceDate, op, field: i, DateIntervalField.self)
     }
+}
+
+/// A `Date` field read as its interval since the reference date, for scalar tests.
+enum DateIntervalField: ScalarField {
+    @inline(__always) static func read(_ field: UnsafeRawBufferPointer) throws -> Double { try ScalarComparison.double(field, "a Date") }
 }

@@ -18,6 +18,11 @@ extension Double: StoredValue {
 
     static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
         guard let c = constant as? Double else { return nil }
-        return ScalarComparison.compare(c, op) { view in try ScalarComparison.double(view.field(i), "a Double") }
+        return ScalarComparison.compare(c, op, field: i, DoubleField.self)
     }
+}
+
+/// A `Double` field, for scalar tests.
+enum DoubleField: ScalarField {
+    @inline(__always) static func read(_ field: UnsafeRawBufferPointer) throws -> Double { try ScalarComparison.double(field, "a Double") }
 }

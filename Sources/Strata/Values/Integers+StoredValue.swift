@@ -32,8 +32,13 @@ extension Int: StoredInteger {
     static var accesses: AttributeAccesses { AttributeAccesses(Int.self) }
     static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
         guard let c = constant as? Int else { return nil }
-        return ScalarComparison.compare(c, op) { view in try Int.decode(try view.field(i)) }
+        return ScalarComparison.compare(c, op, field: i, IntField.self)
     }
+}
+
+/// An `Int` field, for scalar tests.
+enum IntField: ScalarField {
+    @inline(__always) static func read(_ field: UnsafeRawBufferPointer) throws -> Int { try Int.decode(field) }
 }
 extension Int64: StoredInteger {
     static func marker(_ variant: Int) -> Int64? { Int64(0x5EED_0000 + variant) }

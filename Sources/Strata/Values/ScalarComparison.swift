@@ -26,16 +26,23 @@ enum ComparisonOperator {
     }
 }
 
+/// How a scalar test reads its field's value: a static function, so that each test is one
+/// closure that reads the field itself (a reader passed as a closure cost a call per record).
+protocol ScalarField {
+    associatedtype Value: Comparable
+    static func read(_ field: UnsafeRawBufferPointer) throws -> Value
+}
+
 enum ScalarComparison {
     /// One closure per operator, so that the operator is not chosen again for each record.
-    static func compare<T: Comparable>(_ c: T, _ op: ComparisonOperator, _ read: @escaping (RecordView) throws -> T) -> RowTest {
+    static func compare<F: ScalarField>(_ c: F.Value, _ op: ComparisonOperator, field i: Int, _: F.Type) -> RowTest {
         switch op {
-        case .equal: { try read($0) == c }
-        case .notEqual: { try read($0) != c }
-        case .less: { try read($0) < c }
-        case .lessOrEqual: { try read($0) <= c }
-        case .greater: { try read($0) > c }
-        case .greaterOrEqual: { try read($0) >= c }
+        case .equal: { try F.read($0.field(i)) == c }
+        case .notEqual: { try F.read($0.field(i)) != c }
+        case .less: { try F.read($0.field(i)) < c }
+        case .lessOrEqual: { try F.read($0.field(i)) <= c }
+        case .greater: { try F.read($0.field(i)) > c }
+        case .greaterOrEqual: { try F.read($0.field(i)) >= c }
         }
     }
 
