@@ -17,8 +17,8 @@ import Observation
 /// }
 /// ```
 /// Make it on the actor that reads it (the main actor, or an actor of your own): it refetches
-/// there. Differs from SwiftData: sections (`sectionBy:`) are not supported yet, so
-/// `SectionTitle` is always `Never`; unsaved changes of its own context show at the next
+/// there. With `sectionBy:` (a `String` or `String?` key path), `sections` groups the results
+/// by it, and the key path is the first sort. Differs from SwiftData: unsaved changes of its own context show at the next
 /// commit, not before; an observer made from a container fetches through a new context each
 /// time, so its objects hold the committed values, while one made from a context fetches
 /// through that context (whose registered objects keep their values, as any fetch does).
@@ -32,6 +32,10 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     /// The hub generation the current results were fetched at.
     private(set) var generation: UInt64
     private var follower: Task<Void, Never>?
+    /// The section key path's value of an object, and its sort (put first), when sectioned.
+    private let sectionTitle: ((Element) -> SectionTitle)?
+    private let sectionSort: SortDescriptor<Element>?
+    private var currentSections: SectionedResults<Element, SectionTitle>?
 
     /// The context the results were fetched through. Same as SwiftData.
     public var modelContext: ModelContext { givenContext ?? lastContext }
@@ -48,6 +52,18 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         }
     }
 
+    /// The results in sections by `sectionBy`, ordered by their first appearance; nil for an
+    /// observer made without `sectionBy` (`SectionTitle == Never`). Same as SwiftData.
+    public var sections: SectionedResults<Element, SectionTitle>? {
+        get {
+            registrar.access(self, keyPath: \.sections)
+            return currentSections
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: \.sections) { currentSections = newValue }
+        }
+    }
+
     /// The descriptor the results follow. Same as SwiftData.
     public var fetchDescriptor: FetchDescriptor<Element> { descriptor }
 
@@ -60,24 +76,37 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         }
     }
 
-    /// The sort of the descriptor; setting it fetches again. Same as SwiftData.
+    /// The sort of the descriptor (with the section key path first, when sectioned); setting
+    /// it fetches again. Same as SwiftData.
     public var sortBy: [SortDescriptor<Element>] {
         get { descriptor.sortBy }
         set {
-            descriptor.sortBy = newValue
+            descriptor.sortBy = Self.sorted(newValue, sectionSort)
             refresh()
         }
     }
 
-    init(descriptor: FetchDescriptor<Element>, container: ModelContainer, context: ModelContext?, isolation: isolated (any Actor)?) throws {
+    init(descriptor: FetchDescriptor<Element>, container: ModelContainer, context: ModelContext?, isolation: isolated (any Actor)?,
+         sectionTitle: ((Element) -> SectionTitle)? = nil, sectionSort: SortDescriptor<Element>? = nil) throws {
         self.container = container
         self.givenContext = context
+        var descriptor = descriptor
+        descriptor.sortBy = Self.sorted(descriptor.sortBy, sectionSort)
         self.descriptor = descriptor
+        self.sectionTitle = sectionTitle
+        self.sectionSort = sectionSort
         self.generation = container.changeHub.generation
         let fetching = context ?? ModelContext(container)
         self.lastContext = fetching
         self.current = try fetching.fetch(descriptor, batchSize: Self.batchSize)
+        self.currentSections = sectionTitle.map { SectionedResults(current, title: $0) }
         follower = startFollowing(WeakObserver(self), container.changeHub, on: isolation)
+    }
+
+    /// `sort` with the section's sort first (once).
+    private static func sorted(_ sort: [SortDescriptor<Element>], _ section: SortDescriptor<Element>?) -> [SortDescriptor<Element>] {
+        guard let section else { return sort }
+        return [section] + sort.filter { $0 != section }
     }
 
     deinit { follower?.cancel() }
@@ -93,6 +122,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         self.generation = generation
         lastContext = fetching
         results = fetched
+        if let sectionTitle { sections = SectionedResults(fetched, title: sectionTitle) }
     }
 }
 
@@ -118,6 +148,43 @@ extension ResultsObserver where SectionTitle == Never {
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(descriptor: FetchDescriptor(predicate: filterBy, sortBy: sortBy), container: modelContext.container,
                       context: modelContext, isolation: isolation)
+    }
+}
+
+extension ResultsObserver where SectionTitle == String {
+    /// An observer of `fetchDescriptor`'s results through `modelContext`, in sections by
+    /// `sectionBy` (its sort put first). Same as SwiftData's
+    /// `init(fetchDescriptor:sectionBy:modelContext:isolation:)`.
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String> & Sendable,
+                            modelContext: ModelContext, isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(descriptor: fetchDescriptor, container: modelContext.container, context: modelContext, isolation: isolation,
+                      sectionTitle: { $0[keyPath: sectionBy] }, sectionSort: SortDescriptor(sectionBy))
+    }
+
+    /// The same through contexts of its own of `modelContainer`. Same as SwiftData's
+    /// `init(fetchDescriptor:sectionBy:modelContainer:isolation:)`.
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String> & Sendable,
+                            modelContainer: ModelContainer, isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(descriptor: fetchDescriptor, container: modelContainer, context: nil, isolation: isolation,
+                      sectionTitle: { $0[keyPath: sectionBy] }, sectionSort: SortDescriptor(sectionBy))
+    }
+}
+
+extension ResultsObserver where SectionTitle == String? {
+    /// An observer in sections by an optional `sectionBy` (objects without a value form the
+    /// section titled nil). Same as SwiftData's `init(fetchDescriptor:sectionBy:modelContext:isolation:)`.
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String?> & Sendable,
+                            modelContext: ModelContext, isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(descriptor: fetchDescriptor, container: modelContext.container, context: modelContext, isolation: isolation,
+                      sectionTitle: { $0[keyPath: sectionBy] }, sectionSort: SortDescriptor(sectionBy))
+    }
+
+    /// The same through contexts of its own of `modelContainer`. Same as SwiftData's
+    /// `init(fetchDescriptor:sectionBy:modelContainer:isolation:)`.
+    public convenience init(fetchDescriptor: FetchDescriptor<Element> = FetchDescriptor<Element>(), sectionBy: KeyPath<Element, String?> & Sendable,
+                            modelContainer: ModelContainer, isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(descriptor: fetchDescriptor, container: modelContainer, context: nil, isolation: isolation,
+                      sectionTitle: { $0[keyPath: sectionBy] }, sectionSort: SortDescriptor(sectionBy))
     }
 }
 
