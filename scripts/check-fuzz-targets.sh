@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Type-checks every fuzz target of scripts/fuzz.sh against the current sources, without
+# building or running them (run by .ci/run), so that a change of the engine or the object
+# layer cannot leave the fuzz targets behind unnoticed. Running them: scripts/fuzz.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+flags=(-parse-as-library -package-name strata -swift-version 6 -suppress-warnings)
+engine=(Sources/StrataEngine/*.swift)
+sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
+engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Fuzz/FuzzSupport.swift)
+for entry in OpenStore DamagedStore DecodeEngine; do
+    swiftc -typecheck "${flags[@]}" -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" "Fuzz/$entry.swift"
+done
+swiftc -typecheck "${flags[@]}" -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/OpenStore.swift
+mkdir -p "$out/modules"
+swiftc -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" "${flags[@]}" -module-name StrataEngine "${engine[@]}"
+objects=()
+while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
+swiftc -typecheck "${flags[@]}" -module-name Strata -I "$out/modules" "${objects[@]}" Fuzz/DecodeObjectRecord.swift
+swiftc -typecheck "${flags[@]}" -module-name Strata -I "$out/modules" "${objects[@]}" Sources/StrataTestSupport/SimulatedFileSystem.swift Fuzz/DamagedObjectStore.swift
+echo "fuzz targets type-check" >&2
