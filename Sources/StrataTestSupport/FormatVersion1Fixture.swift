@@ -5,11 +5,19 @@ import Foundation
 
 public enum FormatVersion1Fixture {
     /// Writes the store (and its blob folder) at `path`.
+    /// The bytes of a base64 constant of this fixture (whitespace ignored).
+    private static func decoded(_ base64: String) throws -> Data {
+        guard let data = Data(base64Encoded: base64.filter { !$0.isWhitespace }) else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "FormatVersion1Fixture: a base64 constant does not decode"])
+        }
+        return data
+    }
+
     public static func install(at path: String) throws {
-        try Data(base64Encoded: store.filter { !$0.isWhitespace })!.write(to: URL(fileURLWithPath: path))
+        try decoded(store).write(to: URL(fileURLWithPath: path))
         try FileManager.default.createDirectory(atPath: path + ".blobs", withIntermediateDirectories: true)
         for (name, contents) in blobs {
-            try Data(base64Encoded: contents)!.write(to: URL(fileURLWithPath: path + ".blobs/" + name))
+            try decoded(contents).write(to: URL(fileURLWithPath: path + ".blobs/" + name))
         }
     }
 
