@@ -381,6 +381,13 @@ public final class WriteTransaction: ReadTransaction {
         finished = true
         defer { store.endWriting() }
         let durable = store.options.durability == .full
+        // A commit's sequence number only comes from the file: one at its maximum is damage
+        // (no commit can follow it), refused before anything is written.
+        guard base.sequence < UInt64.max else {
+            throw StoreError.corrupt("the last commit's sequence number is \(base.sequence), so no commit can follow it",
+                                     path: store.path, offset: base.commitOffset)
+        }
+        let sequence = base.sequence + 1
         let newSnapshot: Snapshot
         do {
             if durable && writer.syncedEnd < writer.committedEnd {
@@ -403,7 +410,7 @@ public final class WriteTransaction: ReadTransaction {
             if !newBlobs.isEmpty { try store.blobs.syncFolder() }
             let offset = writer.end
             let record = CommitRecord(
-                sequence: base.sequence + 1, offset: offset, previousOffset: base.commitOffset,
+                sequence: sequence, offset: offset, previousOffset: base.commitOffset,
                 bodyStart: writer.committedEnd, bodyChecksum: writer.bodyChecksum, flags: flags,
                 timeMilliseconds: UInt64(Date().timeIntervalSince1970 * 1000), salt: file.salt, catalog: catalog).encode()
             // Mapped before the commit is written, so that a failure leaves nothing behind.
@@ -416,7 +423,7 @@ public final class WriteTransaction: ReadTransaction {
             // This process wrote these pages from memory: it knows they are what it wrote,
             // so its readers need not check them again (other processes do).
             for tree in trees.values { for page in tree.writtenPages where page < UInt64(map.count) { map.verified.insert(page) } }
-            newSnapshot = Snapshot(sequence: base.sequence + 1, catalog: catalog, commitOffset: offset, end: writer.committedEnd, file: file, map: map)
+            newSnapshot = Snapshot(sequence: sequence, catalog: catalog, commitOffset: offset, end: writer.committedEnd, file: file, map: map)
         } catch {
             let failure = StoreError.io(error, doing: "committing", path: store.path,
                                         consequence: StoreError.transactionLost, next: StoreError.nextWriteReopens)

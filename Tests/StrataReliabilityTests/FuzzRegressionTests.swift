@@ -239,3 +239,39 @@ extension FuzzRegressionTests {
         #expect(!fs.filePaths.contains { $0.hasPrefix(path + ".blobs/") }, "gone once the commit is durable")
     }
 }
+
+extension FuzzRegressionTests {
+    /// open-store-nocrc: a commit record whose sequence number is UInt64.max (checksums
+    /// forged) opened, and the next commit trapped adding one to it. Now that commit throws
+    /// `.corrupt`, writes nothing, and the store still reads what it held.
+    @Test func aCommitSequenceAtItsMaximumRefusesTheNextCommit() throws {
+        let fs = SimulatedFileSystem()
+        let path = "/sequence.strata"
+        do {
+            let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+            try store.write { tx in try tx.put([1], row: 1, in: try tx.createCollection(named: "c")) }
+            store.close()
+        }
+        let bytes = try #require(fs.bytes(of: path))
+        let io = try fs.openFile(path, readOnly: true, create: false)
+        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
+        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
+        io.close()
+        last.sequence = .max
+        let damaged = Array(bytes[..<Int(last.offset)]) + last.encode()
+        fs.setBytes(damaged, of: path)
+        let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+        let c = try #require(try store.read { $0.collection(named: "c") })
+        do {
+            try store.write { tx in try tx.put([2], row: 2, in: c) }
+            Issue.record("expected a .corrupt error")
+        } catch let error as StoreError {
+            #expect(error.code == .corrupt, "\(error)")
+            #expect(error.description.contains("sequence"), "\(error)")
+        }
+        #expect(try store.read { try $0.record(1, in: c) } == [1])
+        #expect(try store.read { try $0.record(2, in: c) } == nil)
+        store.close()
+        #expect(fs.bytes(of: path) == damaged, "the refused commit wrote nothing")
+    }
+}
