@@ -117,6 +117,6 @@ extension Attribute {
     /// An attribute's storage with a declaration and no value (a `@Model` property's).
     @inlinable
     init(_declaration: AttributeDeclaration) {
-        self.declaration = _declaration
+        self.declared = DeclaredAttribute(_declaration)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An option of `@Attribute`, as in SwiftData's `Schema.Attribute.Option`.
 public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
@@ -69,6 +70,53 @@ struct AttributeDeclaration: Sendable, Hashable {
     func has(_ option: AttributeOption) -> Bool { options & option.bit != 0 }
 }
 
+/// An `AttributeDeclaration` as every object's property storage keeps it: the options, and for
+/// the rare declaration with a former name or a transformer, its number in a process-wide table.
+/// (Kept whole, a declaration put a string and a transformer reference in each property of
+/// each object, released one by one whenever an object went away.)
+@usableFromInline
+struct DeclaredAttribute: Sendable {
+    @usableFromInline let options: UInt16
+    /// 0: no former name and no transformer; otherwise 1 + the declaration's index in `table`.
+    @usableFromInline let extra: UInt32
+
+    @inlinable init(_ declaration: AttributeDeclaration) {
+        options = declaration.options
+        extra = declaration.originalName == nil && declaration.transformer == nil ? 0 : DeclaredAttribute.intern(declaration)
+    }
+
+    @inlinable init() {
+        options = 0
+        extra = 0
+    }
+
+    /// The declaration it stands for.
+    var declaration: AttributeDeclaration {
+        guard extra != 0 else { return AttributeDeclaration(options: options) }
+        return DeclaredAttribute.table.withLock { $0.declarations[Int(extra) - 1] }
+    }
+
+    private struct Table {
+        var declarations: [AttributeDeclaration] = []
+        var numbers: [AttributeDeclaration: UInt32] = [:]
+    }
+
+    private static let table = Mutex(Table())
+
+    /// The number of a declaration with a former name or a transformer (the same for equal
+    /// declarations, so the table grows with the declarations a program has, not its objects).
+    @usableFromInline
+    static func intern(_ declaration: AttributeDeclaration) -> UInt32 {
+        table.withLock { table in
+            if let number = table.numbers[declaration] { return number }
+            table.declarations.append(declaration)
+            let number = UInt32(table.declarations.count)
+            table.numbers[declaration] = number
+            return number
+        }
+    }
+}
+
 /// Marks a stored property of a model as persisted, with optional options.
 ///
 /// ```swift
@@ -96,30 +144,30 @@ public struct Attribute<Value> {
     @usableFromInline var slot: Int32 = 0
     /// The backing, retained: set in an object's first persisted property only.
     @usableFromInline var keeper: ModelBacking? = nil
-    @usableFromInline let declaration: AttributeDeclaration
+    @usableFromInline let declared: DeclaredAttribute
 
     /// A persisted property without options, whose value is assigned in an initializer.
     @inlinable public init() where Value: Codable {
-        declaration = AttributeDeclaration()
+        declared = DeclaredAttribute()
     }
 
     /// A persisted property with a default value.
     @inlinable public init(wrappedValue: Value) where Value: Codable {
         value = wrappedValue
-        declaration = AttributeDeclaration()
+        declared = DeclaredAttribute()
     }
 
     /// A persisted property with options (and, for a renamed property, its former name).
     /// (The value type must be `Codable`, or the options name a transformer: see
     /// `.transformable(by:)`; otherwise opening a container says which property it is.)
     @inlinable public init(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
-        declaration = AttributeDeclaration(options, originalName: originalName)
+        declared = DeclaredAttribute(AttributeDeclaration(options, originalName: originalName))
     }
 
     /// A persisted property with options and a default value.
     @inlinable public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
         value = wrappedValue
-        declaration = AttributeDeclaration(options, originalName: originalName)
+        declared = DeclaredAttribute(AttributeDeclaration(options, originalName: originalName))
     }
 
     @available(*, unavailable, message: "@Attribute is only available on properties of classes")
@@ -175,7 +223,7 @@ extension Attribute: AttributeStorage {
         return AttributeProperty(name: name, offset: offset, index: index, declaration: declaration, access: access,
                                  link: StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
     }
-    var attributeDeclaration: AttributeDeclaration { declaration }
+    var attributeDeclaration: AttributeDeclaration { declared.declaration }
     static var storageLink: StorageLink { StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: nil) }
 }
 
