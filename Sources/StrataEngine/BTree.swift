@@ -205,28 +205,59 @@ final class MutableTree {
     }
 
     /// Removes `key`; false (changing nothing) when it is not there.
+    ///
+    /// One search per level: a descent that changes nothing finds the key and notes the child
+    /// it took at each level, and the descent that copies and changes nodes follows those
+    /// positions (a page copied into a node keeps its cells in order).
     @discardableResult
     func remove(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        guard let current = root, try find(key) != nil else { return false }
-        version += 1
-        let top = try changeable(current)
-        root = .node(top)
-        try remove(from: top, key)
-        // Shrink the tree from the top: a branch with one child gives way to the child.
-        while case .node(let n)? = root, !n.isLeaf, n.count == 1 { root = n.children[0].map { .node($0) } ?? .page(n.view.child(0)) }
-        if case .node(let n)? = root, n.count == 0 { root = nil }
-        return true
+        guard let current = root else { return false }
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
+            guard try locate(key, from: current, path: path) else { return false }
+            version += 1
+            let top = try changeable(current)
+            root = .node(top)
+            try remove(from: top, level: 0, path: path)
+            // Shrink the tree from the top: a branch with one child gives way to the child.
+            while case .node(let n)? = root, !n.isLeaf, n.count == 1 { root = n.children[0].map { .node($0) } ?? .page(n.view.child(0)) }
+            if case .node(let n)? = root, n.count == 0 { root = nil }
+            return true
+        }
     }
 
-    private func remove(from node: Node, _ key: UnsafeRawBufferPointer) throws {
+    /// Deeper trees are damage (`TreeSearch.find` says the same).
+    static let maximumDepth = 64
+
+    /// Finds `key` without changing anything, noting in `path` the child taken at each level
+    /// and, at the leaf's level, the key's cell. False when the key is not there.
+    private func locate(_ key: UnsafeRawBufferPointer, from top: TreeRef, path: UnsafeMutableBufferPointer<Int>) throws -> Bool {
+        var ref = top
+        for level in 0...MutableTree.maximumDepth {
+            let view: PageView, node: Node?
+            switch ref {
+            case .page(let offset): view = try pages.page(at: offset); node = nil
+            case .node(let n): view = n.view; node = n
+            }
+            if view.isLeaf {
+                let (i, found) = view.search(key)
+                path[level] = i
+                return found
+            }
+            let i = view.childIndex(for: key)
+            path[level] = i
+            ref = node.flatMap { $0.children[i] }.map { .node($0) } ?? .page(view.child(i))
+        }
+        throw StoreError.corrupt("a tree is deeper than \(MutableTree.maximumDepth) levels", path: pages.path, offset: nil)
+    }
+
+    private func remove(from node: Node, level: Int, path: UnsafeMutableBufferPointer<Int>) throws {
+        let i = path[level]
         if node.isLeaf {
-            let (i, found) = node.view.search(key)
-            if found { node.removeCell(at: i) }
+            node.removeCell(at: i)
             return
         }
-        let i = node.view.childIndex(for: key)
         let child = try changeableChild(node, i)
-        try remove(from: child, key)
+        try remove(from: child, level: level + 1, path: path)
         if child.count == 0 {
             node.removeCell(at: i)
             if i == 0 && node.count > 0 { node.clearFirstKey() }
