@@ -166,8 +166,19 @@ final class MutableTree {
     private func needsSplit(_ node: Node) -> Bool { node.encodedSize > targetSize && node.count >= 2 }
 
     /// Inserts `key` with `value`, or replaces the value it has.
+    ///
+    /// Keys often come in order (new rows, a transaction's index entries at commit), so the
+    /// tree remembers the path of its last insert: a key inside the range of that insert's
+    /// leaf goes straight to the leaf, without a search at each level. Only a split changes
+    /// the shape of the tree on the way: the remembered path goes with any split, removal or
+    /// write (`finger`).
     func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt8 = 0) throws {
         version += 1
+        if let leaf = fingerLeaf, fingerHolds(key) {
+            try insert(key, value, flags, into: leaf)
+            return
+        }
+        fingerLeaf = nil
         guard let current = root else {
             let leaf = Node(isLeaf: true, budget: budget)
             leaf.appendLeafCell(key: key, value: value, flags: flags)
@@ -176,32 +187,92 @@ final class MutableTree {
         }
         let top = try changeable(current)
         root = .node(top)
-        let atEnd = try insert(into: top, key, value, flags)
-        if needsSplit(top) {
-            let (separator, right) = top.splitOff(lastOnly: atEnd, target: targetSize)
-            let newRoot = Node(isLeaf: false, budget: budget)
-            newRoot.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: 0, node: top)
-            separator.withUnsafeBytes { newRoot.insertBranchCell(at: 1, key: $0, child: 0, node: right) }
-            root = .node(newRoot)
+        fingerPath.removeAll(keepingCapacity: true)
+        var node = top
+        while !node.isLeaf {
+            guard fingerPath.count < MutableTree.maximumDepth else {
+                fingerPath.removeAll()
+                throw StoreError.corrupt("a tree is deeper than \(MutableTree.maximumDepth) levels", path: pages.path, offset: nil)
+            }
+            let i = node.view.childIndex(for: key)
+            fingerPath.append((node, i))
+            node = try changeableChild(node, i)
         }
+        fingerLeaf = node
+        try insert(key, value, flags, into: node)
     }
 
-    /// Returns true when the key went in as the node's last cell (then a split leaves the
-    /// left node full: keys inserted in ascending order fill their pages).
-    @discardableResult
-    private func insert(into node: Node, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool {
-        if node.isLeaf {
-            let (i, found) = node.view.search(key)
-            if found { node.replaceValue(at: i, with: value, flags: flags) } else { node.insertLeafCell(at: i, key: key, value: value, flags: flags) }
-            return !found && i == node.count - 1
+    /// Inserts into `leaf`, the end of `fingerPath`, and splits what grew too large on the
+    /// way back up (a new root when the top splits). A split forgets the path.
+    private func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8, into leaf: Node) throws {
+        let (i, found) = leaf.view.search(key)
+        if found { leaf.replaceValue(at: i, with: value, flags: flags) } else { leaf.insertLeafCell(at: i, key: key, value: value, flags: flags) }
+        // True while the key went in as the last cell of each node so far: then a split
+        // leaves the left node full (keys inserted in ascending order fill their pages).
+        var atEnd = !found && i == leaf.count - 1
+        var child = leaf
+        var split = false
+        for (node, i) in fingerPath.reversed() {
+            if needsSplit(child) {
+                let (separator, right) = child.splitOff(lastOnly: atEnd, target: targetSize)
+                separator.withUnsafeBytes { node.insertBranchCell(at: i + 1, key: $0, child: 0, node: right) }
+                atEnd = atEnd && i + 1 == node.count - 1
+                split = true
+            } else {
+                atEnd = false
+            }
+            child = node
         }
-        let i = node.view.childIndex(for: key)
-        let child = try changeableChild(node, i)
-        let atEnd = try insert(into: child, key, value, flags)
-        guard needsSplit(child) else { return false }
-        let (separator, right) = child.splitOff(lastOnly: atEnd, target: targetSize)
-        separator.withUnsafeBytes { node.insertBranchCell(at: i + 1, key: $0, child: 0, node: right) }
-        return atEnd && i + 1 == node.count - 1
+        if needsSplit(child) {
+            let (separator, right) = child.splitOff(lastOnly: atEnd, target: targetSize)
+            let newRoot = Node(isLeaf: false, budget: budget)
+            newRoot.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: 0, node: child)
+            separator.withUnsafeBytes { newRoot.insertBranchCell(at: 1, key: $0, child: 0, node: right) }
+            root = .node(newRoot)
+            split = true
+        }
+        if split { forgetFinger() }
+    }
+
+    /// The path of the last insert (branch nodes from the root, and the child taken in each),
+    /// and its leaf; nil once the tree changed shape.
+    private var fingerPath: [(node: Node, index: Int)] = []
+    private var fingerLeaf: Node?
+
+    private func forgetFinger() {
+        fingerLeaf = nil
+        fingerPath.removeAll(keepingCapacity: true)
+    }
+
+    /// True when `key` belongs in the remembered leaf: at or above the separator before it
+    /// and below the one after it, at the deepest level that has each.
+    private func fingerHolds(_ key: UnsafeRawBufferPointer) -> Bool {
+        var checkedLow = false, checkedHigh = false
+        for (node, i) in fingerPath.reversed() {
+            let view = node.view
+            if !checkedLow, i > 0 {
+                if MutableTree.compare(key, view, i) < 0 { return false }
+                checkedLow = true
+            }
+            if !checkedHigh, i + 1 < view.count {
+                if MutableTree.compare(key, view, i + 1) >= 0 { return false }
+                checkedHigh = true
+            }
+            if checkedLow && checkedHigh { break }
+        }
+        return true
+    }
+
+    /// `key` against the whole key of cell `i` (the node's prefix and the cell's suffix).
+    private static func compare(_ key: UnsafeRawBufferPointer, _ view: PageView, _ i: Int) -> Int {
+        let prefix = view.prefix
+        if prefix.count > 0 {
+            let n = Swift.min(key.count, prefix.count)
+            let c = compareBytes(UnsafeRawBufferPointer(rebasing: key[0..<n]), UnsafeRawBufferPointer(rebasing: prefix[0..<n]))
+            if c != 0 { return c }
+            if key.count < prefix.count { return -1 }
+        }
+        return compareBytes(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), view.suffix(i))
     }
 
     /// Removes `key`; false (changing nothing) when it is not there.
@@ -211,6 +282,7 @@ final class MutableTree {
     /// positions (a page copied into a node keeps its cells in order).
     @discardableResult
     func remove(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        forgetFinger()
         guard let current = root else { return false }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
             guard try locate(key, from: current, path: path) else { return false }
@@ -286,6 +358,7 @@ final class MutableTree {
     /// Writes every node, children first, and returns the root page (0 for an empty tree).
     /// The tree then holds written pages only.
     func write(into writer: AppendWriter, scratch: inout [UInt8]) throws -> UInt64 {
+        forgetFinger()
         guard let root else { return 0 }
         switch root {
         case .page(let offset): return offset

@@ -62,3 +62,78 @@ import Testing
         }
     }
 }
+
+extension TreeShapeTests {
+    /// Keys in runs, as a tree meets them most (new rows in ascending order, a transaction's
+    /// index entries sorted at commit), which insert through the path of the last insert
+    /// (`MutableTree`'s finger): ascending and descending runs, runs that grow values in place,
+    /// random keys between them, and removals, with splits at every level and a budget small
+    /// enough that pages are written out within the transaction. Checked against a model.
+    @Test(arguments: [1, 2, 3] as [UInt64]) func keysInRunsAgreeWithAModel(seed: UInt64) throws {
+        let dir = try EngineTestDirectory()
+        let store = try Store(path: dir.path(), options: StoreOptions(cacheSize: 48 << 10))
+        var g = EngineSeededGenerator(seed: seed)
+        let (c, index) = try store.write { tx in
+            let c = try tx.createCollection(named: "c")
+            return (c, try tx.createIndex(named: "k", on: c, unique: false))
+        }
+        var records: [RowID: [UInt8]] = [:]
+        var keys: [RowID: String] = [:]
+        func key(_ row: RowID) -> String {
+            let family = ["aaaaaaaaaaaaaaaaaaaa/", "aaaaaaaaaaaab/", "m/"][Int(row / 700 % 3)]
+            return family + String(format: "%08d", Int(row))
+        }
+        for round in 0..<8 {
+            try store.write { tx in
+                for run in 0..<6 {
+                    let start = RowID.random(in: 1...20_000, using: &g)
+                    let length = Int.random(in: 50...900, using: &g)
+                    let pattern = (round + run) % 4
+                    for step in 0..<length {
+                        let row: RowID
+                        switch pattern {
+                        case 0: row = start + RowID(step)
+                        case 1: row = start + RowID(length - step)
+                        case 2: row = start + RowID(step % 40) // the same rows again, values growing
+                        default: row = RowID.random(in: 1...20_000, using: &g)
+                        }
+                        let previous = keys[row].map { [IndexKey(index, KeyEncoding.encode($0))] } ?? []
+                        if pattern == 3 && step % 5 == 0, keys[row] != nil {
+                            try tx.delete(row, in: c, indexKeys: previous)
+                            keys[row] = nil
+                            records[row] = nil
+                            continue
+                        }
+                        let size = pattern == 2 ? (records[row]?.count ?? 0) + Int.random(in: 1...60, using: &g) : Int.random(in: 0...400, using: &g)
+                        let record = [UInt8](repeating: UInt8(truncatingIfNeeded: row &+ UInt64(size)), count: Swift.min(size, 3000))
+                        let k = key(row)
+                        try tx.put(record, row: row, in: c, indexKeys: [IndexKey(index, KeyEncoding.encode(k))], previousKeys: previous)
+                        keys[row] = k
+                        records[row] = record
+                    }
+                }
+                #expect(try tx.countEntries(in: index) == keys.count)
+            }
+            try store.read { tx in
+                var rows: [RowID] = []
+                var cursor = try tx.rows(in: c)
+                while let (row, record) = try cursor.next() {
+                    rows.append(row)
+                    #expect(record == records[row], "round \(round), row \(row)")
+                }
+                #expect(rows == records.keys.sorted(), "round \(round)")
+                var entries: [RowID] = []
+                var entryCursor = try tx.entries(in: index)
+                while let e = try entryCursor.next() { entries.append(e.row) }
+                let expected = keys.sorted { a, b in
+                    let (x, y) = (KeyEncoding.encode(a.value), KeyEncoding.encode(b.value))
+                    return compareBytes(x, y) != 0 ? compareBytes(x, y) < 0 : a.key < b.key
+                }
+                #expect(entries == expected.map(\.key), "round \(round)")
+                for row in records.keys.shuffled(using: &g).prefix(200) { #expect(try tx.record(row, in: c) == records[row]) }
+            }
+            let keysOf: RecordIndexKeys = { _, row, _ in keys[row].map { [IndexKey(index, KeyEncoding.encode($0))] } }
+            #expect(try store.verify(indexKeys: keysOf).isClean)
+        }
+    }
+}
