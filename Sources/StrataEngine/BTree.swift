@@ -172,10 +172,13 @@ final class MutableTree {
     /// leaf goes straight to the leaf, without a search at each level. Only a split changes
     /// the shape of the tree on the way: the remembered path goes with any split, removal or
     /// write (`finger`).
-    func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt8 = 0) throws {
+    ///
+    /// `new`: the caller knows the key is not in the tree; finding it there is damage
+    /// (`.corrupt`, thrown before the tree changes).
+    func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt8 = 0, new: Bool = false) throws {
         version += 1
         if let leaf = fingerLeaf, fingerHolds(key) {
-            try insert(key, value, flags, into: leaf)
+            try insert(key, value, flags, new: new, into: leaf)
             return
         }
         fingerLeaf = nil
@@ -199,13 +202,16 @@ final class MutableTree {
             node = try changeableChild(node, i)
         }
         fingerLeaf = node
-        try insert(key, value, flags, into: node)
+        try insert(key, value, flags, new: new, into: node)
     }
 
     /// Inserts into `leaf`, the end of `fingerPath`, and splits what grew too large on the
     /// way back up (a new root when the top splits). A split forgets the path.
-    private func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8, into leaf: Node) throws {
+    private func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8, new: Bool, into leaf: Node) throws {
         let (i, found) = leaf.view.search(key)
+        if found && new {
+            throw StoreError.corrupt("a key the catalog says was never written is in a tree", path: pages.path, offset: nil)
+        }
         if found { leaf.replaceValue(at: i, with: value, flags: flags) } else { leaf.insertLeafCell(at: i, key: key, value: value, flags: flags) }
         // True while the key went in as the last cell of each node so far: then a split
         // leaves the left node full (keys inserted in ascending order fill their pages).

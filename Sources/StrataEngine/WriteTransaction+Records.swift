@@ -62,7 +62,12 @@ extension WriteTransaction {
         // Check everything before changing anything, so a failed put leaves the transaction as it was.
         let rowsID = TreeID.rows(collection.rawValue)
         let rows = tree(rowsID)
-        let old = try TreeKey.withRow(row) { try storedRow($0, in: rows, row: row) }
+        // The catalog keeps one more than the largest row id ever put: a row at or past it
+        // was never written, and needs no lookup. (Should the row be there anyway, the catalog
+        // is damaged: the insert finds it and throws `.corrupt` before it changes anything. A
+        // record long enough for a frame of its own is looked up, as the frame is written first.)
+        let isNew = row >= catalog.collections[position].nextRowID && record.count <= PageLayout.inlineValueLimit
+        let old = isNew ? nil : try TreeKey.withRow(row) { try storedRow($0, in: rows, row: row) }
         let oldKeys = try checkPreviousKeys(previousKeys, of: row, in: collection, stored: old)
         let digest = KeysDigest.of(indexKeys)
         for k in indexKeys {
@@ -79,7 +84,7 @@ extension WriteTransaction {
             }
         }
         if let frame = old?.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
-        try writeRow(record, row: row, digest: digest, into: rows, id: rowsID)
+        try writeRow(record, row: row, digest: digest, into: rows, id: rowsID, isNew: isNew)
         for k in oldKeys where !indexKeys.contains(k) { try removeEntry(k, row: row) }
         for k in indexKeys where !oldKeys.contains(k) { try addEntry(k, row: row) }
         if old == nil { catalog.collections[position].count += 1 }
@@ -104,7 +109,7 @@ extension WriteTransaction {
     }
 
     /// Writes a row's leaf value: the digest, then the record (or, when long, where its frame is).
-    func writeRow(_ record: UnsafeRawBufferPointer, row: RowID, digest: UInt32, into rows: MutableTree, id: TreeID) throws {
+    func writeRow(_ record: UnsafeRawBufferPointer, row: RowID, digest: UInt32, into rows: MutableTree, id: TreeID, isNew: Bool = false) throws {
         var flags: UInt8 = digest != 0 ? ValueFlags.keysDigest : 0
         let head = digest != 0 ? 4 : 0
         var location: ValueLocation?
@@ -122,7 +127,7 @@ extension WriteTransaction {
             } else if record.count > 0 {
                 (base + head).copyMemory(from: record.baseAddress!, byteCount: record.count)
             }
-            try TreeKey.withRow(row) { try rows.insert($0, UnsafeRawBufferPointer(start: base, count: length), flags: flags) }
+            try TreeKey.withRow(row) { try rows.insert($0, UnsafeRawBufferPointer(start: base, count: length), flags: flags, new: isNew) }
         }
     }
 

@@ -275,3 +275,39 @@ extension FuzzRegressionTests {
         #expect(fs.bytes(of: path) == damaged, "the refused commit wrote nothing")
     }
 }
+
+extension FuzzRegressionTests {
+    /// A put of a row at or past the catalog's next row id does not look the row up (it was
+    /// never written). A damaged catalog whose next row id is too small (checksums forged) must
+    /// not make that put replace a stored row silently: it throws `.corrupt` and the row keeps
+    /// its record.
+    @Test func aNextRowIDBelowAStoredRowIsDamageNotAReplacement() throws {
+        let fs = SimulatedFileSystem()
+        let path = "/next.strata"
+        do {
+            let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+            try store.write { tx in
+                let c = try tx.createCollection(named: "c")
+                for row in 1...5 as ClosedRange<RowID> { try tx.put([UInt8(row)], row: row, in: c) }
+            }
+            store.close()
+        }
+        let bytes = try #require(fs.bytes(of: path))
+        let io = try fs.openFile(path, readOnly: true, create: false)
+        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
+        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
+        io.close()
+        last.catalog.collections[0].nextRowID = 3
+        fs.setBytes(Array(bytes[..<Int(last.offset)]) + last.encode(), of: path)
+        let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
+        let c = try #require(try store.read { $0.collection(named: "c") })
+        do {
+            try store.write { tx in try tx.put([99], row: 4, in: c) }
+            Issue.record("expected a .corrupt error")
+        } catch let error as StoreError {
+            #expect(error.code == .corrupt, "\(error)")
+        }
+        #expect(try store.read { try $0.record(4, in: c) } == [4])
+        #expect(try store.read { try $0.count(in: c) } == 5)
+    }
+}
