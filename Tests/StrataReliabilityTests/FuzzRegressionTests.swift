@@ -68,11 +68,8 @@ import StrataTestSupport
             try store.write { tx in try tx.put([2], row: 2, in: tx.collection(named: "c")!) }
             store.close()
         }
-        let bytes = try #require(fs.bytes(of: path))
-        let io = try fs.openFile(path, readOnly: true, create: false)
-        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
-        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
-        io.close()
+        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        var last = found
         for (field, value) in [("count", UInt64.max), ("count", UInt64(Int.max) + 1), ("liveBytes", UInt64.max)] {
             var damaged = last
             if field == "count" { damaged.catalog.collections[0].count = value } else { damaged.catalog.collections[0].liveBytes = value }
@@ -106,11 +103,8 @@ import StrataTestSupport
             }
             store.close()
         }
-        let bytes = try #require(fs.bytes(of: path))
-        let io = try fs.openFile(path, readOnly: true, create: false)
-        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
-        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
-        io.close()
+        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        var last = found
         last.catalog.collections[0].count = 0
         last.catalog.collections[0].liveBytes = 0
         last.catalog.systemBytes = 0
@@ -142,11 +136,8 @@ extension FuzzRegressionTests {
             try store.write { tx in try tx.put([1], row: 1, in: try tx.createCollection(named: "c")) }
             store.close()
         }
-        let bytes = try #require(fs.bytes(of: path))
-        let io = try fs.openFile(path, readOnly: true, create: false)
-        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
-        let last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
-        io.close()
+        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        let last = found
         for far in [UInt64.max - 4, UInt64.max / 2, UInt64(bytes.count) + 10] {
             // A new root: one leaf whose row 1's value lies in a frame at `far`, in a commit with valid checksums.
             let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
@@ -252,11 +243,8 @@ extension FuzzRegressionTests {
             try store.write { tx in try tx.put([1], row: 1, in: try tx.createCollection(named: "c")) }
             store.close()
         }
-        let bytes = try #require(fs.bytes(of: path))
-        let io = try fs.openFile(path, readOnly: true, create: false)
-        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
-        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
-        io.close()
+        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        var last = found
         last.sequence = .max
         let damaged = Array(bytes[..<Int(last.offset)]) + last.encode()
         fs.setBytes(damaged, of: path)
@@ -292,11 +280,8 @@ extension FuzzRegressionTests {
             }
             store.close()
         }
-        let bytes = try #require(fs.bytes(of: path))
-        let io = try fs.openFile(path, readOnly: true, create: false)
-        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
-        var last = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
-        io.close()
+        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        var last = found
         last.catalog.collections[0].nextRowID = 3
         fs.setBytes(Array(bytes[..<Int(last.offset)]) + last.encode(), of: path)
         let store = try Store(path: path, options: StoreOptions(), fileSystem: fs)
@@ -309,5 +294,18 @@ extension FuzzRegressionTests {
         }
         #expect(try store.read { try $0.record(4, in: c) } == [4])
         #expect(try store.read { try $0.count(in: c) } == 5)
+    }
+}
+
+extension FuzzRegressionTests {
+    /// A store's bytes, its salt and its last commit record: what a test forges a damaged
+    /// catalog from (a valid checksum over impossible values, as a forger would give).
+    static func lastCommit(_ path: String, in fs: SimulatedFileSystem) throws -> (bytes: [UInt8], salt: UInt64, commit: CommitRecord) {
+        let bytes = try #require(fs.bytes(of: path))
+        let io = try fs.openFile(path, readOnly: true, create: false)
+        defer { io.close() }
+        let salt = try #require(try? FileHeader.decode(Array(bytes[0..<64])).get()).salt
+        let commit = try #require(try Recovery.lastCommit(io: io, size: UInt64(bytes.count), salt: salt, path: path))
+        return (bytes, salt, commit)
     }
 }
