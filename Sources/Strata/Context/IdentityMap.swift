@@ -14,9 +14,9 @@ final class IdentityMap {
 
     /// Forgets `backing`'s row if it is still that backing's.
     func remove(_ backing: ModelBacking) {
-        let key = RowKey(backing.rowID)
-        guard let found = rows[key], found.toOpaque() == Unmanaged.passUnretained(backing).toOpaque() else { return }
-        rows.removeValue(forKey: key)
+        guard let i = rows.index(forKey: RowKey(backing.rowID)),
+              rows.values[i].toOpaque() == Unmanaged.passUnretained(backing).toOpaque() else { return }
+        rows.remove(at: i)
     }
 
     var backings: [ModelBacking] { rows.values.map { $0.takeUnretainedValue() } }

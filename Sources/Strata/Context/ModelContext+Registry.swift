@@ -5,10 +5,12 @@ import StrataEngine
 extension ModelContext {
     /// The identity map of a model (made on first use).
     func identityMap(_ entity: Entity) -> IdentityMap {
-        if let map = identityMaps[ObjectIdentifier(entity)] { return map }
-        let made = IdentityMap()
-        identityMaps[ObjectIdentifier(entity)] = made
-        return made
+        let model = ObjectIdentifier(entity)
+        if let last = lastIdentityMap, last.model == model { return last.map }
+        let map = identityMaps[model] ?? IdentityMap()
+        identityMaps[model] = map
+        lastIdentityMap = (model, map)
+        return map
     }
 
     func register(_ backing: ModelBacking) {

@@ -40,6 +40,9 @@ public final class ModelContext {
 
     /// The identity maps, by model.
     @exclusivity(unchecked) var identityMaps: [ObjectIdentifier: IdentityMap] = [:]
+    /// The map `identityMap(_:)` gave last (a fetch asks for the same model's map per row;
+    /// maps are never removed, so it stays right).
+    @exclusivity(unchecked) var lastIdentityMap: (model: ObjectIdentifier, map: IdentityMap)?
     var inserted = OrderedObjects()
     var changed = OrderedObjects()
     var deleted = OrderedObjects()
