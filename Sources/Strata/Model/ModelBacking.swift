@@ -98,7 +98,9 @@ final class ModelBacking {
         self.container = context.container
         self.probe = nil
         self.isObserved = true
-        updateAnchor()
+        // What `updateAnchor()` decides for a persisted object without changes, without
+        // loading the weak reference back.
+        self.contextAnchor = context
     }
 
     init(probeOf object: AnyObject, entity: Entity, session: ProbeSession) {
