@@ -9,7 +9,10 @@ struct TreeCursor {
         var index: Int
     }
 
-    private var stack: [Frame] = []
+    /// The branch frames from the root down to the leaf's parent; the leaf's frame is kept
+    /// apart, so that a step changes one field rather than the last element of an array.
+    private var parents: [Frame] = []
+    private var leaf: Frame?
     private let root: TreeRef?
     private let pages: PageSource
     private let tree: MutableTree?
@@ -20,14 +23,18 @@ struct TreeCursor {
         self.pages = pages
         self.tree = tree
         self.version = tree?.version ?? 0
-        stack.reserveCapacity(6)
+        parents.reserveCapacity(6)
     }
 
-    var isValid: Bool { !stack.isEmpty }
+    @inline(__always) var isValid: Bool { leaf != nil }
 
-    /// The leaf and the cell the cursor is on (valid only while `isValid`).
-    @inline(__always) var view: PageView { stack[stack.count - 1].view }
-    @inline(__always) var index: Int { stack[stack.count - 1].index }
+    /// The leaf and the cell the cursor is on (meaningful only while `isValid`; otherwise an
+    /// empty leaf and 0).
+    @inline(__always) var view: PageView { leaf?.view ?? TreeCursor.noLeaf.view }
+    @inline(__always) var index: Int { leaf?.index ?? 0 }
+
+    /// What `view` is when the cursor is on no cell: a leaf without cells.
+    nonisolated(unsafe) private static let noLeaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
 
     private func checkVersion() throws {
         if let tree, tree.version != version {
@@ -51,13 +58,14 @@ struct TreeCursor {
     /// Positions at the first cell whose key is >= `key` (> when not inclusive); nil: the first cell.
     mutating func seek(atLeast key: UnsafeRawBufferPointer?, inclusive: Bool = true) throws {
         try checkVersion()
-        stack.removeAll(keepingCapacity: true)
+        parents.removeAll(keepingCapacity: true)
+        leaf = nil
         guard var (view, node) = try top() else { return }
         var depth = 0
         while !view.isLeaf {
             let i = key.map { view.childIndex(for: $0) } ?? 0
             let frame = Frame(view: view, node: node, index: i)
-            stack.append(frame)
+            parents.append(frame)
             (view, node) = try resolve(frame, i)
             depth += 1
             if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
@@ -67,20 +75,21 @@ struct TreeCursor {
             let (at, found) = view.search(key)
             i = found && !inclusive ? at + 1 : at
         }
-        stack.append(Frame(view: view, node: node, index: i))
+        leaf = Frame(view: view, node: node, index: i)
         if i >= view.count { try advanceLeaf(forward: true) }
     }
 
     /// Positions at the last cell whose key is <= `key` (< when not inclusive); nil: the last cell.
     mutating func seek(atMost key: UnsafeRawBufferPointer?, inclusive: Bool = true) throws {
         try checkVersion()
-        stack.removeAll(keepingCapacity: true)
+        parents.removeAll(keepingCapacity: true)
+        leaf = nil
         guard var (view, node) = try top() else { return }
         var depth = 0
         while !view.isLeaf {
             let i = key.map { view.childIndex(for: $0) } ?? view.count - 1
             let frame = Frame(view: view, node: node, index: i)
-            stack.append(frame)
+            parents.append(frame)
             (view, node) = try resolve(frame, i)
             depth += 1
             if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
@@ -90,21 +99,21 @@ struct TreeCursor {
             let (at, found) = view.search(key)
             i = found && inclusive ? at : at - 1
         }
-        stack.append(Frame(view: view, node: node, index: i))
+        leaf = Frame(view: view, node: node, index: i)
         if i < 0 { try advanceLeaf(forward: false) }
     }
 
     mutating func next() throws {
-        guard !stack.isEmpty else { return }
+        guard leaf != nil else { return }
         try checkVersion()
-        stack[stack.count - 1].index += 1
+        leaf?.index += 1
         if index >= view.count { try advanceLeaf(forward: true) }
     }
 
     mutating func previous() throws {
-        guard !stack.isEmpty else { return }
+        guard leaf != nil else { return }
         try checkVersion()
-        stack[stack.count - 1].index -= 1
+        leaf?.index -= 1
         if index < 0 { try advanceLeaf(forward: false) }
     }
 
@@ -113,7 +122,7 @@ struct TreeCursor {
     /// `n` when it stepped off the end of the tree (the cursor is then not valid), and then
     /// the number of cells from where it stood to the end.
     mutating func skip(_ n: Int, forward: Bool) throws -> Int {
-        guard n > 0, !stack.isEmpty else { return 0 }
+        guard n > 0, leaf != nil else { return 0 }
         try checkVersion()
         var moved = 0
         while moved < n {
@@ -121,37 +130,37 @@ struct TreeCursor {
             // Cells after this one in the walk's direction, in this leaf.
             let room = forward ? view.count - 1 - i : i
             if n - moved <= room {
-                stack[stack.count - 1].index = forward ? i + (n - moved) : i - (n - moved)
+                leaf?.index = forward ? i + (n - moved) : i - (n - moved)
                 return n
             }
             moved += room + 1
             try advanceLeaf(forward: forward)
-            if stack.isEmpty { return moved }   // stepped off the end: every cell from the start was passed
+            if leaf == nil { return moved }   // stepped off the end: every cell from the start was passed
         }
         return moved
     }
 
     /// Moves to the first (or last) cell of the next (or previous) leaf.
     private mutating func advanceLeaf(forward: Bool) throws {
-        stack.removeLast()
-        while let parent = stack.last {
+        leaf = nil
+        while let parent = parents.last {
             let i = parent.index + (forward ? 1 : -1)
             guard i >= 0 && i < parent.view.count else {
-                stack.removeLast()
+                parents.removeLast()
                 continue
             }
-            stack[stack.count - 1].index = i
-            var (view, node) = try resolve(stack[stack.count - 1], i)
+            parents[parents.count - 1].index = i
+            var (view, node) = try resolve(parents[parents.count - 1], i)
             while !view.isLeaf {
                 let j = forward ? 0 : view.count - 1
                 let frame = Frame(view: view, node: node, index: j)
-                stack.append(frame)
+                parents.append(frame)
                 (view, node) = try resolve(frame, j)
-                if stack.count > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
+                if parents.count > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
             }
             // Written pages are never empty; a node may be, while its transaction changes it.
             if view.count == 0 { continue }
-            stack.append(Frame(view: view, node: node, index: forward ? 0 : view.count - 1))
+            leaf = Frame(view: view, node: node, index: forward ? 0 : view.count - 1)
             return
         }
     }
