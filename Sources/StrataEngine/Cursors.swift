@@ -19,17 +19,25 @@ public struct RowCursor {
         }
     }
 
-    /// Moves to the next row; false at the end.
-    private mutating func step() throws -> RowID? {
+    /// Moves to the next cell; false at the end.
+    @inline(__always)
+    private mutating func advance() throws -> Bool {
         if started {
             if reverse { try cursor.previous() } else { try cursor.next() }
         }
         started = true
-        guard cursor.isValid else { return nil }
-        guard let row = cursor.rowKey else {
-            throw StoreError.corrupt("a row key that is not 8 bytes long", path: transaction.store.path, offset: nil)
-        }
+        return cursor.isValid
+    }
+
+    /// Moves to the next row; nil at the end.
+    private mutating func step() throws -> RowID? {
+        guard try advance() else { return nil }
+        guard let row = cursor.rowKey else { throw malformedKey() }
         return row
+    }
+
+    private func malformedKey() -> StoreError {
+        StoreError.corrupt("a row key that is not 8 bytes long", path: transaction.store.path, offset: nil)
     }
 
     /// The next row id, without reading its record; nil at the end.
@@ -46,8 +54,10 @@ public struct RowCursor {
 
     /// The next row, with its record bytes lent to `body` (no copy); false at the end.
     public mutating func next(_ body: (RowID, UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        guard let row = try step() else { return false }
-        let cell = cursor.cell
+        guard try advance() else { return false }
+        // The cell is read once, for its key and its value.
+        let cell = cursor.rowCell
+        guard let row = cell.row else { throw malformedKey() }
         try transaction.withRecordValue(cell.value, flags: cell.flags, row: row) { try body(row, $0) }
         return true
     }

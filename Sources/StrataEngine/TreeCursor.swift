@@ -180,11 +180,28 @@ struct TreeCursor {
     @inline(__always)
     var rowKey: RowID? {
         let v = view
-        let suffix = v.suffix(index)
-        guard v.prefixLength + suffix.count == 8 else { return nil }
-        var row: UInt64 = 0
-        for b in v.prefix { row = row << 8 | UInt64(b) }
-        for b in suffix { row = row << 8 | UInt64(b) }
-        return row
+        return TreeCursor.rowID(prefix: v.prefix, suffix: v.suffix(index))
+    }
+
+    /// The current cell read once: its key as a row id (nil when the key is not 8 bytes
+    /// long), its value and flags.
+    @inline(__always)
+    var rowCell: (row: RowID?, value: UnsafeRawBufferPointer, flags: UInt8) {
+        let v = view
+        let c = v.leafCell(index)
+        return (TreeCursor.rowID(prefix: v.prefix, suffix: c.suffix), c.value, c.flags)
+    }
+
+    /// A row key (the big-endian row id, split into a page's prefix and a cell's suffix) as
+    /// the row id: two copies of memory rather than a loop over bytes.
+    @inline(__always)
+    static func rowID(prefix: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer) -> RowID? {
+        guard prefix.count + suffix.count == 8 else { return nil }
+        var bigEndian: UInt64 = 0
+        withUnsafeMutableBytes(of: &bigEndian) { out in
+            out.copyMemory(from: prefix)
+            UnsafeMutableRawBufferPointer(rebasing: out[prefix.count...]).copyMemory(from: suffix)
+        }
+        return UInt64(bigEndian: bigEndian)
     }
 }
