@@ -61,9 +61,17 @@ public class ReadTransaction {
 
     /// The root of a tree as this transaction sees it.
     func root(_ tree: TreeID) -> TreeRef? {
+        // Each descent starts here: the root is read in place, without copying a catalog
+        // entry (and retaining and releasing its name) to find it.
         switch tree {
-        case .rows(let c): return catalog.collections.first { $0.id == c }.flatMap { TreeRef(root: $0.root) }
-        case .index(let i): return catalog.index(i).flatMap { TreeRef(root: $0.root) }
+        case .rows(let c):
+            let collections = catalog.collections
+            for i in collections.indices where collections[i].id == c { return TreeRef(root: collections[i].root) }
+            return nil
+        case .index(let x):
+            let indexes = catalog.indexes
+            for i in indexes.indices where indexes[i].id == x { return TreeRef(root: indexes[i].root) }
+            return nil
         case .system: return TreeRef(root: catalog.systemRoot)
         }
     }
