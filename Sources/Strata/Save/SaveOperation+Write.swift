@@ -75,8 +75,8 @@ extension SaveOperation {
     /// Writes an insert at the row prepare decided, or (a model without relationships) at its
     /// own row unless the store's unique check finds a stored object to update instead.
     private func writeInsert(_ object: AnyObject, _ backing: ModelBacking) throws {
-        let (writer, table) = try writer(for: backing.entity)
-        guard let collection = table.collection, let (store, _) = location(backing.entity) else { return }
+        let (writer, table, store) = try storeWriter(for: backing.entity)
+        guard let collection = table.collection else { return }
         if let decided = resolvedRows[ObjectIdentifier(object)] {
             guard decided != backing.rowID else {
                 store.history?.insert(backing.entity, decided)

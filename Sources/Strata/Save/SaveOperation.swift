@@ -115,6 +115,12 @@ final class SaveOperation {
 
     /// The writer of the store a model is in (a store the save did not open cannot be written).
     func writer(for entity: Entity) throws -> (any StorageWriter, Table) {
+        let (writer, table, _) = try storeWriter(for: entity)
+        return (writer, table)
+    }
+
+    /// `writer(for:)` with the store's part of the save, found once.
+    func storeWriter(for entity: Entity) throws -> (any StorageWriter, Table, StoreWork) {
         guard let (store, table) = location(entity) else {
             throw StrataError(.unknownModel, "\(entity.name) is not in this container's schema.")
         }
@@ -122,7 +128,7 @@ final class SaveOperation {
             throw StrataError(.readOnly, "The store \(store.handle.location) was opened with allowsSave: false; it cannot save changes.")
         }
         store.touched = true
-        return (writer, table)
+        return (writer, table, store)
     }
 
     private func commit() throws {
