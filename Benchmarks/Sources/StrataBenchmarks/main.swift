@@ -2,7 +2,8 @@ import Foundation
 
 // StrataBenchmarks: StrataEngine beside GRDB (SQLite) in one run, on the same data.
 // `StrataBenchmarks [options]` runs the workloads; `StrataBenchmarks child <workload> k=v...`
-// is how a workload runs one system in a fresh process.
+// is how a workload runs one system in a fresh process; `StrataBenchmarks profile MODE ...`
+// runs one workload on Strata alone for callgrind (Harness/Profile.swift, profile.sh).
 
 /// Every workload, in the order they run. Add one file per workload and list it here.
 nonisolated let workloads: [any Workload.Type] = [
@@ -64,6 +65,8 @@ do {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.first == "child" {
         try runChild(Array(arguments.dropFirst()))
+    } else if arguments.first == "profile" {
+        try Profile.main(Array(arguments.dropFirst()))
     } else {
         try runAll(try Options.parse(arguments))
     }
