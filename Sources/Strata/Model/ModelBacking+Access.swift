@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import StrataEngine
+import Synchronization
 
 // What the accessors of `@Attribute`, `@Relationship` and `@Transient` properties call, after
 // they have read the property's storage: observation, change tracking, and the slow paths of a
@@ -16,11 +17,19 @@ extension ModelBacking: Observable {
 
 extension ModelBacking {
     /// Records a read of property `slot` for `withObservationTracking`.
+    ///
+    /// An object gets its registrar only when a read of it is tracked: most objects are read
+    /// and dropped with nobody observing, and a registrar is three allocations made and torn
+    /// down per object (a third of an enumeration's instructions). Whether this thread is
+    /// tracking is asked of `TrackingProbe` (see there).
     @usableFromInline
     func observe(_ slot: Int32) {
         guard isObserved else { return }
-        let observers = self.observers ?? makeObservers()
-        observers.registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
+        if let observers {
+            observers.registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
+        } else if TrackingProbe.isTracking() {
+            makeObservers().registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
+        }
     }
 
     /// After a setter changed property `slot`: the object is changed (a persisted property)
@@ -153,5 +162,46 @@ extension ModelBacking {
         }
         unloaded = nil
         return true
+    }
+}
+
+/// Tells whether the calling thread is inside `withObservationTracking` (or anything else that
+/// collects accesses), without a registrar of the object being read.
+///
+/// Observation has no public way to ask. What it does have: `ObservationRegistrar.access`
+/// does nothing unless the thread is tracking, and when it is, it inserts the key path into
+/// the tracking's set of accessed properties, which hashes the key path, and hashing a key
+/// path with a subscript argument hashes the argument. So one shared registrar is asked to
+/// record an access to `\TrackingProbe.[probe: Marker()]`, and `Marker.hash(into:)` counts.
+/// The count is process-wide: another thread's tracked access in the same instant makes a
+/// registrar that was not needed, which is harmless; a tracked read on this thread always
+/// moves it, so a tracked read is never missed. A tracking session that read Strata objects
+/// also registers with the shared registrar, which never changes; the session's cancellation
+/// removes that as it does its others.
+///
+/// If a future Observation stopped hashing on access, no object would get a registrar and
+/// observers would never fire: `ObservationTests` and `TrackingProbeTests` fail then.
+final class TrackingProbe: Observable, Sendable {
+    /// The argument whose hashing reveals a tracked access.
+    struct Marker: Hashable, Sendable {
+        static func == (_: Marker, _: Marker) -> Bool { true }
+        func hash(into hasher: inout Hasher) {
+            TrackingProbe.hashes.add(1, ordering: .relaxed)
+        }
+    }
+
+    subscript(probe marker: Marker) -> Int { 0 }
+
+    private static let hashes = Atomic<UInt>(0)
+    private static let shared = TrackingProbe()
+    nonisolated(unsafe) private static let keyPath: KeyPath<TrackingProbe, Int> = \TrackingProbe.[probe: Marker()]
+    private let registrar = ObservationRegistrar()
+
+    /// True when the calling thread is collecting observed accesses (or, rarely, when another
+    /// thread's tracked access happened in the same instant).
+    static func isTracking() -> Bool {
+        let before = hashes.load(ordering: .relaxed)
+        shared.registrar.access(shared, keyPath: keyPath)
+        return hashes.load(ordering: .relaxed) != before
     }
 }
