@@ -193,15 +193,27 @@ final class TrackingProbe: Observable, Sendable {
     subscript(probe marker: Marker) -> Int { 0 }
 
     private static let hashes = Atomic<UInt>(0)
-    private static let shared = TrackingProbe()
-    nonisolated(unsafe) private static let keyPath: KeyPath<TrackingProbe, Int> = \TrackingProbe.[probe: Marker()]
     private let registrar = ObservationRegistrar()
+    /// What the probe's access needs, held so that asking costs no reference counting and no
+    /// copy of the registrar (a resilient type: a copy goes through its value witnesses): the
+    /// subject and key path live forever and are lent unretained.
+    private static let parts = Parts()
+    private struct Parts: @unchecked Sendable {
+        let subject = Unmanaged.passRetained(TrackingProbe())
+        let keyPath = Unmanaged.passRetained(\TrackingProbe.[probe: Marker()])
+    }
 
     /// True when the calling thread is collecting observed accesses (or, rarely, when another
     /// thread's tracked access happened in the same instant).
+    @inline(__always)
     static func isTracking() -> Bool {
+        let parts = self.parts
         let before = hashes.load(ordering: .relaxed)
-        shared.registrar.access(shared, keyPath: keyPath)
+        parts.subject._withUnsafeGuaranteedRef { subject in
+            parts.keyPath._withUnsafeGuaranteedRef { keyPath in
+                subject.registrar.access(subject, keyPath: keyPath)
+            }
+        }
         return hashes.load(ordering: .relaxed) != before
     }
 }
