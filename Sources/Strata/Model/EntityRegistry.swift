@@ -6,11 +6,22 @@ final class EntityRegistry: Sendable {
     static let shared = EntityRegistry()
     private struct State {
         var entities: [ObjectIdentifier: Entity] = [:]
-        /// Classes being discovered now (their `init()` runs), and classes that are not models.
-        var discovering: Set<ObjectIdentifier> = []
+        /// Classes being discovered now (their `init()` runs), by the thread discovering each,
+        /// and classes that are not models.
+        var discovering: Set<Discovery> = []
         var failed: Set<ObjectIdentifier> = []
     }
     private let state = Mutex(State())
+
+    /// A class under discovery on one thread. Only that thread must not start discovering it
+    /// again (the probe objects its `init()` makes read their properties); an object made on
+    /// another thread at the same moment discovers the class too and takes whichever entity
+    /// was registered first. (A process-wide mark left such an object without a backing, so
+    /// it was never observed: ObservationTests failed about once in forty runs.)
+    private struct Discovery: Hashable {
+        let model: ObjectIdentifier
+        let thread = pthread_self()
+    }
 
     func entity(for type: any PersistentModel.Type) -> Entity? {
         state.withLock { $0.entities[ObjectIdentifier(type)] }
@@ -25,8 +36,9 @@ final class EntityRegistry: Sendable {
     func discoverModel<T: PersistentModel>(_ type: T.Type) throws -> Entity {
         let id = ObjectIdentifier(type)
         if let known = state.withLock({ $0.entities[id] }) { return known }
-        state.withLock { _ = $0.discovering.insert(id) }
-        defer { state.withLock { _ = $0.discovering.remove(id) } }
+        let discovery = Discovery(model: id)
+        state.withLock { _ = $0.discovering.insert(discovery) }
+        defer { state.withLock { _ = $0.discovering.remove(discovery) } }
         let entity: Entity
         do { entity = try Entity(type) } catch {
             state.withLock { _ = $0.failed.insert(id) }
@@ -54,10 +66,12 @@ final class EntityRegistry: Sendable {
     }
 
     /// The entity to give a new object of `type` a backing with: discovered now if need be,
-    /// but not while the class is being discovered (its `init()` runs then) nor when it failed.
+    /// but not while this thread is discovering the class (its `init()` runs then) nor when it
+    /// failed.
     func attachableEntity(for type: AnyClass) -> Entity? {
         let id = ObjectIdentifier(type)
-        let (known, skip) = state.withLock { ($0.entities[id], $0.discovering.contains(id) || $0.failed.contains(id)) }
+        let discovery = Discovery(model: id)
+        let (known, skip) = state.withLock { ($0.entities[id], $0.discovering.contains(discovery) || $0.failed.contains(id)) }
         if let known { return known }
         guard !skip, let model = type as? any PersistentModel.Type else { return nil }
         return try? discover(model)
