@@ -28,7 +28,15 @@ final class ModelBacking {
     var rowID: RowID
     /// The store the row is in (nil until the object is inserted).
     private(set) var handle: StoreHandle?
-    weak var context: ModelContext? { didSet { updateAnchor() } }
+    /// The context the object is registered in. Held strongly (`contextAnchor`) while the
+    /// context does not hold the object, weakly otherwise; an anchored object keeps no weak
+    /// reference at all (forming, loading and destroying one cost an object read a twentieth
+    /// of its time).
+    var context: ModelContext? {
+        get { contextAnchor ?? weakContext }
+        set { place(newValue) }
+    }
+    private weak var weakContext: ModelContext?
     /// The identity map of the context the object is registered in (valid while the context lives).
     unowned(unsafe) var identityMap: IdentityMap?
     var status: Status { didSet { updateAnchor() } }
@@ -94,12 +102,10 @@ final class ModelBacking {
         self.rowID = row
         self.handle = handle
         self.status = .persisted
-        self.context = context
         self.container = context.container
         self.probe = nil
         self.isObserved = true
-        // What `updateAnchor()` decides for a persisted object without changes, without
-        // loading the weak reference back.
+        // What `place(_:)` decides for a persisted object without changes.
         self.contextAnchor = context
     }
 
@@ -144,13 +150,19 @@ final class ModelBacking {
     }
 
     private func updateAnchor() {
-        guard probe == nil else { return }
-        if status == .detached || context == nil {
-            contextAnchor = nil
-            if status == .detached { container = nil; orphanReader = nil }
+        place(context)
+    }
+
+    /// Holds `context` strongly or weakly, as the object's state asks (see the type's comment).
+    private func place(_ context: ModelContext?) {
+        if let context, probe == nil, status == .persisted, !isChanged {
+            contextAnchor = context
+            if weakContext != nil { weakContext = nil }
             return
         }
-        contextAnchor = status == .persisted && !isChanged ? context : nil
+        weakContext = context
+        contextAnchor = nil
+        if probe == nil, status == .detached { container = nil; orphanReader = nil }
     }
 
     /// The context to read related objects through: the object's own, or, if it went away
