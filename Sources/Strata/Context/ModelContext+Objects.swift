@@ -24,7 +24,7 @@ extension ModelContext {
         } else {
             try decodeAll(view, into: object, entity: entity, backing: backing)
         }
-        if !backing.externalBlobs.isEmpty { try checkBlobFiles(backing, handle: handle) }
+        if backing.hasExternalBlobs { try checkBlobFiles(backing, handle: handle) }
         map.insert(backing)
         backing.identityMap = map
         return object

@@ -62,9 +62,28 @@ final class ModelBacking {
     /// optional of it is copied through value witnesses; an optional reference is not.)
     @exclusivity(unchecked) var observers: Observers?
     /// For `.externalStorage` attributes: the blob each stored value is in, by property index,
-    /// and the values read from blobs so far.
-    var externalBlobs: [Int: UInt64] = [:]
-    var externalCache: [Int: Any] = [:]
+    /// and the values read from blobs so far. (Kept apart, made on first use: most objects
+    /// have none, and two empty dictionaries made and released per object read showed.)
+    var externalBlobs: [Int: UInt64] {
+        get { external?.blobs ?? Dictionary() }
+        set {
+            if let external { external.blobs = newValue } else if !newValue.isEmpty { makeExternal().blobs = newValue }
+        }
+    }
+    var externalCache: [Int: Any] {
+        get { external?.cache ?? Dictionary() }
+        set {
+            if let external { external.cache = newValue } else if !newValue.isEmpty { makeExternal().cache = newValue }
+        }
+    }
+    /// True when some property's value is in a blob.
+    var hasExternalBlobs: Bool { external.map { !$0.blobs.isEmpty } ?? false }
+    private var external: ExternalValues?
+    private func makeExternal() -> ExternalValues {
+        let made = ExternalValues()
+        external = made
+        return made
+    }
     /// Properties a partial fetch (`propertiesToFetch`) did not load; they load on first access.
     var unloaded: Set<Int>? = nil
     /// For the key-path probe only: where reads are recorded.
@@ -209,6 +228,12 @@ struct PropertyBits: Equatable {
         }
         return result + (high?.sorted() ?? [])
     }
+}
+
+/// The blobs of an object's external values, and the values read from them.
+final class ExternalValues {
+    var blobs: [Int: UInt64] = [:]
+    var cache: [Int: Any] = [:]
 }
 
 /// An object's observation registrar.
