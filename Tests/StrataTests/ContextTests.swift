@@ -352,6 +352,47 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
         #expect(try ModelContext(container).fetch(FetchDescriptor<Trip>()).allSatisfy { $0.tags == ["seen"] })
     }
 
+    /// The block may save (inserts, deletes, changes) while the scan goes on: every row of the
+    /// snapshot is visited once, nothing it saved is, and all of it is stored.
+    @Test func enumerateWhoseBlockSavesSeesItsSnapshot() throws {
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))
+        let context = ModelContext(container)
+        try seedTrips(context, 300)
+        var seen: [Int] = []
+        try context.enumerate(FetchDescriptor<Trip>(), batchSize: 7) { trip in
+            seen.append(trip.rating)
+            trip.tags = ["seen"]
+            if trip.rating % 3 == 0 {
+                let extra = Trip(name: "extra", startDate: day(0))
+                extra.rating = 1000 + trip.rating
+                context.insert(extra)
+            }
+            if trip.rating % 10 == 9 { context.delete(trip) }
+            if trip.rating % 5 == 0 { try context.save() }
+        }
+        try context.save()
+        #expect(seen.sorted() == Array(0..<300), "each stored row once, none of the inserted")
+        let stored = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(stored.count == 300 - 30 + 100)
+        #expect(stored.filter { $0.rating < 300 }.allSatisfy { $0.tags == ["seen"] && $0.rating % 10 != 9 })
+    }
+
+    /// An error the block throws ends the enumeration and reaches the caller unchanged.
+    @Test func enumerateRethrowsTheBlocksError() throws {
+        struct Stop: Error, Equatable { let at: Int }
+        let context = ModelContext(try ModelContainer(for: Trip.self, configurations: memory()))
+        try seedTrips(context, 20)
+        var visited = 0
+        #expect(throws: Stop(at: 5)) {
+            try context.enumerate(FetchDescriptor<Trip>(), batchSize: 3) { trip in
+                visited += 1
+                if visited == 5 { throw Stop(at: 5) }
+            }
+        }
+        #expect(visited == 5)
+    }
+
     @Test func modelForIdentifier() throws {
         let container = try ModelContainer(for: Trip.self, configurations: memory())
         let context = ModelContext(container)

@@ -78,8 +78,10 @@ extension ModelContext {
         } catch { throw StrataError.store(error, while: "fetch identifiers of \(T.self)") }
     }
 
-    /// Calls `block` with each selected object, making them `batchSize` at a time and letting
-    /// each batch go once visited, so memory stays bounded by the batch. Same as SwiftData's
+    /// Calls `block` with each selected object. In store order, each object is made as its row
+    /// is read and let go after the block (unless the block keeps it); sorted, they are made
+    /// `batchSize` at a time and each batch let go once visited: memory stays bounded either
+    /// way. Same as SwiftData's
     /// `enumerate(_:batchSize:allowEscapingMutations:block:)`; objects the block changes stay
     /// in the context (unsaved) whatever `allowEscapingMutations` says. The whole enumeration
     /// reads one snapshot of the store.
@@ -124,21 +126,23 @@ extension ModelContext {
         var rows: StoredRows
         do { rows = try StoredRows(run, excluded: excluded, reader: reader) } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         var skipped = 0, visited = 0
-        // The batch holds `AnyObject`s: an array of `T` in this generic function would look up
-        // its type metadata for every append.
-        var batch = ContiguousArray<AnyObject>()
-        batch.reserveCapacity(min(batchSize, 1 << 16))
+        // Each object is made and handed to the block as its row is read, and let go before
+        // the next (unless the block keeps it): a batch of objects made ahead of the block cost
+        // their allocations a trip through the allocator's slow paths, for nothing the caller
+        // can see. The block runs inside the scan of a snapshot: what it saves meanwhile is not
+        // in the rows that follow, as with batches. Its errors pass through unchanged.
+        var blockError: (any Error)?
         while !rows.isDone {
-            batch.removeAll(keepingCapacity: true)
             do {
                 try rows.visit(reader) { row, view in
                     if skipped < paging.offset { skipped += 1; return true }
-                    batch.append(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading))
+                    let object = try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)
                     visited += 1
-                    return batch.count < batchSize && paging.limit.map { visited < $0 } ?? true
+                    do { try block(unsafeDowncast(object, to: T.self)) } catch { blockError = error; return false }
+                    return paging.limit.map { visited < $0 } ?? true
                 }
             } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
-            for object in batch { try block(unsafeDowncast(object, to: T.self)) }
+            if let blockError { throw blockError }
             if let limit = paging.limit, visited >= limit { return }
         }
     }
