@@ -120,7 +120,7 @@ extension SaveOperation {
             var changed: [String] = []
             for property in entity.properties where !property.isExternal {
                 let before = try view.field(property.index), after = try new.field(property.index)
-                if !before.elementsEqual(after) { changed.append(property.name) }
+                if !sameBytes(before, after) { changed.append(property.name) }
             }
             return (stored, changed)
         }

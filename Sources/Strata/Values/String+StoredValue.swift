@@ -28,7 +28,7 @@ extension String: StoredValue {
         return { view in
             let f = try view.field(i)
             if asciiConstant {
-                if f.count == bytes.count, bytes.withUnsafeBytes({ $0.elementsEqual(f) }) { return wanted }
+                if bytes.withUnsafeBytes({ sameBytes($0, f) }) { return wanted }
                 if !f.contains(where: { $0 >= 0x80 }) { return !wanted }
             }
             return (String(decoding: f, as: UTF8.self) == c) == wanted

@@ -27,7 +27,7 @@ extension UUID: StoredValue {
         return { view in
             let f = try view.field(i)
             guard f.count == 16 else { throw decodingFailure("a UUID of \(f.count) bytes") }
-            return withUnsafeBytes(of: expected) { $0.elementsEqual(f) } == wanted
+            return withUnsafeBytes(of: expected) { sameBytes($0, f) } == wanted
         }
     }
 }
