@@ -21,9 +21,9 @@ enum TreeRef {
 /// checked the first time this process reads it, and (in a write transaction) the pages and
 /// values it wrote itself, after `trustedFrom`.
 final class PageSource {
-    private(set) var map: MappedFile
+    @exclusivity(unchecked) private(set) var map: MappedFile
     /// Everything a transaction reads lies before this offset.
-    private(set) var limit: UInt64
+    @exclusivity(unchecked) private(set) var limit: UInt64
     /// Bytes at and after this offset were written by this transaction: not checked again.
     let trustedFrom: UInt64
     let writer: AppendWriter?
@@ -114,17 +114,17 @@ enum TreeSearch {
 
 /// A tree as a write transaction changes it.
 final class MutableTree {
-    var root: TreeRef?
+    @exclusivity(unchecked) var root: TreeRef?
     let pages: PageSource
     let budget: DirtyBudget
     /// Bytes of written pages that the changes so far took out of the tree.
-    private(set) var supersededBytes: UInt64 = 0
+    @exclusivity(unchecked) private(set) var supersededBytes: UInt64 = 0
     /// Bytes of pages written by `write(into:)`.
-    private(set) var writtenBytes: UInt64 = 0
+    @exclusivity(unchecked) private(set) var writtenBytes: UInt64 = 0
     /// Counts changes, so that a cursor can tell the tree changed under it.
-    private(set) var version = 0
+    @exclusivity(unchecked) private(set) var version = 0
     /// Where the pages `write(into:)` wrote lie.
-    var writtenPages: [UInt64] = []
+    @exclusivity(unchecked) var writtenPages: [UInt64] = []
 
     /// A node splits when its page would pass this size.
     let targetSize: Int
@@ -242,8 +242,8 @@ final class MutableTree {
 
     /// The path of the last insert (branch nodes from the root, and the child taken in each),
     /// and its leaf; nil once the tree changed shape.
-    private var fingerPath: [(node: Node, index: Int)] = []
-    private var fingerLeaf: Node?
+    @exclusivity(unchecked) private var fingerPath: [(node: Node, index: Int)] = []
+    @exclusivity(unchecked) private var fingerLeaf: Node?
 
     private func forgetFinger() {
         fingerLeaf = nil

@@ -13,7 +13,7 @@
 /// The bytes of the nodes a write transaction holds, so that it can write them out when
 /// they pass its budget.
 final class DirtyBudget {
-    var bytes = 0
+    @exclusivity(unchecked) var bytes = 0
     let limit: Int
     init(limit: Int) { self.limit = limit }
     var isExceeded: Bool { bytes > limit }
@@ -21,23 +21,23 @@ final class DirtyBudget {
 
 final class Node {
     let isLeaf: Bool
-    private(set) var buffer: UnsafeMutableRawPointer
-    private(set) var capacity: Int
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var buffer: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private(set) var capacity: Int
+    @exclusivity(unchecked) private(set) var count = 0
     /// The length of the prefix every key of this node starts with (kept at bytes 10..., as
     /// in a page).
-    private(set) var prefixLength = 0
+    @exclusivity(unchecked) private(set) var prefixLength = 0
     /// True while the prefix is the one copied from a page (every key then shares it, and
     /// encoding need not look for a longer one).
-    private var copiedPrefix = false
+    @exclusivity(unchecked) private var copiedPrefix = false
     /// The lowest byte of the cell area.
-    private var cellsStart: Int
-    private var garbage = 0
+    @exclusivity(unchecked) private var cellsStart: Int
+    @exclusivity(unchecked) private var garbage = 0
     /// The size of the page this node would encode to with its current prefix.
-    private(set) var encodedSize = PageLayout.headerSize
+    @exclusivity(unchecked) private(set) var encodedSize = PageLayout.headerSize
     /// For a branch: child i when it is changed in this transaction; nil when it is the
     /// written page named in cell i.
-    var children: [Node?] = []
+    @exclusivity(unchecked) var children: [Node?] = []
     private let budget: DirtyBudget
 
     static let initialCapacity = 8192

@@ -12,14 +12,14 @@ final class PendingEntries {
     static let remove: UInt8 = 2
 
     /// Per operation: `[u8 kind][u64 row LE][u16 key length][key]`.
-    private(set) var arena: [UInt8] = []
+    @exclusivity(unchecked) private(set) var arena: [UInt8] = []
     /// The operations in the order they came: where each starts in `arena`, and the first 8
     /// bytes of its key (big-endian) to sort by.
-    private var operations: [(prefix: UInt64, offset: UInt32)] = []
+    @exclusivity(unchecked) private var operations: [(prefix: UInt64, offset: UInt32)] = []
     let unique: Bool
     /// For a unique index: slots of `offset + 1` of the latest operation on each key (0: empty).
-    private var table: [UInt32] = []
-    private var tableCount = 0
+    @exclusivity(unchecked) private var table: [UInt32] = []
+    @exclusivity(unchecked) private var tableCount = 0
 
     init(unique: Bool) { self.unique = unique }
 

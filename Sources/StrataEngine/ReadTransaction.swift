@@ -36,11 +36,11 @@ public class ReadTransaction {
     let store: Store
     let file: StoreFile
     let base: Snapshot
-    var catalog: Catalog
+    @exclusivity(unchecked) var catalog: Catalog
     let pages: PageSource
     /// Counted among the store's live readers (see `Store.beginRead`), so blob files it can
     /// see are kept until it is released.
-    var isRegistered = false
+    @exclusivity(unchecked) var isRegistered = false
 
     init(store: Store, snapshot: Snapshot, writer: AppendWriter? = nil) {
         self.store = store

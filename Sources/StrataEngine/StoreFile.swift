@@ -76,17 +76,17 @@ final class StoreFile: Sendable {
 final class AppendWriter: @unchecked Sendable {  // used only by the holder of Store.writerGate
     let file: StoreFile
     /// The end of the last commit record: everything before it is committed.
-    private(set) var committedEnd: UInt64
-    private(set) var flushedEnd: UInt64
+    @exclusivity(unchecked) private(set) var committedEnd: UInt64
+    @exclusivity(unchecked) private(set) var flushedEnd: UInt64
     /// Everything before this offset is known to be synced.
-    private(set) var syncedEnd: UInt64
+    @exclusivity(unchecked) private(set) var syncedEnd: UInt64
     /// The file's size as this writer left it: the bytes from `flushedEnd` to here are zeros
     /// it wrote ahead of its commits (see `preallocate`).
-    private(set) var fileEnd: UInt64
+    @exclusivity(unchecked) private(set) var fileEnd: UInt64
     /// A write failed since the last commit: what lies after `flushedEnd` is unknown.
-    private var writeFailed = false
-    private var buffer: [UInt8] = []
-    private var body = StreamingChecksum()
+    @exclusivity(unchecked) private var writeFailed = false
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var body = StreamingChecksum()
     static let flushThreshold = 1 << 20
 
     init(file: StoreFile, committedEnd: UInt64, syncedEnd: UInt64) {

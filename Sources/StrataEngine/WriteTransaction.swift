@@ -10,16 +10,16 @@ import Foundation
 public final class WriteTransaction: ReadTransaction {
     let writer: AppendWriter
     let budget: DirtyBudget
-    private var trees: [TreeID: MutableTree] = [:]
+    @exclusivity(unchecked) private var trees: [TreeID: MutableTree] = [:]
     /// Index entries held back, by index (see `PendingEntries`), and roughly how many bytes they hold.
-    private var pending: [UInt32: PendingEntries] = [:]
-    private var pendingBytes = 0
+    @exclusivity(unchecked) private var pending: [UInt32: PendingEntries] = [:]
+    @exclusivity(unchecked) private var pendingBytes = 0
     /// Bytes of value frames each tree gained (or, negative, lost) in this transaction.
-    private var frameBytes: [TreeID: Int64] = [:]
-    private var finished = false
-    private var newBlobs: [UInt64] = []
-    private var deletedBlobs: [UInt64] = []
-    private var scratch: [UInt8] = []
+    @exclusivity(unchecked) private var frameBytes: [TreeID: Int64] = [:]
+    @exclusivity(unchecked) private var finished = false
+    @exclusivity(unchecked) private var newBlobs: [UInt64] = []
+    @exclusivity(unchecked) private var deletedBlobs: [UInt64] = []
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     init(store: Store, snapshot: Snapshot, writer: AppendWriter) {
         self.writer = writer

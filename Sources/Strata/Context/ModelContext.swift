@@ -35,21 +35,21 @@ public final class ModelContext {
     /// (`DefaultHistoryTransaction.author`). Same as SwiftData's `author`.
     public var author: String?
     /// True for `ModelContainer.mainContext`.
-    var isMainContext = false
-    private var autosaveScheduled = false
+    @exclusivity(unchecked) var isMainContext = false
+    @exclusivity(unchecked) private var autosaveScheduled = false
 
     /// The identity maps, by model.
     @exclusivity(unchecked) var identityMaps: [ObjectIdentifier: IdentityMap] = [:]
     /// The map `identityMap(_:)` gave last (a fetch asks for the same model's map per row;
     /// maps are never removed, so it stays right).
     @exclusivity(unchecked) var lastIdentityMap: (model: ObjectIdentifier, map: IdentityMap)?
-    var inserted = OrderedObjects()
-    var changed = OrderedObjects()
-    var deleted = OrderedObjects()
+    @exclusivity(unchecked) var inserted = OrderedObjects()
+    @exclusivity(unchecked) var changed = OrderedObjects()
+    @exclusivity(unchecked) var deleted = OrderedObjects()
     /// Rows selected by `delete(model:where:)` that were not registered as objects, by model.
-    var batchDeletes: [ObjectIdentifier: RowSet] = [:]
+    @exclusivity(unchecked) var batchDeletes: [ObjectIdentifier: RowSet] = [:]
     /// Records of prefetched related rows, by model (Query/Prefetch.swift).
-    var rowCache: [ObjectIdentifier: [RowID: [UInt8]]] = [:]
+    @exclusivity(unchecked) var rowCache: [ObjectIdentifier: [RowID: [UInt8]]] = [:]
 
     /// Makes a context for `container`. Same as SwiftData's `ModelContext(_:)`.
     public init(_ container: ModelContainer) {

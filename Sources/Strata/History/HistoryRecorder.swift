@@ -7,13 +7,13 @@ import StrataEngine
 final class HistoryRecorder {
     /// The runs closed so far; the open run is kept in the fields below, so that adding a row
     /// to it is a few comparisons (a cascade over 100,000 rows adds 100,000).
-    private var closed: [HistoryRecord.Run] = []
-    private var openKind: HistoryRecord.Kind?
-    private var openEntity: Entity?
-    private var openFirst: RowID = 0
-    private var openEnd: RowID = 0
-    private var openAttributes: [String] = []
-    private var openTombstones: [[(name: String, bytes: [UInt8])]] = []
+    @exclusivity(unchecked) private var closed: [HistoryRecord.Run] = []
+    @exclusivity(unchecked) private var openKind: HistoryRecord.Kind?
+    @exclusivity(unchecked) private var openEntity: Entity?
+    @exclusivity(unchecked) private var openFirst: RowID = 0
+    @exclusivity(unchecked) private var openEnd: RowID = 0
+    @exclusivity(unchecked) private var openAttributes: [String] = []
+    @exclusivity(unchecked) private var openTombstones: [[(name: String, bytes: [UInt8])]] = []
     let retention: HistoryRetention
 
     init(retention: HistoryRetention) { self.retention = retention }

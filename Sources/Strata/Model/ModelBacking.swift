@@ -25,9 +25,9 @@ final class ModelBacking {
     /// The object (not retained: it retains this backing).
     unowned(unsafe) let object: AnyObject
     let entity: Entity
-    var rowID: RowID
+    @exclusivity(unchecked) var rowID: RowID
     /// The store the row is in (nil until the object is inserted).
-    private(set) var handle: StoreHandle?
+    @exclusivity(unchecked) private(set) var handle: StoreHandle?
     /// The context the object is registered in. Held strongly (`contextAnchor`) while the
     /// context does not hold the object, weakly otherwise; an anchored object keeps no weak
     /// reference at all (forming, loading and destroying one cost an object read a twentieth
@@ -49,14 +49,14 @@ final class ModelBacking {
     }
     /// Which persisted properties were set since the object was loaded or saved (for the
     /// history's updated attributes).
-    var changedProperties = PropertyBits()
+    @exclusivity(unchecked) var changedProperties = PropertyBits()
     /// A deleted object that was inserted in the same unsaved session.
-    var wasInserted = false
+    @exclusivity(unchecked) var wasInserted = false
     /// The context, held strongly while it does not hold the object (see above).
-    private var contextAnchor: ModelContext?
+    @exclusivity(unchecked) private var contextAnchor: ModelContext?
     /// The container of the context the object was registered in.
-    private(set) var container: ModelContainer?
-    private var orphanReader: ModelContext?
+    @exclusivity(unchecked) private(set) var container: ModelContainer?
+    @exclusivity(unchecked) private var orphanReader: ModelContext?
 
     /// Made on the first observed read. (In a box: the registrar's type is resilient, and an
     /// optional of it is copied through value witnesses; an optional reference is not.)
@@ -78,14 +78,14 @@ final class ModelBacking {
     }
     /// True when some property's value is in a blob.
     var hasExternalBlobs: Bool { external.map { !$0.blobs.isEmpty } ?? false }
-    private var external: ExternalValues?
+    @exclusivity(unchecked) private var external: ExternalValues?
     private func makeExternal() -> ExternalValues {
         let made = ExternalValues()
         external = made
         return made
     }
     /// Properties a partial fetch (`propertiesToFetch`) did not load; they load on first access.
-    var unloaded: Set<Int>? = nil
+    @exclusivity(unchecked) var unloaded: Set<Int>? = nil
     /// For the key-path probe only: where reads are recorded.
     let probe: ProbeSession?
     /// False for objects made only to evaluate a predicate or a sort: nobody observes them.
@@ -232,8 +232,8 @@ struct PropertyBits: Equatable {
 
 /// The blobs of an object's external values, and the values read from them.
 final class ExternalValues {
-    var blobs: [Int: UInt64] = [:]
-    var cache: [Int: Any] = [:]
+    @exclusivity(unchecked) var blobs: [Int: UInt64] = [:]
+    @exclusivity(unchecked) var cache: [Int: Any] = [:]
 }
 
 /// An object's observation registrar.
@@ -243,5 +243,5 @@ final class Observers {
 
 /// Where a probe's getters record what was read.
 final class ProbeSession: @unchecked Sendable {
-    var hits: [Int] = []
+    @exclusivity(unchecked) var hits: [Int] = []
 }

@@ -22,29 +22,29 @@ final class SaveOperation {
     let context: ModelContext
     var container: ModelContainer { context.container }
     /// Each store's part, by position in the container's stores.
-    var stores: [StoreWork]
+    @exclusivity(unchecked) var stores: [StoreWork]
     /// What prepare changed in memory (delete rules, upserts), undone newest first on failure.
-    var undo: [() -> Void] = []
+    @exclusivity(unchecked) var undo: [() -> Void] = []
     /// Rows being deleted, by model (objects' rows and rows of rules and `delete(model:where:)`).
-    var deleting: [ObjectIdentifier: RowSet] = [:]
+    @exclusivity(unchecked) var deleting: [ObjectIdentifier: RowSet] = [:]
     /// Deleted registered objects (rules add to them), and the inserts as the save found them.
-    var deleted: [ModelBacking]
+    @exclusivity(unchecked) var deleted: [ModelBacking]
     let inserted: [ModelBacking]
     /// Rows that inserts move to (upserts onto stored objects), by model, for relationship fields.
-    var movedRows: [ObjectIdentifier: [RowID: RowID]] = [:]
+    @exclusivity(unchecked) var movedRows: [ObjectIdentifier: [RowID: RowID]] = [:]
     /// The rows prepare decided inserts go to (models that take part in relationships).
-    var resolvedRows: [ObjectIdentifier: RowID] = [:]
+    @exclusivity(unchecked) var resolvedRows: [ObjectIdentifier: RowID] = [:]
     /// The latest insert decided to go to each row (an earlier one to the same row is superseded).
-    var rowTakers: [Edit.Target: AnyObject] = [:]
+    @exclusivity(unchecked) var rowTakers: [Edit.Target: AnyObject] = [:]
     /// Objects whose record is not written because an insert takes their row.
-    var superseded = Set<ObjectIdentifier>()
+    @exclusivity(unchecked) var superseded = Set<ObjectIdentifier>()
     /// Stored rows whose relationship fields rules and upserts edit (rows without objects).
-    var edits: [Edit.Target: Edit] = [:]
+    @exclusivity(unchecked) var edits: [Edit.Target: Edit] = [:]
     /// The blobs prepare wrote for external values, by object and property index, and the
     /// objects' external values to update once the save committed.
-    var blobs: [ObjectIdentifier: [Int: UInt64]] = [:]
-    var externalWrites: [(object: AnyObject, property: AttributeProperty, blob: UInt64)] = []
-    var saved = Saved()
+    @exclusivity(unchecked) var blobs: [ObjectIdentifier: [Int: UInt64]] = [:]
+    @exclusivity(unchecked) var externalWrites: [(object: AnyObject, property: AttributeProperty, blob: UInt64)] = []
+    @exclusivity(unchecked) var saved = Saved()
 
     init(_ context: ModelContext) {
         self.context = context
@@ -148,16 +148,16 @@ final class SaveOperation {
 /// One store's part of a save.
 final class StoreWork {
     let handle: StoreHandle
-    var writer: (any StorageWriter)?
+    @exclusivity(unchecked) var writer: (any StorageWriter)?
     /// True once the save wrote (or read for writing) through `writer`.
-    var touched = false
+    @exclusivity(unchecked) var touched = false
     /// Inserts and the rows they were written to (their own, or an upsert's).
     /// (The context holds the objects until the save is over; a backing names its object.)
-    var decided: [(backing: ModelBacking, row: RowID)] = []
+    @exclusivity(unchecked) var decided: [(backing: ModelBacking, row: RowID)] = []
     /// The history this save records in the store (nil when the store records none), and
     /// the token of its transaction once written.
-    var history: HistoryRecorder?
-    var token: Int64?
+    @exclusivity(unchecked) var history: HistoryRecorder?
+    @exclusivity(unchecked) var token: Int64?
 
     init(handle: StoreHandle) { self.handle = handle }
 }
