@@ -26,6 +26,9 @@ final class Entity: @unchecked Sendable {
     private let transients: [(offset: Int, link: StorageLink)]
     /// The key path observers of each slot are registered under (see `ModelBacking.observe`).
     let observationKeyPaths: [KeyPath<ModelBacking, Int>]
+    /// The largest record of this model encoded so far (a hint for the next encoding's buffer,
+    /// so that a record is not copied as it outgrows a guess).
+    let largestRecord = Atomic<Int>(0)
     private let makeInstance: () -> AnyObject
     private var prober: KeyPathProber!
 

@@ -37,7 +37,9 @@ enum RecordLayout {
         let count = entity.properties.count
         let tableSize = (count + 1) * 2
         var record: [UInt8] = []
-        record.reserveCapacity(5 + tableSize + 16 * count + 64)
+        // The largest record so far (up to 1 KiB: one large record must not make every
+        // buffer large) or a guess from the property count.
+        record.reserveCapacity(max(5 + tableSize + 16 * count + 64, min(entity.largestRecord.load(ordering: .relaxed), 1024)))
         record.append(RecordLayout.narrow)
         record.append(UInt8(truncatingIfNeeded: layoutVersion))
         record.append(UInt8(truncatingIfNeeded: layoutVersion >> 8))
@@ -55,6 +57,7 @@ enum RecordLayout {
             record[5 + i * 2 + 1] = UInt8(truncatingIfNeeded: end >> 8)
         }
         shorten(&record, count: count)
+        if record.count > entity.largestRecord.load(ordering: .relaxed) { entity.largestRecord.store(record.count, ordering: .relaxed) }
         return record
     }
 
