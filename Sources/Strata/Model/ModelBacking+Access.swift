@@ -177,7 +177,11 @@ extension ModelBacking {
 /// registrar that was not needed, which is harmless; a tracked read on this thread always
 /// moves it, so a tracked read is never missed. A tracking session that read Strata objects
 /// also registers with the shared registrar, which never changes; the session's cancellation
-/// removes that as it does its others.
+/// (it cancels itself when it fires) removes that as it does its others. A session that never
+/// fires and is never cancelled stays registered there for the life of the process, as it
+/// would with any long-lived observable object (before, it went away with the objects read).
+/// The registrar is not replaced to bound that: a registrar going away tells its sessions
+/// that something changed.
 ///
 /// If a future Observation stopped hashing on access, no object would get a registrar and
 /// observers would never fire: `ObservationTests` and `TrackingProbeTests` fail then.
