@@ -102,7 +102,7 @@ extension ModelContext {
         } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         let size = max(1, batchSize)
         if run.sort == nil && pending.objects.isEmpty {
-            return try enumerateRows(run, excluded: pending.excluded, reader: reader, batchSize: size, block: block)
+            return try enumerateRows(run, excluded: pending.excluded, reader: reader, block: block)
         }
         let items: [FetchItem]
         do { items = try results(run, reader: reader, materialize: false) } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
@@ -121,7 +121,7 @@ extension ModelContext {
     /// Enumerates stored rows in row order, a batch at a time: each row is visited once, and
     /// made into its object from the bytes read.
     private func enumerateRows<T: PersistentModel>(_ run: QueryRun, excluded: RowSet, reader: any StorageReader,
-                                                   batchSize: Int, block: (T) throws -> Void) throws {
+                                                   block: (T) throws -> Void) throws {
         let paging = run.paging
         var rows: StoredRows
         do { rows = try StoredRows(run, excluded: excluded, reader: reader) } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
