@@ -78,11 +78,13 @@ enum ValueFlags {
 enum KeysDigest {
     static func of(_ keys: [IndexKey]) -> UInt32 {
         var digest: UInt64 = 0
-        withUnsafeTemporaryAllocation(byteCount: 4 + PageLayout.maximumKeyLength, alignment: 8) { scratch in
-            let base = scratch.baseAddress!
-            for k in keys {
+        for k in keys {
+            let n = Swift.min(k.key.count, PageLayout.maximumKeyLength)
+            // Sized to the key: a short key's scratch is on the stack (one the size of the
+            // longest key was a heap allocation per row).
+            withUnsafeTemporaryAllocation(byteCount: 4 + n, alignment: 8) { scratch in
+                let base = scratch.baseAddress!
                 base.storeBytes(of: k.index.rawValue.littleEndian, as: UInt32.self)
-                let n = Swift.min(k.key.count, PageLayout.maximumKeyLength)
                 k.key.withUnsafeBytes { if n > 0 { (base + 4).copyMemory(from: $0.baseAddress!, byteCount: n) } }
                 digest ^= Checksum.hash(UnsafeRawBufferPointer(start: base, count: 4 + n))
             }

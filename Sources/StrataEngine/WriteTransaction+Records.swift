@@ -71,7 +71,9 @@ extension WriteTransaction {
         let oldKeys = try checkPreviousKeys(previousKeys, of: row, in: collection, stored: old)
         let digest = KeysDigest.of(indexKeys)
         for k in indexKeys {
-            guard let info = catalog.index(k.index.rawValue), info.collection == collection.rawValue else {
+            // Fields read in place: a copy of the whole record (with its name) cost a retain
+            // and a release per key.
+            guard let p = catalog.indexPosition(k.index.rawValue), catalog.indexes[p].collection == collection.rawValue else {
                 throw StoreError(.invalidArgument, "\(k.index) is not an index of \(collection).", path: store.path)
             }
             guard k.key.count <= PageLayout.maximumKeyLength - 32 else {
@@ -79,7 +81,8 @@ extension WriteTransaction {
             }
             // A key the row already has is this row's entry: an update that keeps its unique
             // values needs no lookup.
-            if info.unique, !oldKeys.contains(k), let holder = try lookup(k.key, in: k.index), holder != row {
+            if catalog.indexes[p].unique, !oldKeys.contains(k),
+               let holder = try k.key.withUnsafeBytes({ try uniqueHolder($0, index: k.index.rawValue) }), holder != row {
                 return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
             }
         }
@@ -133,6 +136,12 @@ extension WriteTransaction {
 
     static func deduplicated(_ keys: [IndexKey]) -> [IndexKey] {
         guard keys.count > 1 else { return keys }
+        // Keys are nearly always distinct: find that out without building a new array.
+        var distinct = true
+        for i in 1..<keys.count where distinct {
+            for j in 0..<i where keys[j] == keys[i] { distinct = false; break }
+        }
+        if distinct { return keys }
         var unique: [IndexKey] = []
         unique.reserveCapacity(keys.count)
         for k in keys where !unique.contains(k) { unique.append(k) }
@@ -163,7 +172,8 @@ extension WriteTransaction {
     /// Entries are held back and applied to the index in key order (`PendingEntries`).
     func addEntry(_ k: IndexKey, row: RowID) throws {
         let p = try indexPosition(k)
-        k.key.withUnsafeBytes { pendingEntries(of: catalog.indexes[p]).add(PendingEntries.insert, key: $0, row: row) }
+        let entries = pendingEntries(of: k.index.rawValue, unique: catalog.indexes[p].unique)
+        k.key.withUnsafeBytes { entries.add(PendingEntries.insert, key: $0, row: row) }
         notePending(k.key.count)
         catalog.indexes[p].entries += 1
     }
@@ -171,14 +181,15 @@ extension WriteTransaction {
     /// Removes `row`'s entry for `k`, which must be there.
     func removeEntry(_ k: IndexKey, row: RowID) throws {
         let p = try indexPosition(k)
-        let info = catalog.indexes[p]
+        let id = k.index.rawValue, unique = catalog.indexes[p].unique
         // A unique entry is checked now (it is cheap: the table of held-back entries, or one
         // lookup); a non-unique one when it is applied.
-        let holds = try !info.unique || k.key.withUnsafeBytes { try uniqueHolder($0, index: info.id) } == row
-        guard holds, info.entries > 0 else {
-            throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
+        let holds = try !unique || k.key.withUnsafeBytes { try uniqueHolder($0, index: id) } == row
+        guard holds, catalog.indexes[p].entries > 0 else {
+            throw StoreError.corrupt("index \"\(catalog.indexes[p].name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
         }
-        k.key.withUnsafeBytes { pendingEntries(of: info).add(PendingEntries.remove, key: $0, row: row) }
+        let entries = pendingEntries(of: id, unique: unique)
+        k.key.withUnsafeBytes { entries.add(PendingEntries.remove, key: $0, row: row) }
         notePending(k.key.count)
         catalog.indexes[p].entries -= 1
     }

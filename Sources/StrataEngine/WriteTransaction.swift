@@ -10,9 +10,9 @@ import Foundation
 public final class WriteTransaction: ReadTransaction {
     let writer: AppendWriter
     let budget: DirtyBudget
-    @exclusivity(unchecked) private var trees: [TreeID: MutableTree] = [:]
+    @exclusivity(unchecked) private var trees = RecentMap<TreeID, MutableTree>()
     /// Index entries held back, by index (see `PendingEntries`), and roughly how many bytes they hold.
-    @exclusivity(unchecked) private var pending: [UInt32: PendingEntries] = [:]
+    @exclusivity(unchecked) private var pending = RecentMap<UInt32, PendingEntries>()
     @exclusivity(unchecked) private var pendingBytes = 0
     /// Bytes of value frames each tree gained (or, negative, lost) in this transaction.
     @exclusivity(unchecked) private var frameBytes: [TreeID: Int64] = [:]
@@ -34,15 +34,15 @@ public final class WriteTransaction: ReadTransaction {
     // MARK: Trees
 
     override func root(_ tree: TreeID) -> TreeRef? {
-        if let changed = trees[tree] { return changed.root }
+        if let changed = trees.lookup(tree) { return changed.root }
         return super.root(tree)
     }
 
-    override func changing(_ tree: TreeID) -> MutableTree? { trees[tree] }
+    override func changing(_ tree: TreeID) -> MutableTree? { trees.lookup(tree) }
 
     /// The tree to change: made from its committed root the first time.
     func tree(_ id: TreeID) -> MutableTree {
-        if let t = trees[id] { return t }
+        if let t = trees.lookup(id) { return t }
         let offset: UInt64
         switch id {
         case .rows(let c): offset = catalog.collections.first { $0.id == c }?.root ?? 0
@@ -50,7 +50,7 @@ public final class WriteTransaction: ReadTransaction {
         case .system: offset = catalog.systemRoot
         }
         let t = MutableTree(root: offset, pages: pages, budget: budget, targetSize: PageLayout.targetSize(of: id))
-        trees[id] = t
+        trees.set(id, t)
         return t
     }
 
@@ -91,10 +91,10 @@ public final class WriteTransaction: ReadTransaction {
 
     // MARK: Held-back index entries
 
-    func pendingEntries(of index: IndexInfoRecord) -> PendingEntries {
-        if let p = pending[index.id] { return p }
-        let p = PendingEntries(unique: index.unique)
-        pending[index.id] = p
+    func pendingEntries(of index: UInt32, unique: Bool) -> PendingEntries {
+        if let p = pending.lookup(index) { return p }
+        let p = PendingEntries(unique: unique)
+        pending.set(index, p)
         return p
     }
 
@@ -107,7 +107,7 @@ public final class WriteTransaction: ReadTransaction {
     var pendingLimit: Int { budget.limit / 2 }
 
     override func uniqueHolder(_ key: UnsafeRawBufferPointer, index: UInt32) throws -> RowID? {
-        if let latest = pending[index]?.latest(key) { return latest.kind == PendingEntries.insert ? latest.row : nil }
+        if let latest = pending.lookup(index)?.latest(key) { return latest.kind == PendingEntries.insert ? latest.row : nil }
         return try super.uniqueHolder(key, index: index)
     }
 
@@ -121,8 +121,8 @@ public final class WriteTransaction: ReadTransaction {
     func applyPending(_ only: UInt32? = nil) throws {
         let ids = only.map { [$0] } ?? Array(pending.keys).sorted()
         for id in ids {
-            guard let entries = pending[id], !entries.isEmpty else { continue }
-            pending[id] = nil
+            guard let entries = pending.lookup(id), !entries.isEmpty else { continue }
+            pending.set(id, nil)
             guard let info = catalog.index(id) else { continue }
             let index = tree(.index(id))
             var applied = 0
@@ -236,8 +236,8 @@ public final class WriteTransaction: ReadTransaction {
             }
             try keepWithinBudget()
         }
-        trees[.index(index.rawValue)] = nil
-        pending[index.rawValue] = nil
+        trees.set(.index(index.rawValue), nil)
+        pending.set(index.rawValue, nil)
         catalog.indexes.remove(at: position)
     }
 
@@ -259,11 +259,11 @@ public final class WriteTransaction: ReadTransaction {
         try checkOpen()
         guard catalog.collectionPosition(collection.rawValue) != nil else { throw missingCollection(collection) }
         for index in catalog.indexes where index.collection == collection.rawValue {
-            trees[.index(index.id)] = nil
-            pending[index.id] = nil
+            trees.set(.index(index.id), nil)
+            pending.set(index.id, nil)
         }
         catalog.indexes.removeAll { $0.collection == collection.rawValue }
-        trees[.rows(collection.rawValue)] = nil
+        trees.set(.rows(collection.rawValue), nil)
         catalog.collections.removeAll { $0.id == collection.rawValue }
     }
 
@@ -301,10 +301,10 @@ public final class WriteTransaction: ReadTransaction {
 
     /// Trees emptied whole keep no superseded or written bytes to account for.
     private func resetAccounting(of collection: UInt32) {
-        trees[.rows(collection)] = MutableTree(root: 0, pages: pages, budget: budget)
+        trees.set(.rows(collection), MutableTree(root: 0, pages: pages, budget: budget))
         for index in catalog.indexes where index.collection == collection {
-            trees[.index(index.id)] = MutableTree(root: 0, pages: pages, budget: budget, targetSize: PageLayout.indexTargetSize)
-            pending[index.id] = nil
+            trees.set(.index(index.id), MutableTree(root: 0, pages: pages, budget: budget, targetSize: PageLayout.indexTargetSize))
+            pending.set(index.id, nil)
         }
     }
 
@@ -441,7 +441,7 @@ public final class WriteTransaction: ReadTransaction {
 
     /// Writes every changed tree and puts its root and sizes in the catalog.
     private func writeTrees() throws {
-        for (id, tree) in trees {
+        for (id, tree) in trees.all {
             let root = try tree.write(into: writer, scratch: &scratch)
             let delta = Int64(clamping: tree.writtenBytes) - Int64(clamping: tree.supersededBytes) + frameBytes[id, default: 0]
             func adjusted(_ bytes: UInt64) -> UInt64 { delta >= 0 ? bytes &+ UInt64(delta) : bytes - Swift.min(bytes, UInt64(-delta)) }
@@ -466,8 +466,8 @@ public final class WriteTransaction: ReadTransaction {
         guard !finished else { return }
         finished = true
         defer { store.endWriting() }
-        trees = [:]
-        pending = [:]
+        trees.removeAll()
+        pending.removeAll()
         do { try writer.discard() } catch {
             store.fail(StoreError.io(error, doing: "rolling back", path: store.path, next: StoreError.nextWriteReopens))
         }
