@@ -89,10 +89,14 @@ final class SaveOperation {
 
     /// The store part and table of a model.
     func location(_ entity: Entity) -> (store: StoreWork, table: Table)? {
+        // Asked per object: the last answer is kept, as a save's objects come in runs of one model.
+        if let last = lastLocation, last.entity === entity { return (last.store, last.table) }
         guard let (handle, table) = container.location(of: entity),
               let store = stores.first(where: { $0.handle === handle }) else { return nil }
+        lastLocation = (entity, store, table)
         return (store, table)
     }
+    @exclusivity(unchecked) private var lastLocation: (entity: Entity, store: StoreWork, table: Table)?
 
     /// Opens the writers of the stores this save may touch, in the container's order (so that
     /// two saves never wait on each other): those with work, and with deletions whose rules

@@ -74,9 +74,12 @@ public final class RowAllocator: Sendable {
     /// A row id for a new object of the model named `name`.
     public func allocate(_ name: String) -> RowID {
         next.withLock { rows in
-            let row = rows[name, default: 1]
-            rows[name] = row + 1
-            return row
+            // One hash of the name: the counter is taken and bumped in place.
+            func take(_ next: inout RowID) -> RowID {
+                defer { next += 1 }
+                return next
+            }
+            return take(&rows[name, default: 1])
         }
     }
 

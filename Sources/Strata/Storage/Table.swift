@@ -3,7 +3,10 @@ import StrataEngine
 
 /// How one model (entity) is kept in a store: its collection and indexes, and how to read
 /// records written with older layouts of the model.
-struct Table: @unchecked Sendable {
+///
+/// A class, though nothing of it changes: the save and the fetch pass it around per object,
+/// and a struct of this many references cost a retain and a release of each per copy.
+final class Table: @unchecked Sendable {
     let entity: Entity
     /// Nil only in a read-only store that has never held this model.
     let collection: CollectionID?
@@ -12,7 +15,17 @@ struct Table: @unchecked Sendable {
     /// For each property with a one-property index: the index and whether it is unique.
     let singleIndex: [Int: (id: IndexID, unique: Bool)]
     /// How to read records written with older layouts of the model (lightweight migration).
-    var layouts: EntityLayouts = .identity
+    let layouts: EntityLayouts
+
+    init(entity: Entity, collection: CollectionID?, uniqueIndexes: [IndexID], indexes: [IndexID],
+         singleIndex: [Int: (id: IndexID, unique: Bool)], layouts: EntityLayouts = .identity) {
+        self.entity = entity
+        self.collection = collection
+        self.uniqueIndexes = uniqueIndexes
+        self.indexes = indexes
+        self.singleIndex = singleIndex
+        self.layouts = layouts
+    }
 
     var hasIndexes: Bool { !uniqueIndexes.isEmpty || !indexes.isEmpty }
 
