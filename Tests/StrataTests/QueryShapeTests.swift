@@ -92,4 +92,33 @@ import Strata
         try check(context, items, #Predicate { $0.level < $0.rank }, "level < rank")
         try check(context, items, #Predicate { $0.rank < $0.level }, "rank < level")
     }
+
+    /// A descriptor keeps what the query layer reads beside its public properties (the
+    /// predicate's parts, the number of sort descriptors, the key paths): changing a property
+    /// after the descriptor is made, in place or whole, must change what a fetch does.
+    @Test func aDescriptorChangedAfterItIsMadeFetchesWhatItNowSays() throws {
+        let (context, items) = try store()
+        let x = 3
+        var descriptor = FetchDescriptor<DiffItem>()
+        #expect(try context.fetch(descriptor).map(\.serial) == items.map(\.serial))
+        descriptor.predicate = #Predicate { $0.rank == x }
+        #expect(descriptor.predicate != nil)
+        #expect(try context.fetch(descriptor).map(\.serial) == items.filter { $0.rank == x }.map(\.serial))
+        descriptor.sortBy.append(SortDescriptor(\.serial, order: .reverse))
+        #expect(descriptor.sortBy.count == 1)
+        #expect(try context.fetch(descriptor).map(\.serial) == items.filter { $0.rank == x }.map(\.serial).reversed())
+        descriptor.sortBy.removeAll()
+        #expect(try context.fetch(descriptor).map(\.serial) == items.filter { $0.rank == x }.map(\.serial))
+        descriptor.sortBy = [SortDescriptor(\.score), SortDescriptor(\.serial)]
+        let byScore = items.filter { $0.rank == x }.sorted(using: descriptor.sortBy).map(\.serial)
+        #expect(try context.fetch(descriptor).map(\.serial) == byScore)
+        descriptor.predicate = nil
+        #expect(descriptor.predicate == nil)
+        #expect(try context.fetchCount(descriptor) == items.count)
+        descriptor.propertiesToFetch = [\.serial, \.name]
+        descriptor.relationshipKeyPathsForPrefetching = [\.name]
+        #expect(descriptor.propertiesToFetch == [\DiffItem.serial, \DiffItem.name])
+        #expect(descriptor.relationshipKeyPathsForPrefetching == [\DiffItem.name])
+        #expect(try context.fetch(descriptor).map(\.serial) == items.sorted(using: descriptor.sortBy).map(\.serial))
+    }
 }

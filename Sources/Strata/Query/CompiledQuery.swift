@@ -11,27 +11,29 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// is evaluated on objects) and hints; nil for a predicate of another shape.
     private let bindPredicate: ((PredicateParts) -> [BoundPart]?)?
     private let sortBy: [SortDescriptor<T>]
+    private let isSorted: Bool
     /// Per part: what the sort can use (its descriptors' properties, an index).
     private let sorts: [(properties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?)]
     /// Per part: the properties `propertiesToFetch` names (nil: all), and the key paths it was compiled for.
     private let loading: [[Int]?]
-    private let propertiesToFetch: [PartialKeyPath<T>]
+    private let propertiesToFetch: [AnyKeyPath]
 
     init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
         let locations = try container.locations(of: T.self, includeSubclasses: includeSubclasses)
         self.locations = locations.map { (handle: $0.0, table: $0.1) }
         bindPredicate = descriptor.predicate.map { CompiledQuery.compile($0, tables: locations.map(\.1)) }
         sortBy = descriptor.sortBy
+        isSorted = descriptor.sortCount > 0
         sorts = locations.map { _, table in
             (CompiledQuery.sortProperties(descriptor.sortBy, entity: table.entity), CompiledQuery.indexOrder(descriptor.sortBy, table: table))
         }
-        propertiesToFetch = descriptor.propertiesToFetch
-        loading = locations.map { _, table in CompiledQuery.loading(descriptor.propertiesToFetch, entity: table.entity) }
+        propertiesToFetch = descriptor.loadedKeyPaths
+        loading = locations.map { _, table in CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity) }
     }
 
     /// The properties a partial fetch loads: those `propertiesToFetch` names (key paths that
     /// name no property are ignored, as SwiftData ignores them); nil for all.
-    private static func loading(_ keyPaths: [PartialKeyPath<T>], entity: Entity) -> [Int]? {
+    private static func loading(_ keyPaths: [AnyKeyPath], entity: Entity) -> [Int]? {
         guard !keyPaths.isEmpty else { return nil }
         var indexes: [Int] = []
         for keyPath in keyPaths {
@@ -75,24 +77,24 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         } else if bindPredicate != nil {
             return nil
         }
-        let sortBy = descriptor.sortBy
-        // `count` rather than `isEmpty`: on an array of a generic element, `isEmpty` is
-        // Collection's, called with the element's metadata looked up.
-        if self.sortBy.count > 0 || sortBy.count > 0 {
-            guard sortBy == self.sortBy else { return nil }
+        // Counts kept beside the generic arrays: counting a `[SortDescriptor<T>]` here would
+        // look up its element type's metadata.
+        let sorted = descriptor.sortCount > 0
+        if sorted || isSorted {
+            guard descriptor.sortBy == self.sortBy else { return nil }
         }
-        if propertiesToFetch.count > 0, descriptor.propertiesToFetch != propertiesToFetch { return nil }
-        let compare = sortBy.count == 0 ? nil : CompiledQuery.compare(sortBy)
+        if !propertiesToFetch.isEmpty, descriptor.loadedKeyPaths != propertiesToFetch { return nil }
+        let compare = sorted ? CompiledQuery.compare(descriptor.sortBy) : nil
         // Only a context with unsaved inserts or changes evaluates the predicate on objects.
         var pendingTest: ((AnyObject) throws -> Bool)? = nil
-        if let predicate, !context.inserted.isEmpty || !context.changed.isEmpty { pendingTest = predicate.evaluate }
-        let paging = descriptor.paging, includePendingChanges = descriptor.includePendingChanges
+        if let predicate, !context.inserted.isEmpty || !context.changed.isEmpty { pendingTest = predicate.evaluator(T.self) }
+        let paging = Paging(offset: descriptor.fetchOffset, limit: descriptor.fetchLimit), includePendingChanges = descriptor.includePendingChanges
         return locations.indices.map { i in
             let (handle, table) = locations[i]
             let test = bound?[i].test, hints = bound?[i].hints ?? []
             var filter = RowFilter.all
             if let test { filter = .record(test) } else if let predicate {
-                filter = .object(CompiledQuery.objectFilter(predicate.evaluate, table: table, handle: handle, context: context))
+                filter = .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: table, handle: handle, context: context))
             }
             return QueryRun(handle: handle, table: table, filter: filter,
                             source: QueryPlanner.source(hints: hints, table: table, storeIdentifier: handle.identifier),
@@ -183,8 +185,8 @@ final class QueryCache: @unchecked Sendable {
     func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, context: ModelContext) throws -> [QueryRun] {
         let predicate = descriptor.predicateParts
         let key = Key(model: ObjectIdentifier(T.self), includeSubclasses: includeSubclasses,
-                      expression: predicate.map { ObjectIdentifier(type(of: $0.expression)) }, sortCount: descriptor.sortBy.count,
-                      partial: descriptor.propertiesToFetch.count > 0)
+                      expression: predicate?.expressionType, sortCount: descriptor.sortCount,
+                      partial: !descriptor.loadedKeyPaths.isEmpty)
         lock.lock()
         let candidates = entries[key] ?? []
         lock.unlock()

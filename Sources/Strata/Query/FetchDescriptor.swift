@@ -11,10 +11,13 @@ import Foundation
 public struct FetchDescriptor<T: PersistentModel> {
     /// Which objects; nil for all. Any predicate Foundation can evaluate works.
     public var predicate: Predicate<T>? {
-        didSet { predicateParts = predicate.map(PredicateParts.init) }
+        get { predicateParts.flatMap { $0.predicate as? Predicate<T> } }
+        set { predicateParts = newValue.map(PredicateParts.init) }
     }
     /// The order; empty for the order the objects were stored in.
-    public var sortBy: [SortDescriptor<T>]
+    public var sortBy: [SortDescriptor<T>] {
+        didSet { sortCount = sortBy.count }
+    }
     /// At most this many objects; nil or 0 for no limit (0 means "no limit" in Core Data,
     /// which SwiftData is built on).
     public var fetchLimit: Int?
@@ -23,18 +26,33 @@ public struct FetchDescriptor<T: PersistentModel> {
     /// Include unsaved inserts and changes of the context (default true, as in SwiftData).
     public var includePendingChanges: Bool = true
     /// Load only these properties; the others load when first read (a fault).
-    public var propertiesToFetch: [PartialKeyPath<T>] = []
+    public var propertiesToFetch: [PartialKeyPath<T>] {
+        get { loadedKeyPaths.map { unsafeDowncast($0, to: PartialKeyPath<T>.self) } }
+        set { loadedKeyPaths = newValue }
+    }
     /// Relationships to load up front.
-    public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>] = []
+    public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>] {
+        get { prefetchedKeyPaths.map { unsafeDowncast($0, to: PartialKeyPath<T>.self) } }
+        set { prefetchedKeyPaths = newValue }
+    }
 
-    /// The predicate's parts as the query layer reads them (`PredicateParts`).
+    // What the query layer reads, kept in types that are not generic: generic code that reads
+    // a `Predicate<T>` or counts a `[PartialKeyPath<T>]` looks up type metadata (a few hundred
+    // instructions each time, a tenth of a point fetch), and a copy of a `Predicate<T>` (whose
+    // parameter pack has no fixed layout) goes through value witnesses.
+    /// The predicate's parts (`PredicateParts`).
     @usableFromInline var predicateParts: PredicateParts?
+    /// `sortBy.count`.
+    @usableFromInline var sortCount: Int
+    /// `propertiesToFetch` and `relationshipKeyPathsForPrefetching`, as the key paths they are.
+    @usableFromInline var loadedKeyPaths: [AnyKeyPath] = []
+    @usableFromInline var prefetchedKeyPaths: [AnyKeyPath] = []
 
     @inlinable
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
-        self.predicate = predicate
-        self.sortBy = sortBy
         self.predicateParts = predicate.map(PredicateParts.init)
+        self.sortBy = sortBy
+        self.sortCount = sortBy.count
     }
 
     /// The offset and limit as a fetch applies them.
@@ -42,20 +60,31 @@ public struct FetchDescriptor<T: PersistentModel> {
 }
 
 /// What the query layer reads of a predicate, taken apart where its model type is known (the
-/// descriptor's initializer is inlined into the caller, so it is specialized there): a fetch
-/// then copies no `Predicate<T>`, which in generic code looks up type metadata for every copy.
+/// descriptor's initializer is inlined into the caller, so it is specialized there). Not
+/// generic: a fetch reads it, and a descriptor going away releases it, without looking up
+/// type metadata.
 @usableFromInline
-struct PredicateParts {
-    /// The expression tree, the input variable's identity, and the predicate evaluated on an
-    /// object of the model.
+final class PredicateParts {
+    /// The expression tree, its type (the query cache's key) and the input variable's identity.
     @usableFromInline let expression: any StandardPredicateExpression<Bool>
+    @usableFromInline let expressionType: ObjectIdentifier
     @usableFromInline let input: PredicateExpressions.VariableID
-    @usableFromInline let evaluate: (AnyObject) throws -> Bool
+    /// The `Predicate<T>` itself, for `FetchDescriptor.predicate` and evaluation on objects.
+    /// As `Any`, so that releasing it uses the value witnesses the existential carries.
+    @usableFromInline let predicate: Any
 
     @inlinable
     init<T: PersistentModel>(_ predicate: Predicate<T>) {
         expression = predicate.expression
+        expressionType = ObjectIdentifier(type(of: predicate.expression))
         input = predicate.variable.key
-        evaluate = { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) }
+        self.predicate = predicate
+    }
+
+    /// The predicate as a function of an object of model `T` (the slow path, and unsaved objects).
+    func evaluator<T: PersistentModel>(_: T.Type) -> (AnyObject) throws -> Bool {
+        let predicate = predicate as? Predicate<T>
+        precondition(predicate != nil, "A fetch of \(T.self) was given a predicate of another model.")
+        return { object in try predicate.unsafelyUnwrapped.evaluate(unsafeDowncast(object, to: T.self)) }
     }
 }

@@ -23,7 +23,7 @@ extension ModelContext {
                 let run = runs[0]
                 objects = ModelContext.objects(try storedResults(run, materialize: true), as: T.self)
             }
-            if descriptor.relationshipKeyPathsForPrefetching.count > 0 { try prefetch(descriptor.relationshipKeyPathsForPrefetching, of: objects) }
+            if !descriptor.prefetchedKeyPaths.isEmpty { try prefetch(descriptor.prefetchedKeyPaths, of: objects) }
             return objects
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
     }

@@ -10,7 +10,7 @@ import StrataEngine
 extension ModelContext {
     /// Loads the related rows of `objects` through the relationships `keyPaths` name (other key
     /// paths are ignored, as SwiftData ignores them).
-    func prefetch<T: PersistentModel>(_ keyPaths: [PartialKeyPath<T>], of objects: [T]) throws {
+    func prefetch<T: PersistentModel>(_ keyPaths: [AnyKeyPath], of objects: [T]) throws {
         var byEntity: [ObjectIdentifier: [T]] = [:]
         for object in objects {
             guard let backing = backingOf(object) else { continue }
