@@ -6,29 +6,47 @@ import StrataEngine
 /// sort can use. Compiling looks up key paths and chooses fast paths; `runs` checks that a
 /// fetch has this shape and binds its own constants. The runs it makes are not generic.
 final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
-    private let locations: [(handle: StoreHandle, table: Table)]
-    /// For a predicate of the compiled shape: each part's test on records (nil: the predicate
-    /// is evaluated on objects) and hints; nil for a predicate of another shape.
-    private let bindPredicate: ((PredicateParts) -> [BoundPart]?)?
+    /// Per model read: where it is, and (with a predicate) its part of the predicate's plan.
+    private let parts: [Part]
+    private let hasPredicate: Bool
     private let sortBy: [SortDescriptor<T>]
     private let isSorted: Bool
-    /// Per part: what the sort can use (its descriptors' properties, an index).
-    private let sorts: [(properties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?)]
-    /// Per part: the properties `propertiesToFetch` names (nil: all), and the key paths it was compiled for.
-    private let loading: [[Int]?]
+    /// The key paths of `propertiesToFetch` it was compiled for.
     private let propertiesToFetch: [AnyKeyPath]
 
+    /// One model's part of the query. A struct, not a tuple: a function kept in an array of
+    /// tuples is stored at its most general abstraction, and every record's test then went
+    /// through six reabstraction thunks.
+    private struct Part {
+        let handle: StoreHandle
+        let table: Table
+        /// Where the predicate's constants are and what the shape holds (empty without one).
+        let layout: TreeLayout
+        /// The predicate's test on records, from its constants (nil: evaluated on objects).
+        let test: ((Bindings) -> RowTest)?
+        let source: SourcePlan
+        /// What the sort can use (its descriptors' properties, an index).
+        let sortProperties: [Int]?
+        let indexOrder: (index: IndexID, reverse: Bool)?
+        /// The properties `propertiesToFetch` names (nil: all).
+        let loading: [Int]?
+    }
+
     init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
-        let locations = try container.locations(of: T.self, includeSubclasses: includeSubclasses)
-        self.locations = locations.map { (handle: $0.0, table: $0.1) }
-        bindPredicate = descriptor.predicate.map { CompiledQuery.compile($0, tables: locations.map(\.1)) }
+        let predicate = descriptor.predicate
+        parts = try container.locations(of: T.self, includeSubclasses: includeSubclasses).map { handle, table in
+            let plan = predicate.map { CompiledQuery.plan($0, table: table) }
+            let sortBy = descriptor.sortBy
+            return Part(handle: handle, table: table, layout: plan?.layout ?? TreeLayout(), test: plan?.test,
+                        source: SourcePlan(hints: plan?.hints ?? [], table: table),
+                        sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
+                        indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
+                        loading: CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity))
+        }
+        hasPredicate = predicate != nil
         sortBy = descriptor.sortBy
         isSorted = descriptor.sortCount > 0
-        sorts = locations.map { _, table in
-            (CompiledQuery.sortProperties(descriptor.sortBy, entity: table.entity), CompiledQuery.indexOrder(descriptor.sortBy, table: table))
-        }
         propertiesToFetch = descriptor.loadedKeyPaths
-        loading = locations.map { _, table in CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity) }
     }
 
     /// The properties a partial fetch loads: those `propertiesToFetch` names (key paths that
@@ -42,67 +60,67 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         return indexes.count == entity.properties.count ? nil : indexes.sorted()
     }
 
-    /// The plans of a predicate, as a function binding any predicate of its shape: compiled
-    /// for each part (its model), they check the shape and read the constants at the offsets
-    /// compiling recorded.
-    private static func compile(_ predicate: Predicate<T>, tables: [Table]) -> (PredicateParts) -> [BoundPart]? {
-        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> [PartPlan] {
-            tables.map { table in
-                let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
-                let test = compiler.test(expression, at: 0), hints = compiler.hints(expression, at: 0)
-                return PartPlan(layout: compiler.layout, test: test, hints: hints)
-            }
+    /// A predicate's plan for one model: where its constants are, its test on records and the
+    /// conditions an index may answer.
+    private static func plan(_ predicate: Predicate<T>, table: Table) -> (layout: TreeLayout, test: ((Bindings) -> RowTest)?, hints: [HintPlan]) {
+        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> (TreeLayout, ((Bindings) -> RowTest)?, [HintPlan]) {
+            let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
+            let test = compiler.test(expression, at: 0), hints = compiler.hints(expression, at: 0)
+            return (compiler.layout, test, hints)
         }
-        let parts = plan(predicate.expression)
-        return { predicate in
-            withTreeBytes(predicate.expression) { tree in
-                guard parts.allSatisfy({ $0.layout.matches(tree, input: predicate.input) }) else { return nil }
-                return parts.map { part in
-                    let bindings = part.layout.bindings(tree)
-                    return BoundPart(test: part.test?(bindings), hints: part.hints?(bindings) ?? [])
-                }
-            }
-        }
+        return plan(predicate.expression)
     }
 
     /// The runs of `descriptor` (whose predicate is `predicate`) in `context`, or nil when the
-    /// descriptor has another shape.
-    func runs(_ descriptor: FetchDescriptor<T>, predicate: PredicateParts?, context: ModelContext) -> [QueryRun]? {
+    /// descriptor has another shape. A predicate's constants are read (and its runs made)
+    /// while its expression tree is lent: they are read in place, at the offsets compiling found.
+    func runs(_ descriptor: FetchDescriptor<T>, predicate: PredicateParts?, context: ModelContext) -> QueryRuns? {
+        guard (predicate != nil) == hasPredicate else { return nil }
         // The descriptor's generic parts are read once (each read of a generic value looks up
-        // its type's metadata); the runs are not generic.
-        var bound: [BoundPart]? = nil
-        if let predicate {
-            guard let made = bindPredicate?(predicate) else { return nil }
-            bound = made
-        } else if bindPredicate != nil {
-            return nil
-        }
-        // Counts kept beside the generic arrays: counting a `[SortDescriptor<T>]` here would
-        // look up its element type's metadata.
+        // its type's metadata), and only when it has them; the runs are not generic.
         let sorted = descriptor.sortCount > 0
         if sorted || isSorted {
             guard descriptor.sortBy == self.sortBy else { return nil }
         }
         if !propertiesToFetch.isEmpty, descriptor.loadedKeyPaths != propertiesToFetch { return nil }
-        let compare = sorted ? CompiledQuery.compare(descriptor.sortBy) : nil
         // Only a context with unsaved inserts or changes evaluates the predicate on objects.
         var pendingTest: ((AnyObject) throws -> Bool)? = nil
         if let predicate, !context.inserted.isEmpty || !context.changed.isEmpty { pendingTest = predicate.evaluator(T.self) }
-        let paging = Paging(offset: descriptor.fetchOffset, limit: descriptor.fetchLimit), includePendingChanges = descriptor.includePendingChanges
-        return locations.indices.map { i in
-            let (handle, table) = locations[i]
-            let test = bound?[i].test, hints = bound?[i].hints ?? []
-            var filter = RowFilter.all
-            if let test { filter = .record(test) } else if let predicate {
-                filter = .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: table, handle: handle, context: context))
-            }
-            return QueryRun(handle: handle, table: table, filter: filter,
-                            source: QueryPlanner.source(hints: hints, table: table, storeIdentifier: handle.identifier),
-                            sort: compare.map { ResultSort(compare: $0, properties: sorts[i].properties, indexOrder: sorts[i].indexOrder) },
-                            paging: paging, includePendingChanges: includePendingChanges, pendingTest: pendingTest,
-                            loading: loading[i],
-                            storageQuery: handle.storage.evaluatesQueries ? QueryPlanner.storageQuery(hints: hints, table: table) : nil)
+        let common = RunCommon(compare: sorted ? CompiledQuery.compare(descriptor.sortBy) : nil, pendingTest: pendingTest,
+                               paging: Paging(offset: descriptor.fetchOffset, limit: descriptor.fetchLimit),
+                               includePendingChanges: descriptor.includePendingChanges)
+        guard let predicate else {
+            return QueryRuns(count: parts.count) { run(parts[$0], nil, filter: .all, common) }
         }
+        return withTreeBytes(predicate.expression) { tree in
+            for part in parts where !part.layout.matches(tree, input: predicate.input) { return nil }
+            return QueryRuns(count: parts.count) { i in
+                let part = parts[i], b = part.layout.bindings(tree)
+                let filter: RowFilter
+                if let test = part.test { filter = .record(test(b)) } else {
+                    filter = .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle, context: context))
+                }
+                return run(part, b, filter: filter, common)
+            }
+        }
+    }
+
+    /// What a fetch's runs share.
+    private struct RunCommon {
+        let compare: ((AnyObject, AnyObject) -> ComparisonResult)?
+        let pendingTest: ((AnyObject) throws -> Bool)?
+        let paging: Paging
+        let includePendingChanges: Bool
+    }
+
+    /// One model's run, its rows chosen with the predicate's constants `b` (nil: none).
+    private func run(_ part: Part, _ b: Bindings?, filter: RowFilter, _ common: RunCommon) -> QueryRun {
+        let source = b.map { QueryPlanner.source(part.source, $0, table: part.table, storeIdentifier: part.handle.identifier) } ?? .scan
+        let storageQuery = part.handle.storage.evaluatesQueries ? b.flatMap { QueryPlanner.storageQuery(hints: part.source.hints($0), table: part.table) } : nil
+        return QueryRun(handle: part.handle, table: part.table, filter: filter, source: source,
+                        sort: common.compare.map { ResultSort(compare: $0, properties: part.sortProperties, indexOrder: part.indexOrder) },
+                        paging: common.paging, includePendingChanges: common.includePendingChanges, pendingTest: common.pendingTest,
+                        loading: part.loading, storageQuery: storageQuery)
     }
 
     /// Foundation's order of two objects by the descriptors.
@@ -148,20 +166,6 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     }
 }
 
-// One model's part of a compiled predicate, and the same bound to a fetch's constants. Structs,
-// not tuples: a function kept in an array of tuples is stored at its most general abstraction,
-// and every record's test then went through six reabstraction thunks.
-private struct PartPlan {
-    let layout: TreeLayout
-    let test: ((Bindings) -> RowTest)?
-    let hints: HintPlan?
-}
-
-struct BoundPart {
-    let test: RowTest?
-    let hints: [IndexHint]
-}
-
 /// The compiled queries of a container: by model, the subclasses flag, the type of the
 /// predicate's expression tree and the number of sort descriptors; each candidate then checks
 /// the rest of the shape itself. At most `capacity`, the oldest going first.
@@ -182,7 +186,7 @@ final class QueryCache: @unchecked Sendable {
     private var total = 0
 
     /// The runs of `descriptor`, with the plan compiled for its shape (compiled now if none is cached).
-    func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, context: ModelContext) throws -> [QueryRun] {
+    func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, context: ModelContext) throws -> QueryRuns {
         let predicate = descriptor.predicateParts
         let key = Key(model: ObjectIdentifier(T.self), includeSubclasses: includeSubclasses,
                       expression: predicate?.expressionType, sortCount: descriptor.sortCount,

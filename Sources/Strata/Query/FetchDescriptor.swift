@@ -12,7 +12,7 @@ public struct FetchDescriptor<T: PersistentModel> {
     /// Which objects; nil for all. Any predicate Foundation can evaluate works.
     public var predicate: Predicate<T>? {
         get { predicateParts.flatMap { $0.predicate as? Predicate<T> } }
-        set { predicateParts = newValue.map(PredicateParts.init) }
+        set { predicateParts = PredicateParts(newValue) }
     }
     /// The order; empty for the order the objects were stored in.
     public var sortBy: [SortDescriptor<T>] {
@@ -50,7 +50,7 @@ public struct FetchDescriptor<T: PersistentModel> {
 
     @inlinable
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
-        self.predicateParts = predicate.map(PredicateParts.init)
+        self.predicateParts = PredicateParts(predicate)
         self.sortBy = sortBy
         self.sortCount = sortBy.count
     }
@@ -73,12 +73,15 @@ final class PredicateParts {
     /// As `Any`, so that releasing it uses the value witnesses the existential carries.
     @usableFromInline let predicate: Any
 
+    /// Nil for no predicate. (The predicate is taken, not copied: a copy of a `Predicate<T>`
+    /// goes through value witnesses even where `T` is known.)
     @inlinable
-    init<T: PersistentModel>(_ predicate: Predicate<T>) {
+    init?<T: PersistentModel>(_ predicate: consuming Predicate<T>?) {
+        guard let predicate = consume predicate else { return nil }
         expression = predicate.expression
-        expressionType = ObjectIdentifier(type(of: predicate.expression))
+        expressionType = ObjectIdentifier(type(of: expression))
         input = predicate.variable.key
-        self.predicate = predicate
+        self.predicate = consume predicate
     }
 
     /// The predicate as a function of an object of model `T` (the slow path, and unsaved objects).

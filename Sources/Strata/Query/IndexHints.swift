@@ -2,8 +2,10 @@ import Foundation
 import StrataEngine
 
 // The conditions at the top of a predicate (joined by `&&`) that an index can answer. Like the
-// record functions, they are compiled once per shape into functions that read a node's
-// constants; the planner (QueryPlanner.swift) then chooses among them.
+// record functions, they are compiled once per shape: which conditions there are, and on which
+// properties, is the shape's; a condition's values are read from a fetch's constants. The
+// planner (QueryPlanner.swift) sets aside those with an index when the shape is compiled, and
+// chooses among them per fetch.
 
 /// A condition the predicate puts on one property, usable with an index.
 enum IndexHint {
@@ -22,17 +24,22 @@ enum IndexHint {
     }
 }
 
-/// The hints of a node, compiled once per shape: from a predicate's constants to the hints.
-typealias HintPlan = (Bindings) -> [IndexHint]
+/// One condition at the top of a predicate, compiled once per shape: the property it is on
+/// (nil: identifiers) and, from a predicate's constants, the hint (nil when a constant gives
+/// none, such as a nil or another type's value).
+struct HintPlan {
+    let property: PersistedProperty?
+    let bind: (Bindings) -> IndexHint?
+}
 
 protocol IndexHinting: PredicateExpression {
-    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan?
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan]
 }
 
 extension RowCompiler {
-    /// The hint plan of `expression`, if it gives hints.
-    func hints<E: PredicateExpression>(_ expression: E, at base: Int) -> HintPlan? {
-        (expression as? any IndexHinting)?.hintPlan(self, at: base)
+    /// The conditions of `expression` an index may answer.
+    func hints<E: PredicateExpression>(_ expression: E, at base: Int) -> [HintPlan] {
+        (expression as? any IndexHinting)?.hintPlans(self, at: base) ?? []
     }
 
     /// `property op constant` with the constant on either side: the property, whether the
@@ -55,69 +62,67 @@ extension RowCompiler {
 }
 
 extension PredicateExpressions.Conjunction: IndexHinting {
-    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
-        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
-        let l = c.hints(lhs, at: lAt), r = c.hints(rhs, at: rAt)
-        if l == nil && r == nil { return nil }
-        return { b in (l?(b) ?? []) + (r?(b) ?? []) }
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
+        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return [] }
+        return c.hints(lhs, at: lAt) + c.hints(rhs, at: rAt)
     }
 }
 
 extension PredicateExpressions.Equal: IndexHinting {
-    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         if let slot = c.identifierConstant(self, at: base, \.lhs, \.rhs) {
-            return { b in [.identifiers((b.values[slot] as? PersistentIdentifier).map { [$0] } ?? [])] }
+            return [HintPlan(property: nil) { b in .identifiers((b.value(slot) as? PersistentIdentifier).map { [$0] } ?? []) }]
         }
-        guard let (p, _, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return nil }
-        return { b in b.values[slot].map { [.equal(p, $0)] } ?? [] }
+        guard let (p, _, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return [] }
+        return [HintPlan(property: p) { b in b.value(slot).map { .equal(p, $0) } }]
     }
 }
 
 extension PredicateExpressions.Comparison: IndexHinting {
-    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         guard var op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
-              let (p, swapped, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return nil }
+              let (p, swapped, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return [] }
         c.expect(.comparison(self.op), at: opAt)
         if swapped { op = op.swapped }
-        return { b in
-            guard let value = b.values[slot] else { return [] }
+        return [HintPlan(property: p) { [op] b in
+            guard let value = b.value(slot) else { return nil }
             switch op {
-            case .less: return [.range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: false)]
-            case .lessOrEqual: return [.range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: true)]
-            case .greater: return [.range(p, lower: value, lowerInclusive: false, upper: nil, upperInclusive: false)]
-            case .greaterOrEqual: return [.range(p, lower: value, lowerInclusive: true, upper: nil, upperInclusive: false)]
-            case .equal, .notEqual: return []
+            case .less: return .range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: false)
+            case .lessOrEqual: return .range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: true)
+            case .greater: return .range(p, lower: value, lowerInclusive: false, upper: nil, upperInclusive: false)
+            case .greaterOrEqual: return .range(p, lower: value, lowerInclusive: true, upper: nil, upperInclusive: false)
+            case .equal, .notEqual: return nil
             }
-        }
+        }]
     }
 }
 
 extension PredicateExpressions.SequenceContains: IndexHinting {
-    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         guard let sAt = c.at(base, \Self.sequence), let eAt = c.at(base, \Self.element),
-              let slot = c.constantSlot(sequence, at: sAt) else { return nil }
+              let slot = c.constantSlot(sequence, at: sAt) else { return [] }
         if c.isIdentifier(element, at: eAt) {
-            return { b in
-                guard let seq = b.values[slot] as? any Sequence else { return [] }
-                return [.identifiers(anyElements(seq).compactMap { $0 as? PersistentIdentifier })]
-            }
+            return [HintPlan(property: nil) { b in
+                guard let seq = b.value(slot) as? any Sequence else { return nil }
+                return .identifiers(anyElements(seq).compactMap { $0 as? PersistentIdentifier })
+            }]
         }
-        guard let p = c.inputProperty(element, at: eAt) else { return nil }
-        return { b in
-            guard let seq = b.values[slot] as? any Sequence else { return [] }
-            return [.oneOf(p, anyElements(seq))]
-        }
+        guard let p = c.inputProperty(element, at: eAt) else { return [] }
+        return [HintPlan(property: p) { b in
+            guard let seq = b.value(slot) as? any Sequence else { return nil }
+            return .oneOf(p, anyElements(seq))
+        }]
     }
 }
 
 extension PredicateExpressions.SequenceStartsWith: IndexHinting {
-    func hintPlan(_ c: RowCompiler, at base: Int) -> HintPlan? {
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         guard let bAt = c.at(base, \Self.base), let pAt = c.at(base, \Self.prefix),
-              let p = c.inputProperty(self.base, at: bAt), let slot = c.constantSlot(prefix, at: pAt) else { return nil }
-        return { b in
-            guard let s = b.values[slot] as? String else { return [] }
-            return [.prefix(p, s)]
-        }
+              let p = c.inputProperty(self.base, at: bAt), let slot = c.constantSlot(prefix, at: pAt) else { return [] }
+        return [HintPlan(property: p) { b in
+            guard let s = b.value(slot) as? String else { return nil }
+            return .prefix(p, s)
+        }]
     }
 }
 

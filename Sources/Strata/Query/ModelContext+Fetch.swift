@@ -3,7 +3,7 @@ import StrataEngine
 
 extension ModelContext {
     /// A descriptor compiled (once per shape) and bound to its constants: one run per model it reads.
-    func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool = true) throws -> [QueryRun] {
+    func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool = true) throws -> QueryRuns {
         try container.queries.runs(descriptor, includeSubclasses: includeSubclasses, context: self)
     }
 
@@ -173,7 +173,7 @@ extension ModelContext {
     /// A fetch of a base class with subclasses in the schema: each model's matches, merged,
     /// sorted with the descriptors (ties: model order, then row order), then paged.
     /// Differs from SwiftData only in that subclass rows are not interleaved by insertion time.
-    func fetchAcrossModels(_ runs: [QueryRun], paging: Paging) throws -> [AnyObject] {
+    func fetchAcrossModels(_ runs: QueryRuns, paging: Paging) throws -> [AnyObject] {
         var all: [AnyObject] = []
         for run in runs {
             let whole = run.unpaged

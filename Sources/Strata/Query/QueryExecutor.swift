@@ -29,8 +29,8 @@ struct StoredRows {
             list = nil
         case .rows(let rows):
             list = rows
-        case .lookups(let index, let keys) where keys.count == 1:
-            list = try reader.lookup(keys[0], in: index).map { [$0] } ?? []
+        case .lookup(let index, let key):
+            list = try reader.lookup(key, in: index).map { [$0] } ?? []
         case .lookups(let index, let keys):
             var rows = Set<RowID>()
             for key in keys { if let row = try reader.lookup(key, in: index) { rows.insert(row) } }

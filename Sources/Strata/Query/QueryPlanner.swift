@@ -5,7 +5,9 @@ import StrataEngine
 // the top of the predicate (IndexHints.swift) narrow the rows read to index lookups or ranges;
 // the whole predicate is then still checked on every row read, so an index only ever saves
 // work and never changes an answer. Planning reads nothing: the executor
-// (QueryExecutor.swift) does the lookups.
+// (QueryExecutor.swift) does the lookups. Which conditions have an index is the shape's, and is
+// settled when the shape is compiled (`SourcePlan`); a fetch binds only those, and picks the
+// cheapest its values allow.
 
 /// Where the candidate rows of a query come from.
 enum RowSource {
@@ -13,50 +15,79 @@ enum RowSource {
     case scan
     /// These rows (from identifiers), in row order.
     case rows([RowID])
+    /// The row a unique index holds for this key, if any.
+    case lookup(IndexID, [UInt8])
     /// The rows a unique index holds for these keys (each at most one).
     case lookups(IndexID, [[UInt8]])
     /// The rows of these index ranges (merged and put in row order).
     case ranges(IndexID, [KeyRange])
 }
 
-enum QueryPlanner {
-    /// The cheapest source the hints allow for `table` of the store named `storeIdentifier`.
-    static func source(hints: [IndexHint], table: Table, storeIdentifier: String?) -> RowSource {
-        var best: (cost: Int, source: RowSource)? = nil
-        func consider(_ cost: Int, _ source: @autoclosure () -> RowSource) {
-            if cost < (best?.cost ?? Int.max) { best = (cost, source()) }
+/// One model's conditions that an index can answer, found when a shape is compiled: each with
+/// the index of its property in this model's table (none for identifiers, which name rows).
+struct SourcePlan {
+    struct Candidate {
+        let hint: HintPlan
+        let index: (id: IndexID, unique: Bool)?
+    }
+    let candidates: [Candidate]
+
+    init(hints: [HintPlan], table: Table) {
+        candidates = hints.compactMap { hint in
+            guard let p = hint.property else { return Candidate(hint: hint, index: nil) }
+            return table.singleIndex[p.index].map { Candidate(hint: hint, index: $0) }
         }
-        for hint in hints {
-            if case .identifiers(let ids) = hint {
-                // The rows these identifiers name in this model's table of this store.
-                let rows = ids.filter { $0.entityName == table.entity.name && $0.storeIdentifier == storeIdentifier && $0.rowID > 0 }
-                    .map { RowID($0.rowID) }
-                consider(0, .rows(Array(Set(rows)).sorted()))
-                continue
-            }
-            guard let p = hint.property, let (index, unique) = table.singleIndex[p.index] else { continue }
-            switch hint {
-            case .equal(_, let value):
-                guard let key = p.keyOfConstant(value) else { continue }
-                if unique { consider(1, .lookups(index, [key])) } else { consider(10, .ranges(index, [.exact(key)])) }
-            case .oneOf(_, let values):
-                let keys = values.compactMap { p.keyOfConstant($0) }
-                guard keys.count == values.count else { continue }
-                if unique { consider(keys.count + 1, .lookups(index, keys)) } else { consider(10 * keys.count + 10, .ranges(index, keys.map { KeyRange.exact($0) })) }
-            case .range(_, let lower, let li, let upper, let ui):
-                guard p.keyOrderIsValueOrder else { continue }
-                let lk = lower.flatMap { p.keyOfConstant($0) }
-                let uk = upper.flatMap { p.keyOfConstant($0) }
-                if (lower != nil && lk == nil) || (upper != nil && uk == nil) { continue }
-                consider(1000, .ranges(index, [KeyRange(lower: lk, lowerInclusive: li, upper: uk, upperInclusive: ui)]))
-            case .prefix(_, let prefix):
-                guard p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
-                consider(500, .ranges(index, [KeyRange(prefix: KeyEncoding.encode(prefix, asPrefix: true))]))
-            case .identifiers:
-                continue
-            }
+    }
+
+    /// The hints of a fetch's constants, for a backend that evaluates queries.
+    func hints(_ b: Bindings) -> [IndexHint] { candidates.compactMap { $0.hint.bind(b) } }
+}
+
+enum QueryPlanner {
+    /// The cheapest source `plan` allows with a fetch's constants, for `table` of the store
+    /// named `storeIdentifier`.
+    static func source(_ plan: SourcePlan, _ b: Bindings, table: Table, storeIdentifier: String?) -> RowSource {
+        var best: (cost: Int, source: RowSource)? = nil
+        for candidate in plan.candidates {
+            guard let hint = candidate.hint.bind(b),
+                  let (cost, source) = choice(hint, candidate.index, table: table, storeIdentifier: storeIdentifier),
+                  cost < (best?.cost ?? Int.max) else { continue }
+            best = (cost, source)
         }
         return best?.source ?? .scan
+    }
+
+    /// The source a hint gives and what it costs (roughly, in rows read); nil if its values
+    /// cannot be keys of the index.
+    private static func choice(_ hint: IndexHint, _ index: (id: IndexID, unique: Bool)?, table: Table,
+                               storeIdentifier: String?) -> (Int, RowSource)? {
+        if case .identifiers(let ids) = hint {
+            // The rows these identifiers name in this model's table of this store.
+            let rows = ids.filter { $0.entityName == table.entity.name && $0.storeIdentifier == storeIdentifier && $0.rowID > 0 }
+                .map { RowID($0.rowID) }
+            return (0, .rows(Array(Set(rows)).sorted()))
+        }
+        guard let p = hint.property, let (index, unique) = index else { return nil }
+        switch hint {
+        case .equal(_, let value):
+            guard let key = p.keyOfConstant(value) else { return nil }
+            return unique ? (1, .lookup(index, key)) : (10, .ranges(index, [.exact(key)]))
+        case .oneOf(_, let values):
+            let keys = values.compactMap { p.keyOfConstant($0) }
+            guard keys.count == values.count else { return nil }
+            return unique ? (keys.count + 1, .lookups(index, keys)) : (10 * keys.count + 10, .ranges(index, keys.map { KeyRange.exact($0) }))
+        case .range(_, let lower, let li, let upper, let ui):
+            guard p.keyOrderIsValueOrder else { return nil }
+            let lk = lower.flatMap { p.keyOfConstant($0) }
+            let uk = upper.flatMap { p.keyOfConstant($0) }
+            if (lower != nil && lk == nil) || (upper != nil && uk == nil) { return nil }
+            return (1000, .ranges(index, [KeyRange(lower: lk, lowerInclusive: li, upper: uk, upperInclusive: ui)]))
+        case .prefix(_, let prefix):
+            guard p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+            return (500, .ranges(index, [KeyRange(prefix: KeyEncoding.encode(prefix, asPrefix: true))]))
+        case .identifiers:
+            return nil
+        }
     }
 
     /// The hints as terms a backend that evaluates queries can select rows with (nil: none).

@@ -82,6 +82,22 @@ final class QueryRun {
     }
 }
 
+/// A fetch's runs, one per model it reads: nearly always one, kept without an array.
+struct QueryRuns: RandomAccessCollection {
+    private let first: QueryRun
+    private let rest: [QueryRun]
+
+    /// The runs `make` makes for `0..<count` (`count` at least 1: a fetch reads its model).
+    init(count: Int, _ make: (Int) -> QueryRun) {
+        first = make(0)
+        rest = count > 1 ? (1..<count).map(make) : []
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { 1 + rest.count }
+    subscript(i: Int) -> QueryRun { i == 0 ? first : rest[i - 1] }
+}
+
 extension RowSource {
     var isScan: Bool { if case .scan = self { true } else { false } }
     var isRows: Bool { if case .rows = self { true } else { false } }

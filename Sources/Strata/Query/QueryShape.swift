@@ -24,13 +24,19 @@ struct TreeLayout {
         case arithmetic(PredicateExpressions.ArithmeticOperator)
     }
 
-    private var constants: [(offset: Int, read: (UnsafeRawPointer) -> Any?)] = []
+    /// A constant of the tree: where it is, and how to read it as `Any`.
+    struct Constant {
+        let offset: Int
+        let read: (UnsafeRawPointer) -> Any?
+    }
+
+    private(set) var constants: [Constant] = []
     private var checks: [(offset: Int, check: Check)] = []
 
     /// The slot of the constant of type `T` at `offset`.
     mutating func constant<T>(_ type: T.Type, at offset: Int) -> Int {
         if let slot = constants.firstIndex(where: { $0.offset == offset }) { return slot }
-        constants.append((offset, { tree in (tree + offset).assumingMemoryBound(to: T.self).pointee }))
+        constants.append(Constant(offset: offset, read: { tree in (tree + offset).assumingMemoryBound(to: T.self).pointee }))
         return constants.count - 1
     }
 
@@ -57,9 +63,25 @@ struct TreeLayout {
         return true
     }
 
-    /// The constants of the tree at `tree`.
+    /// The constants of the tree at `tree` (which must have this shape).
     func bindings(_ tree: UnsafeRawPointer) -> Bindings {
-        Bindings(values: constants.map { $0.read(tree) })
+        Bindings(tree: tree, constants: constants)
+    }
+}
+
+/// The constants of one predicate, in the slots compiling gave them: read from its expression
+/// tree when a plan asks for them, so only while the tree's bytes are lent (`withTreeBytes`).
+/// A plan reads them when it is bound, never from the record functions it returns.
+struct Bindings {
+    let tree: UnsafeRawPointer
+    let constants: [TreeLayout.Constant]
+
+    /// The constant in `slot`.
+    func value(_ slot: Int) -> Any? { constants[slot].read(tree) }
+
+    /// The constant in `slot`, which has type `C` (the type compiling found there).
+    func read<C>(_ slot: Int, as _: C.Type) -> C {
+        (tree + constants[slot].offset).assumingMemoryBound(to: C.self).pointee
     }
 }
 

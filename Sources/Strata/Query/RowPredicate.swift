@@ -17,11 +17,6 @@ import StrataEngine
 /// A function of a record.
 typealias RowFunction<Output> = (RecordView) throws -> Output
 
-/// The constants of one predicate, in the slots compiling gave them.
-struct Bindings {
-    let values: [Any?]
-}
-
 /// Compiles predicate expressions over one entity's records.
 final class RowCompiler {
     let entity: Entity
@@ -82,10 +77,10 @@ final class RowCompiler {
     func scalarPlan<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, at l: Int, _ rhs: R, at r: Int,
                                                                    _ op: ComparisonOperator) -> ((Bindings) -> RowTest?)? {
         if let property = inputProperty(lhs, at: l), let slot = constantSlot(rhs, at: r) {
-            return { b in b.values[slot].flatMap { property.scalarTest($0, op) } }
+            return { b in b.value(slot).flatMap { property.scalarTest($0, op) } }
         }
         if let property = inputProperty(rhs, at: r), let slot = constantSlot(lhs, at: l) {
-            return { b in b.values[slot].flatMap { property.scalarTest($0, op.swapped) } }
+            return { b in b.value(slot).flatMap { property.scalarTest($0, op.swapped) } }
         }
         return nil
     }
@@ -129,7 +124,7 @@ extension PredicateExpressions.Value: RowEvaluable, ConstantExpression {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)? {
         guard let slot = slot(c, at: base) else { return nil }
         return { b in
-            let v = b.values[slot] as! Output
+            let v = b.read(slot, as: Output.self)
             return { _ in v }
         }
     }
