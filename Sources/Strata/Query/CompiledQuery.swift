@@ -7,37 +7,19 @@ import StrataEngine
 /// fetch has this shape and binds its own constants. The runs it makes are not generic.
 final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// Per model read: where it is, and (with a predicate) its part of the predicate's plan.
-    private let parts: [Part]
+    private let parts: [QueryPart]
     private let hasPredicate: Bool
     private let sortBy: [SortDescriptor<T>]
     private let isSorted: Bool
     /// The key paths of `propertiesToFetch` it was compiled for.
     private let propertiesToFetch: [AnyKeyPath]
 
-    /// One model's part of the query. A struct, not a tuple: a function kept in an array of
-    /// tuples is stored at its most general abstraction, and every record's test then went
-    /// through six reabstraction thunks.
-    private struct Part {
-        let handle: StoreHandle
-        let table: Table
-        /// Where the predicate's constants are and what the shape holds (empty without one).
-        let layout: TreeLayout
-        /// The predicate's test on records, from its constants (nil: evaluated on objects).
-        let test: ((Bindings) -> RowTest)?
-        let source: SourcePlan
-        /// What the sort can use (its descriptors' properties, an index).
-        let sortProperties: [Int]?
-        let indexOrder: (index: IndexID, reverse: Bool)?
-        /// The properties `propertiesToFetch` names (nil: all).
-        let loading: [Int]?
-    }
-
     init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
         let predicate = descriptor.predicate
         parts = try container.locations(of: T.self, includeSubclasses: includeSubclasses).map { handle, table in
             let plan = predicate.map { CompiledQuery.plan($0, table: table) }
             let sortBy = descriptor.sortBy
-            return Part(handle: handle, table: table, layout: plan?.layout ?? TreeLayout(), test: plan?.test,
+            return QueryPart(handle: handle, table: table, layout: plan?.layout ?? TreeLayout(), test: plan?.test,
                         source: SourcePlan(hints: plan?.hints ?? [], table: table),
                         sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
                         indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
@@ -90,7 +72,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                                paging: Paging(offset: descriptor.fetchOffset, limit: descriptor.fetchLimit),
                                includePendingChanges: descriptor.includePendingChanges)
         guard let predicate else {
-            return QueryRuns(count: parts.count) { run(parts[$0], nil, filter: .all, common) }
+            return QueryRuns(count: parts.count) { parts[$0].run(nil, filter: .all, common) }
         }
         return withTreeBytes(predicate.expression) { tree in
             for part in parts where !part.layout.matches(tree, input: predicate.input) { return nil }
@@ -100,27 +82,9 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                 if let test = part.test { filter = .record(test(b)) } else {
                     filter = .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle, context: context))
                 }
-                return run(part, b, filter: filter, common)
+                return part.run(b, filter: filter, common)
             }
         }
-    }
-
-    /// What a fetch's runs share.
-    private struct RunCommon {
-        let compare: ((AnyObject, AnyObject) -> ComparisonResult)?
-        let pendingTest: ((AnyObject) throws -> Bool)?
-        let paging: Paging
-        let includePendingChanges: Bool
-    }
-
-    /// One model's run, its rows chosen with the predicate's constants `b` (nil: none).
-    private func run(_ part: Part, _ b: Bindings?, filter: RowFilter, _ common: RunCommon) -> QueryRun {
-        let source = b.map { QueryPlanner.source(part.source, $0, table: part.table, storeIdentifier: part.handle.identifier) } ?? .scan
-        let storageQuery = part.handle.storage.evaluatesQueries ? b.flatMap { QueryPlanner.storageQuery(hints: part.source.hints($0), table: part.table) } : nil
-        return QueryRun(handle: part.handle, table: part.table, filter: filter, source: source,
-                        sort: common.compare.map { ResultSort(compare: $0, properties: part.sortProperties, indexOrder: part.indexOrder) },
-                        paging: common.paging, includePendingChanges: common.includePendingChanges, pendingTest: common.pendingTest,
-                        loading: part.loading, storageQuery: storageQuery)
     }
 
     /// Foundation's order of two objects by the descriptors.
@@ -163,6 +127,45 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
               let property = table.entity.property(for: keyPath), property.keyOrderIsValueOrder,
               let (index, _) = table.singleIndex[property.index] else { return nil }
         return (index, sort.order == .reverse)
+    }
+}
+
+/// One model's part of a compiled query (outside the generic class, so that reading it needs
+/// no type metadata). A struct, not a tuple: a function kept in an array of
+/// tuples is stored at its most general abstraction, and every record's test then went
+/// through six reabstraction thunks.
+private struct QueryPart {
+    let handle: StoreHandle
+    let table: Table
+    /// Where the predicate's constants are and what the shape holds (empty without one).
+    let layout: TreeLayout
+    /// The predicate's test on records, from its constants (nil: evaluated on objects).
+    let test: ((Bindings) -> RowTest)?
+    let source: SourcePlan
+    /// What the sort can use (its descriptors' properties, an index).
+    let sortProperties: [Int]?
+    let indexOrder: (index: IndexID, reverse: Bool)?
+    /// The properties `propertiesToFetch` names (nil: all).
+    let loading: [Int]?
+}
+
+/// What a fetch's runs share.
+private struct RunCommon {
+    let compare: ((AnyObject, AnyObject) -> ComparisonResult)?
+    let pendingTest: ((AnyObject) throws -> Bool)?
+    let paging: Paging
+    let includePendingChanges: Bool
+}
+
+extension QueryPart {
+    /// This model's run, its rows chosen with the predicate's constants `b` (nil: none).
+    func run(_ b: Bindings?, filter: RowFilter, _ common: RunCommon) -> QueryRun {
+        let rows = b.map { QueryPlanner.source(source, $0, table: table, storeIdentifier: handle.identifier) } ?? .scan
+        let storageQuery = handle.storage.evaluatesQueries ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil
+        return QueryRun(handle: handle, table: table, filter: filter, source: rows,
+                        sort: common.compare.map { ResultSort(compare: $0, properties: sortProperties, indexOrder: indexOrder) },
+                        paging: common.paging, includePendingChanges: common.includePendingChanges, pendingTest: common.pendingTest,
+                        loading: loading, storageQuery: storageQuery)
     }
 }
 
