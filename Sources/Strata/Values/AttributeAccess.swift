@@ -113,6 +113,9 @@ extension AttributeAccess {
             keyOfConstant: { constant in
                 guard let v = constant as? V else { return nil }
                 var key: [UInt8] = []
+                // Room for the usual key (a UUID's is 17 bytes): growing an empty array one
+                // append at a time cost a second allocation.
+                key.reserveCapacity(32)
                 V.appendKey(v, to: &key)
                 return key
             },
