@@ -44,7 +44,7 @@ public final class Store: Sendable {
         var closed = false
         var nextBlobID: UInt64
         /// Live read transactions, by the sequence of the commit they read.
-        var readers: [UInt64: Int] = [:]
+        var readers = ReaderCounts()
         /// Blobs deleted by a commit (its sequence) whose files older readers may still read.
         var retiredBlobs: [(sequence: UInt64, id: UInt64)] = []
         /// The last commit of this session known to be on disk (synced).
@@ -56,7 +56,7 @@ public final class Store: Sendable {
         /// commit that still refers to the removed file).
         func unreadableBlobs() -> [(sequence: UInt64, id: UInt64)] {
             // A blob deleted by commit S is visible only to readers of commits before S.
-            let oldest = readers.keys.min() ?? .max
+            let oldest = readers.oldest ?? .max
             return retiredBlobs.filter { $0.sequence <= oldest && $0.sequence <= durableSequence }
         }
     }
@@ -236,12 +236,15 @@ public final class Store: Sendable {
     /// A read transaction of commit `sequence` is done.
     func releaseReader(_ sequence: UInt64) {
         let foreign = options.readOnly
-        state.withLock { s in
-            guard let n = s.readers[sequence] else { return }
-            s.readers[sequence] = n > 1 ? n - 1 : nil
-            if n == 1, foreign { lockFile?.unlockReader(sequence) }
+        let retired = state.withLock { s -> Bool in
+            if let n = s.readers[sequence] {
+                s.readers[sequence] = n > 1 ? n - 1 : nil
+                if n == 1, foreign { lockFile?.unlockReader(sequence) }
+            }
+            return !s.retiredBlobs.isEmpty
         }
-        if !foreign { removeUnreadableBlobs() }
+        // Only a retired blob can have become unreadable (asked under the same lock).
+        if !foreign && retired { removeUnreadableBlobs() }
     }
 
     /// Blobs deleted by a commit whose files readers may still need.
@@ -435,4 +438,33 @@ public struct StoreInfo: Sendable {
     /// About how many bytes `compact()` would free.
     public let reclaimableBytes: Int
     public let collections: [Collection]
+}
+
+/// Live read transactions by the sequence of the commit they read. There are a few distinct
+/// sequences at most (readers of the last commits), so a short array: a dictionary hashed the
+/// sequence twice per read transaction.
+struct ReaderCounts {
+    private var entries: [(sequence: UInt64, count: Int)] = []
+
+    subscript(sequence: UInt64) -> Int? {
+        get {
+            for e in entries where e.sequence == sequence { return e.count }
+            return nil
+        }
+        set {
+            if let i = entries.firstIndex(where: { $0.sequence == sequence }) {
+                if let n = newValue { entries[i].count = n } else { entries.remove(at: i) }
+            } else if let n = newValue {
+                entries.append((sequence, n))
+            }
+        }
+    }
+
+    subscript(sequence: UInt64, default value: Int) -> Int {
+        get { self[sequence] ?? value }
+        set { self[sequence] = newValue }
+    }
+
+    /// The sequence of the oldest commit a live reader reads.
+    var oldest: UInt64? { entries.lazy.map(\.sequence).min() }
 }
