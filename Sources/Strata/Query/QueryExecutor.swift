@@ -8,39 +8,44 @@ struct StoredRows {
     let run: QueryRun
     /// Rows the context's unsaved changes replace (or that it deletes).
     let excluded: RowSet
-    /// The candidate rows from indexes or identifiers (nil: every row of the collection).
-    private let list: [RowID]?
-    /// Where the next visit starts: a row id for a scan, a position in `list` otherwise.
+    /// The candidate rows: every row of the collection, those indexes or identifiers gave, or
+    /// the one (or none) a unique key gave (a list of one cost an allocation per point fetch).
+    private enum Candidates {
+        case all
+        case listed([RowID])
+        case one(RowID?)
+    }
+    private let candidates: Candidates
+    /// Where the next visit starts: a row id for a scan, a position in the list otherwise.
     private var next = 0
     private(set) var isDone = false
 
     init(_ run: QueryRun, excluded: RowSet, reader: any StorageReader) throws {
         self.run = run
         self.excluded = excluded
+        isDone = run.table.collection == nil
         if let query = run.storageQuery, !run.source.isRows, let rows = try reader.candidates(query) {
             // A backend that evaluates the query's indexed terms itself selected the rows (it
             // applies every term at once, where the planner's source uses one index).
-            list = rows
-            isDone = run.table.collection == nil
+            candidates = .listed(rows)
             return
         }
         switch run.source {
         case .scan:
-            list = nil
+            candidates = .all
         case .rows(let rows):
-            list = rows
+            candidates = .listed(rows)
         case .lookup(let index, let key):
-            list = try reader.lookup(key, in: index).map { [$0] } ?? []
+            candidates = .one(try reader.lookup(key, in: index))
         case .lookups(let index, let keys):
             var rows = Set<RowID>()
             for key in keys { if let row = try reader.lookup(key, in: index) { rows.insert(row) } }
-            list = rows.sorted()
+            candidates = .listed(rows.sorted())
         case .ranges(let index, let ranges):
             var rows = Set<RowID>()
             for range in ranges { try reader.forEachEntry(in: index, range: range, reverse: false) { rows.insert($0); return true } }
-            list = rows.sorted()
+            candidates = .listed(rows.sorted())
         }
-        isDone = run.table.collection == nil
     }
 
     /// Calls `body` with each passing row from where the last visit stopped, until `body`
@@ -50,18 +55,27 @@ struct StoredRows {
         // Layouts that map nothing are left out once here rather than in each row's view.
         let run = self.run, excluded = self.excluded, layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
         var stopped = false
-        if let list {
+        func visitRow(_ row: RowID) throws {
+            if excluded.contains(row) { return }
+            _ = try reader.visitRecord(row, in: collection) { raw in
+                let view = try RecordView(raw, layouts: layouts)
+                if try run.passes(row, view) { stopped = try !body(row, view) }
+            }
+        }
+        switch candidates {
+        case .one(let row):
+            if let row { try visitRow(row) }
+            isDone = true
+            return
+        case .listed(let list):
             while next < list.count && !stopped {
-                let row = list[next]
                 next += 1
-                if excluded.contains(row) { continue }
-                _ = try reader.visitRecord(row, in: collection) { raw in
-                    let view = try RecordView(raw, layouts: layouts)
-                    if try run.passes(row, view) { stopped = try !body(row, view) }
-                }
+                try visitRow(list[next - 1])
             }
             if next >= list.count { isDone = true }
             return
+        case .all:
+            break
         }
         var last: RowID? = nil
         // The scan's per-row work, with what does not change per row read once here.
