@@ -121,4 +121,22 @@ import Strata
         #expect(descriptor.relationshipKeyPathsForPrefetching == [\DiffItem.name])
         #expect(try context.fetch(descriptor).map(\.serial) == items.sorted(using: descriptor.sortBy).map(\.serial))
     }
+
+    /// Constants are read in place from the predicate when their type is the one a plan
+    /// wants; an optional constant is read through `Any` as Foundation does, so that a captured
+    /// nil on an indexed optional property finds the objects that hold nil, and a captured
+    /// value the ones that hold it.
+    @Test func capturedOptionalConstantsOnAnIndexedOptionalGiveFoundationsAnswers() throws {
+        let (context, items) = try store()
+        for (i, item) in items.enumerated() where i % 3 != 0 { item.nickname = "k\(i % 5)" }
+        try context.save()
+        for wanted in [nil, "k2", "k9"] as [String?] {
+            try check(context, items, #Predicate { $0.nickname == wanted }, "nickname == \(wanted ?? "nil")")
+            try check(context, items, #Predicate { $0.nickname != wanted }, "nickname != \(wanted ?? "nil")")
+            try check(context, items, #Predicate { wanted == $0.nickname && $0.rank > 2 }, "\(wanted ?? "nil") == nickname && rank > 2")
+        }
+        for low in ["k1", "k3"] {
+            try check(context, items, #Predicate { $0.name > low }, "name > \(low)")
+        }
+    }
 }

@@ -79,11 +79,11 @@ final class AttributeProperty: PersistedProperty, @unchecked Sendable {
 
     override func appendKey(of object: AnyObject, to key: inout [UInt8]) { access.appendKey(storage(object), &key) }
     override func appendKey(ofField field: UnsafeRawBufferPointer, to key: inout [UInt8]) throws { try access.appendFieldKey(field, &key) }
-    override func keyOfConstant(_ value: Any) -> [UInt8]? { access.keyOfConstant(value) }
+    override func keyOfConstant(_ value: ConstantValue) -> [UInt8]? { access.keyOfConstant(value) }
     override func value(of object: AnyObject) -> Any? { access.value(storage(object)) }
     override func fieldValue(_ field: UnsafeRawBufferPointer) throws -> Any { try access.fieldValue(field) }
     override func rowReader() -> Any? { external ? nil : access.rowReader(index) }
-    override func scalarTest(_ constant: Any, _ op: ComparisonOperator) -> RowTest? { external ? nil : access.scalarTest(constant, op, index) }
+    override func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator) -> RowTest? { external ? nil : access.scalarTest(constant, op, index) }
     override func setMarker(_ variant: Int, on object: AnyObject) -> Bool { access.setMarker(variant, storage(object)) }
     override func isMarker(_ variant: Int, _ value: Any) -> Bool { access.isMarker(variant, value) }
 }

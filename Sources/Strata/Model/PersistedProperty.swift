@@ -63,7 +63,7 @@ class PersistedProperty: @unchecked Sendable {
     /// Appends the index key of a field's value.
     func appendKey(ofField field: UnsafeRawBufferPointer, to key: inout [UInt8]) throws {}
     /// The index key of a value given as `Any` (a predicate's constant), if it is of this type.
-    func keyOfConstant(_ value: Any) -> [UInt8]? { nil }
+    func keyOfConstant(_ value: ConstantValue) -> [UInt8]? { nil }
     /// The value in `object`, if any (for messages, faults and the slow paths).
     func value(of object: AnyObject) -> Any? { preconditionFailure("abstract") }
     /// The value of a field.
@@ -72,7 +72,7 @@ class PersistedProperty: @unchecked Sendable {
     /// on it take the slow path.
     func rowReader() -> Any? { nil }
     /// The fast comparison of this property with a constant, if its type has one.
-    func scalarTest(_ constant: Any, _ op: ComparisonOperator) -> RowTest? { nil }
+    func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator) -> RowTest? { nil }
     /// Puts marker value `variant` (0 or 1) in the property; false if the type has none.
     func setMarker(_ variant: Int, on object: AnyObject) -> Bool { false }
     /// True if `value` is marker `variant`.

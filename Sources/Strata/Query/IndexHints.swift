@@ -7,11 +7,12 @@ import StrataEngine
 // planner (QueryPlanner.swift) sets aside those with an index when the shape is compiled, and
 // chooses among them per fetch.
 
-/// A condition the predicate puts on one property, usable with an index.
+/// A condition the predicate puts on one property, usable with an index. Its constants are
+/// read in place (`ConstantValue`), so a hint lives only while its predicate is being bound.
 enum IndexHint {
-    case equal(PersistedProperty, Any)
+    case equal(PersistedProperty, ConstantValue)
     case oneOf(PersistedProperty, [Any])
-    case range(PersistedProperty, lower: Any?, lowerInclusive: Bool, upper: Any?, upperInclusive: Bool)
+    case range(PersistedProperty, lower: ConstantValue?, lowerInclusive: Bool, upper: ConstantValue?, upperInclusive: Bool)
     case prefix(PersistedProperty, String)
     /// The object's `persistentModelID` is one of these.
     case identifiers([PersistentIdentifier])
@@ -74,7 +75,7 @@ extension PredicateExpressions.Equal: IndexHinting {
             return [HintPlan(property: nil) { b in .identifiers((b.value(slot) as? PersistentIdentifier).map { [$0] } ?? []) }]
         }
         guard let (p, _, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return [] }
-        return [HintPlan(property: p) { b in b.value(slot).map { .equal(p, $0) } }]
+        return [HintPlan(property: p) { b in .equal(p, b.constant(slot)) }]
     }
 }
 
@@ -85,7 +86,7 @@ extension PredicateExpressions.Comparison: IndexHinting {
         c.expect(.comparison(self.op), at: opAt)
         if swapped { op = op.swapped }
         return [HintPlan(property: p) { [op] b in
-            guard let value = b.value(slot) else { return nil }
+            let value = b.constant(slot)
             switch op {
             case .less: return .range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: false)
             case .lessOrEqual: return .range(p, lower: nil, lowerInclusive: true, upper: value, upperInclusive: true)

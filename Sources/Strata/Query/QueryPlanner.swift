@@ -73,7 +73,7 @@ enum QueryPlanner {
             guard let key = p.keyOfConstant(value) else { return nil }
             return unique ? (1, .lookup(index, key)) : (10, .ranges(index, [.exact(key)]))
         case .oneOf(_, let values):
-            let keys = values.compactMap { p.keyOfConstant($0) }
+            let keys = values.compactMap { p.keyOfConstant(ConstantValue($0)) }
             guard keys.count == values.count else { return nil }
             return unique ? (keys.count + 1, .lookups(index, keys)) : (10 * keys.count + 10, .ranges(index, keys.map { KeyRange.exact($0) }))
         case .range(_, let lower, let li, let upper, let ui):
@@ -103,7 +103,7 @@ enum QueryPlanner {
             case .equal(_, let value):
                 if let key = p.keyOfConstant(value) { term(.equal, [key]) }
             case .oneOf(_, let values):
-                let keys = values.compactMap { p.keyOfConstant($0) }
+                let keys = values.compactMap { p.keyOfConstant(ConstantValue($0)) }
                 if keys.count == values.count { term(.oneOf, keys) }
             case .range(_, let lower, let li, let upper, let ui):
                 guard p.keyOrderIsValueOrder else { continue }

@@ -24,9 +24,14 @@ struct TreeLayout {
         case arithmetic(PredicateExpressions.ArithmeticOperator)
     }
 
-    /// A constant of the tree: where it is, and how to read it as `Any`.
+    /// A constant of the tree: where it is, its type, and how to read it as `Any`.
     struct Constant {
         let offset: Int
+        let type: Any.Type
+        /// False for an `Optional`: its cast from `Any` is not the same as reading it (a nil
+        /// inside an `Any` does not cast to an `Optional`), so it is read through `Any` as it
+        /// always was, and the plans of optional constants stay as they were.
+        let readsInPlace: Bool
         let read: (UnsafeRawPointer) -> Any?
     }
 
@@ -36,7 +41,8 @@ struct TreeLayout {
     /// The slot of the constant of type `T` at `offset`.
     mutating func constant<T>(_ type: T.Type, at offset: Int) -> Int {
         if let slot = constants.firstIndex(where: { $0.offset == offset }) { return slot }
-        constants.append(Constant(offset: offset, read: { tree in (tree + offset).assumingMemoryBound(to: T.self).pointee }))
+        constants.append(Constant(offset: offset, type: T.self, readsInPlace: !(T.self is any OptionalProtocol.Type),
+                                  read: { tree in (tree + offset).assumingMemoryBound(to: T.self).pointee }))
         return constants.count - 1
     }
 
@@ -76,12 +82,46 @@ struct Bindings {
     let tree: UnsafeRawPointer
     let constants: [TreeLayout.Constant]
 
-    /// The constant in `slot`.
+    /// The constant in `slot`, as `Any`.
     func value(_ slot: Int) -> Any? { constants[slot].read(tree) }
+
+    /// The constant in `slot`, to be read as the type a plan wants.
+    func constant(_ slot: Int) -> ConstantValue { ConstantValue(tree + constants[slot].offset, constants[slot]) }
 
     /// The constant in `slot`, which has type `C` (the type compiling found there).
     func read<C>(_ slot: Int, as _: C.Type) -> C {
         (tree + constants[slot].offset).assumingMemoryBound(to: C.self).pointee
+    }
+}
+
+/// A predicate's constant as a plan reads it when it is bound: in place in the expression tree
+/// (so only while the tree is lent, like `Bindings`), or a value given as `Any`. A plan that
+/// wants a `V` reads it directly when the constant is one, with no dynamic cast.
+struct ConstantValue {
+    private enum Storage {
+        case inTree(UnsafeRawPointer, TreeLayout.Constant)
+        case any(Any)
+    }
+    private let storage: Storage
+
+    init(_ value: Any) { storage = .any(value) }
+    init(_ pointer: UnsafeRawPointer, _ constant: TreeLayout.Constant) { storage = .inTree(pointer, constant) }
+
+    /// The value as `Any` (nil only for a constant that reads as none).
+    var any: Any? {
+        switch storage {
+        case .any(let value): value
+        case .inTree(let pointer, let constant): constant.read(pointer - constant.offset)
+        }
+    }
+
+    /// The value as a `V`, or nil if it is not one (as `any as? V` answers).
+    @inline(__always)
+    func value<V>(as _: V.Type) -> V? {
+        if case .inTree(let pointer, let constant) = storage, constant.readsInPlace, constant.type == V.self {
+            return pointer.assumingMemoryBound(to: V.self).pointee
+        }
+        return any.flatMap { $0 as? V }
     }
 }
 

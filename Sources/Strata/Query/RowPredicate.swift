@@ -77,10 +77,10 @@ final class RowCompiler {
     func scalarPlan<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, at l: Int, _ rhs: R, at r: Int,
                                                                    _ op: ComparisonOperator) -> ((Bindings) -> RowTest?)? {
         if let property = inputProperty(lhs, at: l), let slot = constantSlot(rhs, at: r) {
-            return { b in b.value(slot).flatMap { property.scalarTest($0, op) } }
+            return { b in property.scalarTest(b.constant(slot), op) }
         }
         if let property = inputProperty(rhs, at: r), let slot = constantSlot(lhs, at: l) {
-            return { b in b.value(slot).flatMap { property.scalarTest($0, op.swapped) } }
+            return { b in property.scalarTest(b.constant(slot), op.swapped) }
         }
         return nil
     }
@@ -168,7 +168,7 @@ extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
 extension PredicateExpressions.KeyPath: RowTesting where Output == Bool {
     /// A `Bool` property of the input: the test of its byte.
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
-        if let property = inputProperty(c, at: base), let test = property.scalarTest(true, .equal) { return { _ in test } }
+        if let property = inputProperty(c, at: base), let test = property.scalarTest(ConstantValue(true), .equal) { return { _ in test } }
         return rowPlan(c, at: base)
     }
 }

@@ -28,8 +28,8 @@ final class AttributeAccess: @unchecked Sendable {
     let appendKey: (UnsafeMutableRawPointer, inout [UInt8]) -> Void
     /// Appends the index key of a field's value.
     let appendFieldKey: (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void
-    /// The index key of a value given as `Any` (a predicate's constant); nil for another type.
-    let keyOfConstant: (Any) -> [UInt8]?
+    /// The index key of a predicate's constant; nil for another type.
+    let keyOfConstant: (ConstantValue) -> [UInt8]?
     /// The storage's value, if any.
     let value: (UnsafeMutableRawPointer) -> Any?
     /// A field's value.
@@ -37,7 +37,7 @@ final class AttributeAccess: @unchecked Sendable {
     /// A `(RecordView) throws -> Value` closure reading field `i`, for predicates.
     let rowReader: (Int) -> Any
     /// The fast comparison of field `i` with a constant, if the type has one.
-    let scalarTest: (Any, ComparisonOperator, Int) -> RowTest?
+    let scalarTest: (ConstantValue, ComparisonOperator, Int) -> RowTest?
     /// Puts marker `variant` (0 or 1) in the storage; false if the type has none.
     let setMarker: (Int, UnsafeMutableRawPointer) -> Bool
     /// True if the value is marker `variant`.
@@ -49,9 +49,9 @@ final class AttributeAccess: @unchecked Sendable {
          encode: @escaping (UnsafeMutableRawPointer, inout [UInt8]) throws -> Bool,
          appendKey: @escaping (UnsafeMutableRawPointer, inout [UInt8]) -> Void,
          appendFieldKey: @escaping (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void,
-         keyOfConstant: @escaping (Any) -> [UInt8]?, value: @escaping (UnsafeMutableRawPointer) -> Any?,
+         keyOfConstant: @escaping (ConstantValue) -> [UInt8]?, value: @escaping (UnsafeMutableRawPointer) -> Any?,
          fieldValue: @escaping (UnsafeRawBufferPointer) throws -> Any, rowReader: @escaping (Int) -> Any,
-         scalarTest: @escaping (Any, ComparisonOperator, Int) -> RowTest?,
+         scalarTest: @escaping (ConstantValue, ComparisonOperator, Int) -> RowTest?,
          setMarker: @escaping (Int, UnsafeMutableRawPointer) -> Bool, isMarker: @escaping (Int, Any) -> Bool) {
         self.valueType = valueType
         self.keyOrderIsValueOrder = keyOrderIsValueOrder
@@ -111,7 +111,7 @@ extension AttributeAccess {
             appendKey: { p, key in if let v = at(p).pointee.value { V.appendKey(v, to: &key) } },
             appendFieldKey: { raw, key in V.appendKey(try V.decode(raw), to: &key) },
             keyOfConstant: { constant in
-                guard let v = constant as? V else { return nil }
+                guard let v = constant.value(as: V.self) else { return nil }
                 var key: [UInt8] = []
                 // Room for the usual key (a UUID's is 17 bytes): growing an empty array one
                 // append at a time cost a second allocation.
@@ -149,7 +149,7 @@ extension AttributeAccess {
             appendKey: { p, key in if let v = at(p).pointee.value { codec.appendKey(v, to: &key) } },
             appendFieldKey: { raw, key in codec.appendKey(try codec.decode(raw), to: &key) },
             keyOfConstant: { constant in
-                guard let v = constant as? V else { return nil }
+                guard let v = constant.value(as: V.self) else { return nil }
                 var key: [UInt8] = []
                 codec.appendKey(v, to: &key)
                 return key

@@ -17,8 +17,8 @@ extension Bool: StoredValue {
     static func json(_ value: Bool) -> JSONValue { .bool(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(Bool.self) }
 
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
-        guard let c = constant as? Bool, op == .equal || op == .notEqual else { return nil }
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {
+        guard let c = constant.value(as: Bool.self), op == .equal || op == .notEqual else { return nil }
         let wanted = op == .equal
         return { view in try (Bool.decode(try view.field(i)) == c) == wanted }
     }

@@ -20,8 +20,8 @@ extension Date: StoredValue {
     static func json(_ value: Date) -> JSONValue { .string(value.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) }
     static var accesses: AttributeAccesses { AttributeAccesses(Date.self) }
 
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
-        guard let c = constant as? Date else { return nil }
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {
+        guard let c = constant.value(as: Date.self) else { return nil }
         return ScalarComparison.compare(c.timeIntervalSinceReferenceDate, op, field: i, DateIntervalField.self)
     }
 }

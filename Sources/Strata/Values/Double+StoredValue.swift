@@ -16,8 +16,8 @@ extension Double: StoredValue {
     static func json(_ value: Double) -> JSONValue { .double(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(Double.self) }
 
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
-        guard let c = constant as? Double else { return nil }
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {
+        guard let c = constant.value(as: Double.self) else { return nil }
         return ScalarComparison.compare(c, op, field: i, DoubleField.self)
     }
 }

@@ -30,8 +30,8 @@ extension StoredInteger {
 extension Int: StoredInteger {
     static func marker(_ variant: Int) -> Int? { 0x5EED_0000 + variant }
     static var accesses: AttributeAccesses { AttributeAccesses(Int.self) }
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
-        guard let c = constant as? Int else { return nil }
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {
+        guard let c = constant.value(as: Int.self) else { return nil }
         return ScalarComparison.compare(c, op, field: i, IntField.self)
     }
 }

@@ -28,7 +28,7 @@ protocol StoredValue: Codable {
     static func marker(_ variant: Int) -> Self?
     /// A test comparing field `field` of a record with `constant` on its bytes, with the answer
     /// of the type's own operator; nil when the type has no such fast path.
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field: Int) -> RowTest?
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest?
     /// The value as `strata dump` shows it.
     static func json(_ value: Self) -> JSONValue
     /// The accesses to `Attribute` storages of this type and of its optionals and arrays. Each
@@ -47,7 +47,7 @@ extension StoredValue {
     }
     static var keyOrderIsValueOrder: Bool { false }
     static func marker(_ variant: Int) -> Self? { nil }
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field: Int) -> RowTest? { nil }
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest? { nil }
 }
 
 /// A record that does not decode as the schema says: a damaged store or a schema mismatch.

@@ -20,8 +20,8 @@ extension String: StoredValue {
 
     /// Equality is Unicode canonical equivalence ("é" as one scalar or two, the Kelvin sign and
     /// "K"), so bytes decide only when both sides are ASCII; otherwise the field is decoded.
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
-        guard let c = constant as? String, op == .equal || op == .notEqual else { return nil }
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {
+        guard let c = constant.value(as: String.self), op == .equal || op == .notEqual else { return nil }
         let wanted = op == .equal
         let bytes = Array(c.utf8)
         let asciiConstant = bytes.allSatisfy { $0 < 0x80 }

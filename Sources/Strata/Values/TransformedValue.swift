@@ -75,7 +75,7 @@ extension AttributeAccess {
             },
             appendFieldKey: { raw, key in fieldKey(raw, &key) },
             keyOfConstant: { constant in
-                guard let v = constant as? V else { return nil }
+                guard let v = constant.value(as: V.self) else { return nil }
                 var bytes: [UInt8] = [], key: [UInt8] = []
                 guard (try? encode(v, into: &bytes)) != nil else { return nil }
                 bytes.withUnsafeBytes { fieldKey($0, &key) }

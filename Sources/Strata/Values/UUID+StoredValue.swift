@@ -20,8 +20,8 @@ extension UUID: StoredValue {
     static var accesses: AttributeAccesses { AttributeAccesses(UUID.self) }
 
     /// Equality on the 16 bytes.
-    static func scalarTest(_ constant: Any, _ op: ComparisonOperator, field i: Int) -> RowTest? {
-        guard let c = constant as? UUID, op == .equal || op == .notEqual else { return nil }
+    static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {
+        guard let c = constant.value(as: UUID.self), op == .equal || op == .notEqual else { return nil }
         let wanted = op == .equal
         let expected = c.uuid
         return { view in
