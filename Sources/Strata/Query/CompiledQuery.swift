@@ -16,15 +16,20 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
 
     init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
         let predicate = descriptor.predicate
-        parts = try container.locations(of: T.self, includeSubclasses: includeSubclasses).map { handle, table in
-            let plan = predicate.map { CompiledQuery.plan($0, table: table) }
+        var parts: [QueryPart] = []
+        for (handle, table) in try container.locations(of: T.self, includeSubclasses: includeSubclasses) {
+            // Not `predicate.map`: a closure that passes through a generic function's result
+            // comes back wrapped in reabstraction thunks, which every record's test then ran.
+            var plan = QueryPart.Plan()
+            if let predicate { plan = CompiledQuery.plan(predicate, table: table) }
             let sortBy = descriptor.sortBy
-            return QueryPart(handle: handle, table: table, layout: plan?.layout ?? TreeLayout(), test: plan?.test,
-                        source: SourcePlan(hints: plan?.hints ?? [], table: table),
-                        sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
-                        indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
-                        loading: CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity))
+            parts.append(QueryPart(handle: handle, table: table, layout: plan.layout, test: plan.test,
+                                   source: SourcePlan(hints: plan.hints, table: table),
+                                   sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
+                                   indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
+                                   loading: CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity)))
         }
+        self.parts = parts
         hasPredicate = predicate != nil
         sortBy = descriptor.sortBy
         isSorted = descriptor.sortCount > 0
@@ -44,11 +49,11 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
 
     /// A predicate's plan for one model: where its constants are, its test on records and the
     /// conditions an index may answer.
-    private static func plan(_ predicate: Predicate<T>, table: Table) -> (layout: TreeLayout, test: ((Bindings) -> RowTest)?, hints: [HintPlan]) {
-        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> (TreeLayout, ((Bindings) -> RowTest)?, [HintPlan]) {
+    private static func plan(_ predicate: Predicate<T>, table: Table) -> QueryPart.Plan {
+        func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> QueryPart.Plan {
             let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
             let test = compiler.test(expression, at: 0), hints = compiler.hints(expression, at: 0)
-            return (compiler.layout, test, hints)
+            return QueryPart.Plan(layout: compiler.layout, test: test, hints: hints)
         }
         return plan(predicate.expression)
     }
@@ -147,6 +152,13 @@ private struct QueryPart {
     let indexOrder: (index: IndexID, reverse: Bool)?
     /// The properties `propertiesToFetch` names (nil: all).
     let loading: [Int]?
+
+    /// A predicate's plan for one model (empty for no predicate).
+    struct Plan {
+        var layout = TreeLayout()
+        var test: ((Bindings) -> RowTest)?
+        var hints: [HintPlan] = []
+    }
 }
 
 /// What a fetch's runs share.
