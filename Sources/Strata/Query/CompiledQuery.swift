@@ -135,11 +135,12 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     }
 }
 
-/// One model's part of a compiled query (outside the generic class, so that reading it needs
-/// no type metadata). A struct, not a tuple: a function kept in an array of
-/// tuples is stored at its most general abstraction, and every record's test then went
-/// through six reabstraction thunks.
-private struct QueryPart {
+/// One model's part of a compiled query: outside the generic class, so that reading it needs
+/// no type metadata; a class, so that a fetch takes it with one retain (a struct of this many
+/// references was a retain and a release of each); not a tuple, since a function kept in an
+/// array of tuples is stored at its most general abstraction, and every record's test then
+/// went through six reabstraction thunks.
+private final class QueryPart {
     let handle: StoreHandle
     let table: Table
     /// Where the predicate's constants are and what the shape holds (empty without one).
@@ -152,6 +153,18 @@ private struct QueryPart {
     let indexOrder: (index: IndexID, reverse: Bool)?
     /// The properties `propertiesToFetch` names (nil: all).
     let loading: [Int]?
+
+    init(handle: StoreHandle, table: Table, layout: TreeLayout, test: ((Bindings) -> RowTest)?, source: SourcePlan,
+         sortProperties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?, loading: [Int]?) {
+        self.handle = handle
+        self.table = table
+        self.layout = layout
+        self.test = test
+        self.source = source
+        self.sortProperties = sortProperties
+        self.indexOrder = indexOrder
+        self.loading = loading
+    }
 
     /// A predicate's plan for one model (empty for no predicate).
     struct Plan {
