@@ -131,7 +131,7 @@ enum CompactCopy {
                 let head = cell.flags & ValueFlags.keysDigest != 0 ? 4 : 0
                 guard cell.value.count == head + ValueLocation.encodedSize,
                       let location = ValueLocation.decode(UnsafeRawBufferPointer(rebasing: cell.value[head...])) else {
-                    throw StoreError.corrupt("a malformed value location", path: tx.store.path, offset: nil)
+                    throw StoreError.corrupt("a malformed value location", path: tx.path, offset: nil)
                 }
                 let newOffset = try tx.pages.withValue(location) { payload in
                     try writer.appendAligned(ValueFrame.encode(payload))

@@ -37,7 +37,7 @@ public struct RowCursor {
     }
 
     private func malformedKey() -> StoreError {
-        StoreError.corrupt("a row key that is not 8 bytes long", path: transaction.store.path, offset: nil)
+        StoreError.corrupt("a row key that is not 8 bytes long", path: transaction.path, offset: nil)
     }
 
     /// The next row id, without reading its record; nil at the end.
@@ -119,7 +119,7 @@ public struct IndexCursor {
             return (keys.currentCount, try transaction.uniqueRow(cell.value))
         }
         guard let split = TreeKey.splitEntry(keys.current) else {
-            throw StoreError.corrupt("a malformed index entry", path: transaction.store.path, offset: nil)
+            throw StoreError.corrupt("a malformed index entry", path: transaction.path, offset: nil)
         }
         return split
     }
@@ -212,7 +212,7 @@ public struct IndexCursor {
             if n == keys.keptCount && compareBytes(UnsafeRawBufferPointer(rebasing: keys.current[0..<n]), keys.kept) == 0 { return row }
             try cursor.previous()   // a longer key between the run and the bound
         }
-        throw StoreError.corrupt("an index entry that a walk read could not be found again", path: transaction.store.path, offset: nil)
+        throw StoreError.corrupt("an index entry that a walk read could not be found again", path: transaction.path, offset: nil)
     }
 
     private enum Position { case inside, outside, beyond }

@@ -33,7 +33,14 @@ enum TreeID: Hashable {
 /// }
 /// ```
 public class ReadTransaction {
-    let store: Store
+    /// The store it reads, weakly: the store keeps the transaction of its current commit to
+    /// share among its readers (`Store.beginRead`), so a strong reference would keep the store
+    /// (and its file lock) alive forever. What reads need of the store is held here directly.
+    private weak var owner: Store?
+    /// The store file's path (for errors), its blob files and its file system.
+    let path: String
+    let blobs: BlobFolder
+    let fileSystem: any FileSystem
     let file: StoreFile
     let base: Snapshot
     @exclusivity(unchecked) var catalog: Catalog
@@ -43,7 +50,10 @@ public class ReadTransaction {
     @exclusivity(unchecked) var isRegistered = false
 
     init(store: Store, snapshot: Snapshot, writer: AppendWriter? = nil) {
-        self.store = store
+        owner = store
+        path = store.path
+        blobs = store.blobs
+        fileSystem = store.fileSystem
         self.file = snapshot.file
         self.base = snapshot
         self.catalog = snapshot.catalog
@@ -51,7 +61,8 @@ public class ReadTransaction {
     }
 
     deinit {
-        if isRegistered { store.releaseReader(base.sequence) }
+        // A store that is gone has no readers to count.
+        if isRegistered { owner?.releaseReader(base.sequence) }
     }
 
     /// The sequence number of the commit this transaction reads (0 for an empty new store).
@@ -134,7 +145,7 @@ public class ReadTransaction {
     }
 
     func missingCollection(_ c: CollectionID) -> StoreError {
-        StoreError(.notFound, "No collection \(c) in this store; create it with createCollection(named:) first.", path: store.path)
+        StoreError(.notFound, "No collection \(c) in this store; create it with createCollection(named:) first.", path: path)
     }
 
     // MARK: Records
@@ -143,11 +154,11 @@ public class ReadTransaction {
     @inline(__always)
     func withRecordValue<R>(_ value: UnsafeRawBufferPointer, flags: UInt8, row: RowID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         guard let decoded = RowValue.decode(value, flags: flags) else {
-            throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
+            throw StoreError.corrupt("a malformed row value (row \(row))", path: path, offset: nil)
         }
         if let inline = decoded.inline { return try body(inline) }
         guard let frame = decoded.frame else {
-            throw StoreError.corrupt("a row value with neither a record nor a value location (row \(row))", path: store.path, offset: nil)
+            throw StoreError.corrupt("a row value with neither a record nor a value location (row \(row))", path: path, offset: nil)
         }
         return try pages.withValue(frame, body)
     }
@@ -212,7 +223,7 @@ public class ReadTransaction {
     /// The row id a unique index entry holds.
     func uniqueRow(_ value: UnsafeRawBufferPointer) throws -> RowID {
         guard let (row, size) = Varint.decode(value), size == value.count else {
-            throw StoreError.corrupt("a malformed unique-index entry", path: store.path, offset: nil)
+            throw StoreError.corrupt("a malformed unique-index entry", path: path, offset: nil)
         }
         return row
     }
@@ -235,7 +246,7 @@ public class ReadTransaction {
     }
 
     func missingIndex(_ index: IndexID) -> StoreError {
-        StoreError(.notFound, "No \(index) in this store; create it with createIndex(named:on:unique:) first.", path: store.path)
+        StoreError(.notFound, "No \(index) in this store; create it with createIndex(named:on:unique:) first.", path: path)
     }
 
     // MARK: Blobs and metadata
@@ -245,7 +256,7 @@ public class ReadTransaction {
         guard let position = try TreeKey.blob(id.rawValue).withUnsafeBytes({ try find($0, in: .system) }) else { return nil }
         return try withExtendedLifetime(position.node) {
             let v = position.value
-            guard v.count == 16 else { throw StoreError.corrupt("a malformed blob entry", path: store.path, offset: nil) }
+            guard v.count == 16 else { throw StoreError.corrupt("a malformed blob entry", path: path, offset: nil) }
             return (v.loadLE64(0), v.loadLE64(8))
         }
     }
@@ -253,8 +264,8 @@ public class ReadTransaction {
     /// The bytes of a blob. Throws `.notFound` if there is no such blob and `.corrupt` if its
     /// file is missing or damaged.
     public func blob(_ id: BlobID) throws -> [UInt8] {
-        guard let (length, checksum) = try blobEntry(id) else { throw StoreError(.notFound, "No \(id) in this store.", path: store.path) }
-        return try store.blobs.read(id.rawValue, length: length, checksum: checksum)
+        guard let (length, checksum) = try blobEntry(id) else { throw StoreError(.notFound, "No \(id) in this store.", path: path) }
+        return try blobs.read(id.rawValue, length: length, checksum: checksum)
     }
 
     /// The bytes of a blob as `Data`, read in place: the `Data` is the blob file, mapped (and
@@ -265,9 +276,9 @@ public class ReadTransaction {
     /// file cut short by another program under a live mapping makes the process crash on
     /// access: Docs/Durability.md, "Mapped files".)
     public func blobData(_ id: BlobID) throws -> Data {
-        guard let (length, checksum) = try blobEntry(id) else { throw StoreError(.notFound, "No \(id) in this store.", path: store.path) }
+        guard let (length, checksum) = try blobEntry(id) else { throw StoreError(.notFound, "No \(id) in this store.", path: path) }
         var kept: (any FileMapping)?
-        return try store.blobs.withContents(id.rawValue, length: length, checksum: checksum, keep: { kept = $0 }) { bytes in
+        return try blobs.withContents(id.rawValue, length: length, checksum: checksum, keep: { kept = $0 }) { bytes in
             guard let base = bytes.baseAddress, let mapping = kept else { return Data() }
             return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count,
                         deallocator: .custom { _, _ in withExtendedLifetime(mapping) {} })
@@ -277,13 +288,13 @@ public class ReadTransaction {
     /// True when the blob is recorded and its file is present (without reading it).
     public func blobFileExists(_ id: BlobID) throws -> Bool {
         guard try blobLength(id) != nil else { return false }
-        return store.fileSystem.fileExists(store.blobs.filePath(id.rawValue))
+        return fileSystem.fileExists(blobs.filePath(id.rawValue))
     }
 
     /// The length of a blob without reading it, or nil if there is no such blob.
     public func blobLength(_ id: BlobID) throws -> Int? {
         guard let (length, _) = try blobEntry(id) else { return nil }
-        guard let n = Int(exactly: length) else { throw StoreError.corrupt("a malformed blob entry", path: store.path, offset: nil) }
+        guard let n = Int(exactly: length) else { throw StoreError.corrupt("a malformed blob entry", path: path, offset: nil) }
         return n
     }
 
@@ -309,7 +320,7 @@ public class ReadTransaction {
             let cell = position.view.leafCell(position.index)
             if cell.flags & ValueFlags.inFrame != 0 {
                 guard let location = ValueLocation.decode(cell.value) else {
-                    throw StoreError.corrupt("a malformed metadata entry (\(name))", path: store.path, offset: nil)
+                    throw StoreError.corrupt("a malformed metadata entry (\(name))", path: path, offset: nil)
                 }
                 return try pages.withValue(location) { Array($0) }
             }

@@ -72,7 +72,7 @@ private struct Verifier {
         bytesTotal = Swift.max(tx.catalog.liveBytes, 1)
     }
 
-    var path: String { tx.store.path }
+    var path: String { tx.path }
 
     mutating func problem(_ message: String, at offset: UInt64? = nil) {
         report.problems.append(.init(offset: offset, message: message))
@@ -248,7 +248,7 @@ private struct Verifier {
         case TreeKey.blobTag:
             guard key.count == 9, cell.value.count == 16 else { problem("a malformed blob entry"); return }
             report.blobsChecked += 1
-            do { _ = try tx.store.blobs.read(key.loadBE64(1), length: cell.value.loadLE64(0), checksum: cell.value.loadLE64(8)) }
+            do { _ = try tx.blobs.read(key.loadBE64(1), length: cell.value.loadLE64(0), checksum: cell.value.loadLE64(8)) }
             catch let error as StoreError { problem(error.message) }
         case TreeKey.metadataTag:
             guard cell.flags & ValueFlags.inFrame != 0 else { return }

@@ -8,6 +8,8 @@ import Foundation
 /// pages it changes stay in memory up to its budget (`StoreOptions.cacheSize`); past it they
 /// are written out before the commit record, so a large save does not grow memory.
 public final class WriteTransaction: ReadTransaction {
+    /// The store it writes (held: a write transaction is never shared).
+    let store: Store
     let writer: AppendWriter
     let budget: DirtyBudget
     @exclusivity(unchecked) private var trees = RecentMap<TreeID, MutableTree>()
@@ -22,6 +24,7 @@ public final class WriteTransaction: ReadTransaction {
     @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     init(store: Store, snapshot: Snapshot, writer: AppendWriter) {
+        self.store = store
         self.writer = writer
         self.budget = DirtyBudget(limit: Swift.max(store.options.cacheSize, 32 << 10))
         super.init(store: store, snapshot: snapshot, writer: writer)

@@ -207,6 +207,44 @@ import Testing
         }
     }
 
+    // MARK: Readers of the current commit
+
+    /// Readers of the current commit share one transaction, which the store keeps between
+    /// reads. It must neither keep the store (and its writer lock) alive once the store is let
+    /// go, nor stop reading when a reader keeps it longer than the store; and a commit in
+    /// between gives the next reader the new commit.
+    @Test func readersShareTheCurrentCommitWithoutKeepingTheStore() throws {
+        let dir = try EngineTestDirectory()
+        let path = dir.path()
+        var kept: ReadTransaction?
+        var users: CollectionID?
+        do {
+            let store = try Store(path: path)
+            users = try store.write { tx throws in
+                let users = try tx.createCollection(named: "users")
+                try tx.put(Self.bytes("Ada"), row: 1, in: users)
+                return users
+            }
+            let first = try store.beginRead(), second = try store.beginRead()
+            #expect(first === second)
+            kept = first
+            try store.write { tx throws in try tx.put(Self.bytes("Grace"), row: 2, in: #require(users)) }
+            let third = try store.beginRead()
+            #expect(third !== first)
+            #expect(try third.count(in: #require(users)) == 2)
+            #expect(try first.count(in: #require(users)) == 1)   // still its own commit
+        }
+        // The store is gone (its lock with it): it opens again for writing, and the reader kept
+        // from it still reads its commit.
+        let again = try Store(path: path)
+        try again.write { tx throws in try tx.put(Self.bytes("Hopper"), row: 3, in: #require(users)) }
+        let reader = try #require(kept)
+        #expect(try reader.count(in: #require(users)) == 1)
+        #expect(try reader.record(1, in: #require(users)) == Self.bytes("Ada"))
+        kept = nil
+        #expect(try again.read { try $0.count(in: #require(users)) } == 3)
+    }
+
     // MARK: Reopening
 
     @Test func reopenKeepsEverything() throws {
