@@ -56,7 +56,9 @@ struct RecordView {
         let start = offset(i)
         let end = offset(i + 1)
         guard start <= end, fieldsStart + end <= raw.count else { throw decodingFailure("a field outside its record") }
-        return UnsafeRawBufferPointer(rebasing: raw[(fieldsStart + start)..<(fieldsStart + end)])
+        // The bounds were just checked (and `raw` holds at least a header, so it has a base):
+        // not a slice, whose bounds would be checked again.
+        return UnsafeRawBufferPointer(start: raw.baseAddress.unsafelyUnwrapped + fieldsStart + start, count: end - start)
     }
 }
 
