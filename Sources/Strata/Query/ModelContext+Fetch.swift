@@ -46,10 +46,8 @@ extension ModelContext {
             let stored = try run.handle.storage.read { reader -> Int in
                 guard let collection = run.table.collection else { return 0 }
                 if run.filter.isAll && run.source.isScan && pending.excluded.isEmpty { return try reader.count(in: collection) }
-                var total = 0
                 var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
-                try rows.visit(reader) { _, _ in total += 1; return true }
-                return total
+                return try rows.count(reader)
             }
             return descriptor.paging.count(ofTotal: stored + pending.objects.count)
         } catch { throw StrataError.store(error, while: "count \(T.self)") }

@@ -89,4 +89,25 @@ struct StoredRows {
         }
         if stopped, let last, last < RowID(Int.max) { next = Int(last + 1) } else { isDone = true }
     }
+
+    /// How many of the rows from where the last visit stopped pass the filter. A scan counts in
+    /// its own loop: through `visit`, each row also went through the visitor's closure and the
+    /// bookkeeping that lets a visit stop and go on.
+    mutating func count(_ reader: any StorageReader) throws -> Int {
+        guard case .all = candidates, !isDone, let collection = run.table.collection else {
+            var n = 0
+            try visit(reader) { _, _ in n += 1; return true }
+            return n
+        }
+        let layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
+        let excluded = self.excluded, excludes = !excluded.isEmpty, filter = run.filter
+        var n = 0
+        try reader.forEachRecord(in: collection, from: next == 0 ? nil : RowID(next)) { row, raw in
+            if excludes && excluded.contains(row) { return true }
+            if try filter.passes(row, RecordView(raw, layouts: layouts)) { n += 1 }
+            return true
+        }
+        isDone = true
+        return n
+    }
 }
