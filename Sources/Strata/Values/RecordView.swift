@@ -11,7 +11,10 @@ struct RecordView {
     private let fieldsStart: Int
 
     /// How to read older layouts as the current properties (nil: the record is current).
-    private let layouts: EntityLayouts?
+    /// Not retained: a view lives while the engine lends a record, and its layouts are its
+    /// table's, which outlives every read of it (a view is made per scanned row, and retaining
+    /// and releasing its layouts was a tenth of a counted row).
+    private unowned(unsafe) let layouts: EntityLayouts?
 
     init(_ raw: UnsafeRawBufferPointer, layouts: EntityLayouts? = nil) throws {
         self.layouts = layouts.flatMap { $0.isIdentity ? nil : $0 }
