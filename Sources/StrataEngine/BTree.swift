@@ -138,8 +138,16 @@ final class MutableTree {
 
     var isDirty: Bool { if case .node? = root { return true } else { return false } }
 
+    /// The leaf cell holding `key`, if any. A key in the range of the last change's leaf is
+    /// looked up there, without a descent (a save reads a row just before it changes it, and
+    /// its rows often come in order).
     func find(_ key: UnsafeRawBufferPointer) throws -> LeafPosition? {
-        try TreeSearch.find(key, root: root, pages: pages)
+        if let leaf = fingerLeaf, fingerHolds(key) {
+            let view = leaf.view
+            let (i, found) = view.search(key)
+            return found ? LeafPosition(view: view, index: i, node: leaf) : nil
+        }
+        return try TreeSearch.find(key, root: root, pages: pages)
     }
 
     /// A node that may be changed: the node itself, or a copy of the page.
@@ -170,8 +178,8 @@ final class MutableTree {
     /// Keys often come in order (new rows, a transaction's index entries at commit), so the
     /// tree remembers the path of its last insert: a key inside the range of that insert's
     /// leaf goes straight to the leaf, without a search at each level. Only a split changes
-    /// the shape of the tree on the way: the remembered path goes with any split, removal or
-    /// write (`finger`).
+    /// the shape of the tree on the way: the remembered path goes with any split, merge or
+    /// write (`finger`). Removals and lookups use the same path.
     ///
     /// `new`: the caller knows the key is not in the tree; finding it there is damage
     /// (`.corrupt`, thrown before the tree changes).
@@ -283,22 +291,37 @@ final class MutableTree {
 
     /// Removes `key`; false (changing nothing) when it is not there.
     ///
-    /// One search per level: a descent that changes nothing finds the key and notes the child
-    /// it took at each level, and the descent that copies and changes nodes follows those
-    /// positions (a page copied into a node keeps its cells in order).
+    /// A key in the range of the last change's leaf is removed there (deletions in row order,
+    /// held-back index entries applied in key order). Otherwise one search per level: a
+    /// descent that changes nothing finds the key and notes the child it took at each level,
+    /// and the descent that copies and changes nodes follows those positions (a page copied
+    /// into a node keeps its cells in order) and becomes the remembered path.
     @discardableResult
     func remove(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if let leaf = fingerLeaf, fingerHolds(key) {
+            let (i, found) = leaf.view.search(key)
+            guard found else { return false }
+            version += 1
+            leaf.removeCell(at: i)
+            try rebalance(after: leaf)
+            return true
+        }
         forgetFinger()
         guard let current = root else { return false }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
             guard try locate(key, from: current, path: path) else { return false }
             version += 1
-            let top = try changeable(current)
-            root = .node(top)
-            try remove(from: top, level: 0, path: path)
-            // Shrink the tree from the top: a branch with one child gives way to the child.
-            while case .node(let n)? = root, !n.isLeaf, n.count == 1 { root = n.children[0].map { .node($0) } ?? .page(n.view.child(0)) }
-            if case .node(let n)? = root, n.count == 0 { root = nil }
+            var node = try changeable(current)
+            root = .node(node)
+            var level = 0
+            while !node.isLeaf {
+                fingerPath.append((node, path[level]))
+                node = try changeableChild(node, path[level])
+                level += 1
+            }
+            node.removeCell(at: path[level])
+            fingerLeaf = node
+            try rebalance(after: node)
             return true
         }
     }
@@ -328,30 +351,47 @@ final class MutableTree {
         throw StoreError.corrupt("a tree is deeper than \(MutableTree.maximumDepth) levels", path: pages.path, offset: nil)
     }
 
-    private func remove(from node: Node, level: Int, path: UnsafeMutableBufferPointer<Int>) throws {
-        let i = path[level]
-        if node.isLeaf {
-            node.removeCell(at: i)
-            return
+    /// After a cell left `leaf`, the end of `fingerPath`: on the way up, an emptied node leaves
+    /// its parent and a small one merges with a neighbour; then a root with one child gives
+    /// way to it. A change of shape forgets the path; otherwise it stays for the next change.
+    private func rebalance(after leaf: Node) throws {
+        var child = leaf
+        var reshaped = false
+        do {
+            for (node, i) in fingerPath.reversed() {
+                if try settle(child, at: i, in: node) { reshaped = true }
+                child = node
+            }
+        } catch {
+            forgetFinger()
+            throw error
         }
-        let child = try changeableChild(node, i)
-        try remove(from: child, level: level + 1, path: path)
+        // Shrink the tree from the top: a branch with one child gives way to the child.
+        while case .node(let n)? = root, !n.isLeaf, n.count == 1 {
+            root = n.children[0].map { .node($0) } ?? .page(n.view.child(0))
+            reshaped = true
+        }
+        if case .node(let n)? = root, n.count == 0 { root = nil; reshaped = true }
+        if reshaped { forgetFinger() }
+    }
+
+    /// Removes `child` (cell `i` of `node`) when it is empty, or merges it with a neighbour when
+    /// it is small and both fit in one page. True when `node` changed.
+    private func settle(_ child: Node, at i: Int, in node: Node) throws -> Bool {
         if child.count == 0 {
             node.removeCell(at: i)
             if i == 0 && node.count > 0 { node.clearFirstKey() }
-            return
+            return true
         }
-        guard child.encodedSize < targetSize / 4, node.count > 1 else { return }
-        // Merge a small node with a neighbour when both fit in one page.
+        guard child.encodedSize < targetSize / 4, node.count > 1 else { return false }
         let siblingIndex = i > 0 ? i - 1 : i + 1
         let siblingSize: Int
         if let sibling = node.children[siblingIndex] {
             siblingSize = sibling.encodedSize
         } else {
-            let page = try pages.page(at: node.view.child(siblingIndex))
-            siblingSize = page.nodeSizeEstimate
+            siblingSize = try pages.page(at: node.view.child(siblingIndex)).nodeSizeEstimate
         }
-        guard siblingSize + child.encodedSize <= targetSize else { return }
+        guard siblingSize + child.encodedSize <= targetSize else { return false }
         let sibling = try changeableChild(node, siblingIndex)
         let leftIndex = Swift.min(i, siblingIndex)
         let (left, right) = siblingIndex < i ? (sibling, child) : (child, sibling)
@@ -359,6 +399,7 @@ final class MutableTree {
         separator.withUnsafeBytes { left.absorb(right, separator: $0) }
         node.removeCell(at: leftIndex + 1)
         node.children[leftIndex] = left
+        return true
     }
 
     /// Writes every node, children first, and returns the root page (0 for an empty tree).

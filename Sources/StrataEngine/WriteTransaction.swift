@@ -40,6 +40,13 @@ public final class WriteTransaction: ReadTransaction {
 
     override func changing(_ tree: TreeID) -> MutableTree? { trees.lookup(tree) }
 
+    /// A tree this transaction changes is searched through its remembered path first
+    /// (`MutableTree.find`): a save reads a row or an index entry just before it changes it.
+    override func find(_ key: UnsafeRawBufferPointer, in tree: TreeID) throws -> LeafPosition? {
+        if let changed = trees.lookup(tree) { return try changed.find(key) }
+        return try TreeSearch.find(key, root: super.root(tree), pages: pages)
+    }
+
     /// The tree to change: made from its committed root the first time.
     func tree(_ id: TreeID) -> MutableTree {
         if let t = trees.lookup(id) { return t }
