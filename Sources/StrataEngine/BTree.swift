@@ -296,20 +296,24 @@ final class MutableTree {
     /// descent that changes nothing finds the key and notes the child it took at each level,
     /// and the descent that copies and changes nodes follows those positions (a page copied
     /// into a node keeps its cells in order) and becomes the remembered path.
+    ///
+    /// `expecting`: the value the key must have (a unique index entry's row); a key with
+    /// another value is not removed, and false is returned as for a missing key.
     @discardableResult
-    func remove(_ key: UnsafeRawBufferPointer) throws -> Bool {
+    func remove(_ key: UnsafeRawBufferPointer, expecting value: UnsafeRawBufferPointer? = nil) throws -> Bool {
         if let leaf = fingerLeaf, fingerHolds(key) {
-            let (i, found) = leaf.view.search(key)
-            guard found else { return false }
+            let view = leaf.view
+            let (i, found) = view.search(key)
+            guard found, MutableTree.holds(view, i, value) else { return false }
             version += 1
             leaf.removeCell(at: i)
-            try rebalance(after: leaf)
+            try rebalance(after: leaf, checkingAbove: false)
             return true
         }
         forgetFinger()
         guard let current = root else { return false }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
-            guard try locate(key, from: current, path: path) else { return false }
+            guard try locate(key, from: current, path: path, expecting: value) else { return false }
             version += 1
             var node = try changeable(current)
             root = .node(node)
@@ -321,9 +325,16 @@ final class MutableTree {
             }
             node.removeCell(at: path[level])
             fingerLeaf = node
-            try rebalance(after: node)
+            try rebalance(after: node, checkingAbove: true)
             return true
         }
+    }
+
+    /// True when leaf cell `i` of `view` has `value` (or no value is expected).
+    @inline(__always)
+    private static func holds(_ view: PageView, _ i: Int, _ value: UnsafeRawBufferPointer?) -> Bool {
+        guard let value else { return true }
+        return compareBytes(view.leafCell(i).value, value) == 0
     }
 
     /// Deeper trees are damage (`TreeSearch.find` says the same).
@@ -331,7 +342,8 @@ final class MutableTree {
 
     /// Finds `key` without changing anything, noting in `path` the child taken at each level
     /// and, at the leaf's level, the key's cell. False when the key is not there.
-    private func locate(_ key: UnsafeRawBufferPointer, from top: TreeRef, path: UnsafeMutableBufferPointer<Int>) throws -> Bool {
+    private func locate(_ key: UnsafeRawBufferPointer, from top: TreeRef, path: UnsafeMutableBufferPointer<Int>,
+                        expecting value: UnsafeRawBufferPointer?) throws -> Bool {
         var ref = top
         for level in 0...MutableTree.maximumDepth {
             let view: PageView, node: Node?
@@ -342,7 +354,7 @@ final class MutableTree {
             if view.isLeaf {
                 let (i, found) = view.search(key)
                 path[level] = i
-                return found
+                return found && MutableTree.holds(view, i, value)
             }
             let i = view.childIndex(for: key)
             path[level] = i
@@ -354,12 +366,16 @@ final class MutableTree {
     /// After a cell left `leaf`, the end of `fingerPath`: on the way up, an emptied node leaves
     /// its parent and a small one merges with a neighbour; then a root with one child gives
     /// way to it. A change of shape forgets the path; otherwise it stays for the next change.
-    private func rebalance(after leaf: Node) throws {
+    ///
+    /// `checkingAbove`: every level is looked at (after a descent). A removal through the
+    /// remembered path stops at the first level that did not change, as nothing above it did
+    /// (merging is for space, not for correctness: a descent looks at every level again).
+    private func rebalance(after leaf: Node, checkingAbove: Bool) throws {
         var child = leaf
         var reshaped = false
         do {
             for (node, i) in fingerPath.reversed() {
-                if try settle(child, at: i, in: node) { reshaped = true }
+                if try settle(child, at: i, in: node) { reshaped = true } else if !checkingAbove { break }
                 child = node
             }
         } catch {

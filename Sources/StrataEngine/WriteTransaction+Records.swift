@@ -182,9 +182,13 @@ extension WriteTransaction {
     func removeEntry(_ k: IndexKey, row: RowID) throws {
         let p = try indexPosition(k)
         let id = k.index.rawValue, unique = catalog.indexes[p].unique
-        // A unique entry is checked now (it is cheap: the table of held-back entries, or one
-        // lookup); a non-unique one when it is applied.
-        let holds = try !unique || k.key.withUnsafeBytes { try uniqueHolder($0, index: id) } == row
+        // An entry held back in this transaction is checked now (the table of a unique index's
+        // held-back entries); one in the tree when it is applied (`applyPending` removes a
+        // unique entry only if it names this row, and throws `.corrupt` otherwise), without a
+        // lookup per removal.
+        let holds = !unique || k.key.withUnsafeBytes { key in
+            latestPending(key, index: id).map { $0.kind == PendingEntries.insert && $0.row == row } ?? true
+        }
         guard holds, catalog.indexes[p].entries > 0 else {
             throw StoreError.corrupt("index \"\(catalog.indexes[p].name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
         }

@@ -109,3 +109,50 @@ import Testing
         #expect(try f.store.verify(indexKeys: { _, _, _ in nil }).isClean)
     }
 }
+
+extension PreviousKeysTests {
+    /// A unique entry that a removal takes out is checked against the row when it is applied
+    /// (`removeEntry` does not look it up): an entry that names another row (a damaged index)
+    /// fails the transaction with `.corrupt` and nothing of it is saved; entries held back in
+    /// the same transaction are checked at once.
+    @Test func aUniqueEntryNamingAnotherRowFailsTheRemoval() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        // Damage: the email index says ada@example.com is row 2's.
+        try f.store.write { tx throws in
+            var two: [UInt8] = []
+            Varint.append(2, to: &two)
+            try KeyEncoding.encode("ada@example.com").withUnsafeBytes { key in
+                try two.withUnsafeBytes { try tx.tree(.index(f.email.rawValue)).insert(key, $0) }
+            }
+        }
+        for deleting in [true, false] {
+            let error = expectStoreError(.corrupt) {
+                try f.store.write { tx throws in
+                    if deleting {
+                        #expect(try tx.delete(1, in: f.people, indexKeys: f.keys("ada@example.com", 36)))
+                    } else {
+                        try tx.put(Array("Ada".utf8), row: 1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 36),
+                                   previousKeys: f.keys("ada@example.com", 36))
+                    }
+                }
+            }
+            #expect(error?.message.contains("has no entry for row 1") == true)
+            try f.store.read { tx throws in
+                #expect(try tx.record(1, in: f.people) == Array("Ada".utf8))
+                #expect(try tx.lookup(KeyEncoding.encode("ada@example.com"), in: f.email) == 2)
+                #expect(try tx.lookup(KeyEncoding.encode("ada@lovelace.org"), in: f.email) == nil)
+            }
+        }
+        // Held back in this transaction: checked against the transaction's own entries.
+        try f.store.write { tx throws in
+            try tx.put(Array("Grace".utf8), row: 3, in: f.people, indexKeys: f.keys("grace@example.com", 45))
+            #expect(try tx.delete(3, in: f.people, indexKeys: f.keys("grace@example.com", 45)))
+            try tx.put(Array("Grace".utf8), row: 3, in: f.people, indexKeys: f.keys("grace@example.com", 45))
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.lookup(KeyEncoding.encode("grace@example.com"), in: f.email) == 3)
+            #expect(try tx.record(3, in: f.people) == Array("Grace".utf8))
+        }
+    }
+}
