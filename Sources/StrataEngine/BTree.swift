@@ -314,20 +314,45 @@ final class MutableTree {
         guard let current = root else { return false }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
             guard try locate(key, from: current, path: path, expecting: value) else { return false }
-            version += 1
-            var node = try changeable(current)
-            root = .node(node)
-            var level = 0
-            while !node.isLeaf {
-                fingerPath.append((node, path[level]))
-                node = try changeableChild(node, path[level])
-                level += 1
-            }
-            node.removeCell(at: path[level])
-            fingerLeaf = node
-            try rebalance(after: node, checkingAbove: true)
+            let (leaf, i) = try descendChanging(from: current, path: path)
+            leaf.removeCell(at: i)
+            try rebalance(after: leaf, checkingAbove: true)
             return true
         }
+    }
+
+    /// The leaf cell holding `key`, with the path to its leaf made changeable and remembered
+    /// for the change that follows (a deletion reads the row it removes); nil, changing
+    /// nothing, when the key is not there.
+    func findChanging(_ key: UnsafeRawBufferPointer) throws -> LeafPosition? {
+        if let leaf = fingerLeaf, fingerHolds(key) {
+            let view = leaf.view
+            let (i, found) = view.search(key)
+            return found ? LeafPosition(view: view, index: i, node: leaf) : nil
+        }
+        forgetFinger()
+        guard let current = root else { return nil }
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
+            guard try locate(key, from: current, path: path, expecting: nil) else { return nil }
+            let (leaf, i) = try descendChanging(from: current, path: path)
+            return LeafPosition(view: leaf.view, index: i, node: leaf)
+        }
+    }
+
+    /// Copies the nodes on the path `locate` noted into changeable nodes, remembers it
+    /// (`fingerPath`, `fingerLeaf`), and returns its leaf and the cell's position there.
+    private func descendChanging(from current: TreeRef, path: UnsafeMutableBufferPointer<Int>) throws -> (leaf: Node, index: Int) {
+        version += 1
+        var node = try changeable(current)
+        root = .node(node)
+        var level = 0
+        while !node.isLeaf {
+            fingerPath.append((node, path[level]))
+            node = try changeableChild(node, path[level])
+            level += 1
+        }
+        fingerLeaf = node
+        return (node, path[level])
     }
 
     /// True when leaf cell `i` of `view` has `value` (or no value is expected).

@@ -207,20 +207,54 @@ extension WriteTransaction {
     public func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws -> Bool {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
-        let rowsID = TreeID.rows(collection.rawValue)
-        let rows = tree(rowsID)
+        let rows = tree(.rows(collection.rawValue))
         return try TreeKey.withRow(row) { key in
             guard let old = try storedRow(key, in: rows, row: row) else { return false }
-            let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, stored: old)
-            guard catalog.collections[position].count > 0 else {
-                throw StoreError.corrupt("the catalog of collection \"\(catalog.collections[position].name)\" counts no records, fewer than its rows hold", path: store.path, offset: nil)
-            }
-            try rows.remove(key)
-            if let frame = old.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
-            for k in keys { try removeEntry(k, row: row) }
-            catalog.collections[position].count -= 1
-            try keepWithinBudget()
+            try remove(row, key: key, stored: old, indexKeys: indexKeys, from: rows, position: position, collection: collection)
             return true
         }
+    }
+
+    /// Deletes a row whose index keys are computed from its record: `indexKeysOf` gets the
+    /// stored record (valid during the call only; it must not change this transaction) and
+    /// returns the keys the row was stored with. One search of the row tree serves both the
+    /// read and the removal. Returns false if there was no such row.
+    ///
+    /// ```swift
+    /// try tx.delete(row, in: users) { record in [IndexKey(byEmail, emailKey(of: record))] }
+    /// ```
+    ///
+    /// - Throws: what `delete(_:in:indexKeys:)` throws, and what `indexKeysOf` throws (nothing
+    ///   is deleted then).
+    @discardableResult
+    public func delete(_ row: RowID, in collection: CollectionID, indexKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> Bool {
+        try checkOpen()
+        guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
+        let rows = tree(.rows(collection.rawValue))
+        return try TreeKey.withRow(row) { key in
+            guard let found = try rows.findChanging(key) else { return false }
+            let cell = found.view.leafCell(found.index)
+            guard let value = RowValue.decode(cell.value, flags: cell.flags) else {
+                throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
+            }
+            let old = StoredRow(digest: value.digest ?? 0, frame: value.frame)
+            let keys = try withExtendedLifetime(found.node) { try withRecordValue(cell.value, flags: cell.flags, row: row, indexKeysOf) }
+            try remove(row, key: key, stored: old, indexKeys: keys, from: rows, position: position, collection: collection)
+            return true
+        }
+    }
+
+    /// Removes a stored row (its leaf said `old`) once its keys are checked, and its entries.
+    private func remove(_ row: RowID, key: UnsafeRawBufferPointer, stored old: StoredRow, indexKeys: [IndexKey],
+                        from rows: MutableTree, position: Int, collection: CollectionID) throws {
+        let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, stored: old)
+        guard catalog.collections[position].count > 0 else {
+            throw StoreError.corrupt("the catalog of collection \"\(catalog.collections[position].name)\" counts no records, fewer than its rows hold", path: store.path, offset: nil)
+        }
+        try rows.remove(key)
+        if let frame = old.frame { addFrameBytes(-Int64(frame.length), to: .rows(collection.rawValue)) }
+        for k in keys { try removeEntry(k, row: row) }
+        catalog.collections[position].count -= 1
+        try keepWithinBudget()
     }
 }

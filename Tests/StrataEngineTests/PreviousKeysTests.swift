@@ -156,3 +156,49 @@ extension PreviousKeysTests {
         }
     }
 }
+
+extension PreviousKeysTests {
+    /// `delete(_:in:indexKeysOf:)` reads the record where it removes the row: the keys it
+    /// computes are checked like given ones, a missing row is false, and a wrong key or a
+    /// throwing computation deletes nothing. Long records (in frames of their own, written in
+    /// this transaction or before) are read as well as short ones.
+    @Test func aDeletionComputesTheKeysFromTheRecordItRemoves() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        struct Refused: Error {}
+        let long = [UInt8](repeating: 7, count: PageLayout.inlineValueLimit + 100)
+        try f.store.write { tx throws in
+            try tx.put(long, row: 3, in: f.people, indexKeys: f.keys("grace@example.com", 45))
+        }
+        try f.store.write { tx throws in
+            try tx.put(long + [8], row: 4, in: f.people, indexKeys: f.keys("edsger@example.com", 72))
+            var seen: [[UInt8]] = []
+            #expect(try tx.delete(9, in: f.people) { _ in Issue.record("no row 9"); return [] } == false)
+            // A wrong key, and a computation that throws: nothing is deleted.
+            expectStoreError(.indexKeyMismatch) {
+                try tx.delete(1, in: f.people) { _ in f.keys("ada@example.com", 37) }
+            }
+            #expect(throws: Refused.self) { try tx.delete(2, in: f.people) { _ in throw Refused() } }
+            #expect(try tx.record(1, in: f.people) == Array("Ada".utf8))
+            #expect(try tx.record(2, in: f.people) == Array("Alan".utf8))
+            let byRecord: [[UInt8]: [IndexKey]] = [Array("Ada".utf8): f.keys("ada@example.com", 36), long: f.keys("grace@example.com", 45),
+                                                   long + [8]: f.keys("edsger@example.com", 72)]
+            for row in [1, 3, 4] as [RowID] {
+                #expect(try tx.delete(row, in: f.people) { record in
+                    seen.append(Array(record))
+                    return byRecord[Array(record)] ?? []
+                })
+                #expect(try tx.record(row, in: f.people) == nil)
+            }
+            #expect(seen == [Array("Ada".utf8), long, long + [8]])
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.count(in: f.people) == 1)
+            #expect(try tx.record(2, in: f.people) == Array("Alan".utf8))
+            #expect(try tx.countEntries(in: f.email) == 1)
+            #expect(try tx.countEntries(in: f.age) == 1)
+            #expect(try tx.lookup(KeyEncoding.encode("alan@example.com"), in: f.email) == 2)
+        }
+        try expectClean(f.store)
+    }
+}

@@ -51,10 +51,19 @@ extension SaveOperation {
             let scope = location(entity)?.store.handle.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
             let history = location(entity)?.store.history
             let preserved = history == nil ? [] : entity.preservedOnDeletion
+            // What the record holds is read where the row is removed, in one search of its tree.
+            let reads = table.hasIndexes || !entity.externals.isEmpty || !preserved.isEmpty
             for row in rows.sorted() {
-                guard let stored = try StoredRow.read(row, table: table, reader: writer) else { continue }
-                let tombstone = preserved.isEmpty ? [] : try HistoryRecorder.tombstone(of: row, preserved, table: table, reader: writer)
-                guard try writer.delete(row, in: collection, indexKeys: stored.keys) else { continue }
+                var stored = StoredRow.none
+                var tombstone: [(name: String, bytes: [UInt8])] = []
+                let found = try writer.delete(row, in: collection) { record in
+                    guard reads else { return [] }
+                    let view = try RecordView(record, layouts: table.layouts)
+                    stored = try StoredRow(view, table: table)
+                    if !preserved.isEmpty { tombstone = try HistoryRecorder.tombstone(preserved, view: view) }
+                    return stored.keys
+                }
+                guard found else { continue }
                 history?.delete(entity, row, tombstone: tombstone)
                 for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
                 saved.deleted.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))

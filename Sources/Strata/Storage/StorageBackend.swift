@@ -140,11 +140,27 @@ public protocol StorageWriter: StorageReader {
     /// Deletes a row stored with `indexKeys`; false if there was no such row.
     @discardableResult
     func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey]) throws -> Bool
+    /// Deletes a row whose index keys come from its stored record: `indexKeysOf` gets the
+    /// record (valid during the call only) and returns the keys it was stored with; false if
+    /// there was no such row. A backend that can finds the row once for both (StrataEngine
+    /// does); a default reads the record, then deletes the row.
+    @discardableResult
+    func delete(_ row: RowID, in collection: CollectionID, indexKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> Bool
     func putBlob(_ bytes: [UInt8]) throws -> BlobID
     func deleteBlob(_ id: BlobID) throws
     func setMetadata(_ name: String, _ value: [UInt8]?) throws
     func commit() throws
     func rollback()
+}
+
+extension StorageWriter {
+    /// Reads the record, then deletes the row with the keys it gives.
+    @discardableResult
+    public func delete(_ row: RowID, in collection: CollectionID, indexKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> Bool {
+        var keys: [IndexKey] = []
+        guard try visitRecord(row, in: collection, { keys = try indexKeysOf($0) }) else { return false }
+        return try delete(row, in: collection, indexKeys: keys)
+    }
 }
 
 /// A unique key held by another row: the index, and the row that holds it.
