@@ -396,6 +396,8 @@ final class MutableTree {
     /// remembered path stops at the first level that did not change, as nothing above it did
     /// (merging is for space, not for correctness: a descent looks at every level again).
     private func rebalance(after leaf: Node, checkingAbove: Bool) throws {
+        // (The common case, written out: a leaf that is neither empty nor small changes nothing above.)
+        if !checkingAbove, leaf.count > 0, leaf.encodedSize >= targetSize / 4 { return }
         var child = leaf
         var reshaped = false
         do {
