@@ -45,6 +45,26 @@ extension WriteTransaction {
     /// - Throws: what `put` throws, except `.uniqueConstraintViolation`.
     public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
                                      indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws -> UniqueConflict? {
+        try put(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys, previousKeysOf: { _ in [] }, readsStored: false)
+    }
+
+    /// `putUnlessConflicting` for a row that may be stored, whose previous keys come from its
+    /// stored record: `previousKeysOf` gets the record (valid during the call only; it must
+    /// not change this transaction) and returns the keys it was stored with. It is not called
+    /// when there is no such row (the row is then new). One search of the row tree serves the
+    /// read and the write (an upsert that read the row first, then put it, searched twice).
+    ///
+    /// - Throws: what `putUnlessConflicting` throws, and what `previousKeysOf` throws (nothing
+    ///   is changed then).
+    public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
+                                     previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> UniqueConflict? {
+        try put(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: [], previousKeysOf: previousKeysOf, readsStored: true)
+    }
+
+    /// The two `putUnlessConflicting`: the previous keys given, or (`readsStored`) computed
+    /// from the stored record.
+    private func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey], previousKeys: [IndexKey],
+                     previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey], readsStored: Bool) throws -> UniqueConflict? {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
         guard row < RowID.max else {
@@ -67,8 +87,19 @@ extension WriteTransaction {
         // is damaged: the insert finds it and throws `.corrupt` before it changes anything. A
         // record long enough for a frame of its own is looked up, as the frame is written first.)
         let isNew = row >= catalog.collections[position].nextRowID && record.count <= PageLayout.inlineValueLimit
-        let old = isNew ? nil : try TreeKey.withRow(row) { try storedRow($0, in: rows, row: row) }
-        let oldKeys = try checkPreviousKeys(previousKeys, of: row, in: collection, stored: old)
+        var old: StoredRow? = nil
+        var given = previousKeys
+        if !isNew {
+            try TreeKey.withRow(row) { key in
+                guard let position = try rows.find(key) else { return }
+                try withExtendedLifetime(position.node) {
+                    let cell = position.view.leafCell(position.index)
+                    old = try storedRow(cell, row: row)
+                    if readsStored { given = try withRecordValue(cell.value, flags: cell.flags, row: row, previousKeysOf) }
+                }
+            }
+        }
+        let oldKeys = try checkPreviousKeys(given, of: row, in: collection, stored: old)
         let digest = KeysDigest.of(indexKeys)
         for k in indexKeys {
             // Fields read in place: a copy of the whole record (with its name) cost a retain
@@ -104,11 +135,15 @@ extension WriteTransaction {
 
     func storedRow(_ key: UnsafeRawBufferPointer, in rows: MutableTree, row: RowID) throws -> StoredRow? {
         guard let position = try rows.find(key) else { return nil }
-        let cell = position.view.leafCell(position.index)
+        return try withExtendedLifetime(position.node) { try storedRow(position.view.leafCell(position.index), row: row) }
+    }
+
+    /// What a row's leaf cell says (read while the leaf is alive).
+    func storedRow(_ cell: (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8), row: RowID) throws -> StoredRow {
         guard let value = RowValue.decode(cell.value, flags: cell.flags) else {
             throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
         }
-        return withExtendedLifetime(position.node) { StoredRow(digest: value.digest ?? 0, frame: value.frame) }
+        return StoredRow(digest: value.digest ?? 0, frame: value.frame)
     }
 
     /// Writes a row's leaf value: the digest, then the record (or, when long, where its frame is).
@@ -234,11 +269,9 @@ extension WriteTransaction {
         return try TreeKey.withRow(row) { key in
             guard let found = try rows.findChanging(key) else { return false }
             let cell = found.view.leafCell(found.index)
-            guard let value = RowValue.decode(cell.value, flags: cell.flags) else {
-                throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
+            let (old, keys) = try withExtendedLifetime(found.node) {
+                (try storedRow(cell, row: row), try withRecordValue(cell.value, flags: cell.flags, row: row, indexKeysOf))
             }
-            let old = StoredRow(digest: value.digest ?? 0, frame: value.frame)
-            let keys = try withExtendedLifetime(found.node) { try withRecordValue(cell.value, flags: cell.flags, row: row, indexKeysOf) }
             try remove(row, key: key, stored: old, indexKeys: keys, from: rows, position: position, collection: collection)
             return true
         }

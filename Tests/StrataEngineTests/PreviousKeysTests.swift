@@ -202,3 +202,59 @@ extension PreviousKeysTests {
         try expectClean(f.store)
     }
 }
+
+extension PreviousKeysTests {
+    /// `putUnlessConflicting(_:row:in:indexKeys:previousKeysOf:)` reads the stored record where
+    /// it replaces it: the keys it computes move the entries (checked like given ones); a row
+    /// that is not stored is new (the computation is not asked); a conflict, a wrong key or a
+    /// throwing computation changes nothing.
+    @Test func aPutComputesThePreviousKeysFromTheRecordItReplaces() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        struct Refused: Error {}
+        let long = [UInt8](repeating: 5, count: PageLayout.inlineValueLimit + 10)
+        try f.store.write { tx throws in
+            try long.withUnsafeBytes { new in
+                var seen: [[UInt8]] = []
+                // Ada's row, read where it is replaced.
+                #expect(try tx.putUnlessConflicting(new, row: 1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 37)) { old in
+                    seen.append(Array(old))
+                    return f.keys("ada@example.com", 36)
+                } == nil)
+                // Twice: the record read is the one this transaction wrote (a frame of its own).
+                #expect(try tx.putUnlessConflicting(new, row: 1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 37)) { old in
+                    seen.append(Array(old))
+                    return f.keys("ada@lovelace.org", 37)
+                } == nil)
+                #expect(seen == [Array("Ada".utf8), long])
+                // A new row: nothing to read.
+                #expect(try tx.putUnlessConflicting(new, row: 5, in: f.people, indexKeys: f.keys("grace@example.com", 45)) { _ in
+                    Issue.record("row 5 is not stored")
+                    return []
+                } == nil)
+                // Alan's row taking Ada's address: the conflict, and nothing changed.
+                let conflict = try tx.putUnlessConflicting(new, row: 2, in: f.people, indexKeys: f.keys("ada@lovelace.org", 41)) { _ in
+                    f.keys("alan@example.com", 41)
+                }
+                #expect(conflict?.existingRow == 1)
+                expectStoreError(.indexKeyMismatch) {
+                    try tx.putUnlessConflicting(new, row: 2, in: f.people, indexKeys: f.keys("alan@turing.org", 41)) { _ in f.keys("alan@example.com", 40) }
+                }
+                #expect(throws: Refused.self) {
+                    try tx.putUnlessConflicting(new, row: 2, in: f.people, indexKeys: f.keys("alan@turing.org", 41)) { _ in throw Refused() }
+                }
+            }
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.record(1, in: f.people) == long)
+            #expect(try tx.record(2, in: f.people) == Array("Alan".utf8))
+            #expect(try tx.record(5, in: f.people) == long)
+            #expect(try tx.lookup(KeyEncoding.encode("ada@lovelace.org"), in: f.email) == 1)
+            #expect(try tx.lookup(KeyEncoding.encode("ada@example.com"), in: f.email) == nil)
+            #expect(try tx.lookup(KeyEncoding.encode("alan@example.com"), in: f.email) == 2)
+            #expect(try tx.countEntries(in: f.age, range: .exact(KeyEncoding.encode(37))) == 1)
+            #expect(try tx.countEntries(in: f.age, range: .exact(KeyEncoding.encode(36))) == 0)
+        }
+        try expectClean(f.store)
+    }
+}
