@@ -198,7 +198,7 @@ final class MutableTree {
         }
         let top = try changeable(current)
         root = .node(top)
-        fingerPath.removeAll(keepingCapacity: true)
+        forgetFinger()
         var node = top
         while !node.isLeaf {
             guard fingerPath.count < MutableTree.maximumDepth else {
@@ -256,37 +256,46 @@ final class MutableTree {
     private func forgetFinger() {
         fingerLeaf = nil
         fingerPath.removeAll(keepingCapacity: true)
+        fingerBoundsRead = false
     }
+
+    /// The remembered leaf's bounds, copied from the path the first time they are needed (a
+    /// path stays as it is until it is forgotten): the low key, then the high key.
+    @exclusivity(unchecked) private var fingerBounds: [UInt8] = []
+    /// The low key's length (-1: the leaf is the first at every level, and has none).
+    @exclusivity(unchecked) private var fingerLowLength = -1
+    @exclusivity(unchecked) private var fingerHasHigh = false
+    @exclusivity(unchecked) private var fingerBoundsRead = false
 
     /// True when `key` belongs in the remembered leaf: at or above the separator before it
     /// and below the one after it, at the deepest level that has each.
     private func fingerHolds(_ key: UnsafeRawBufferPointer) -> Bool {
-        var checkedLow = false, checkedHigh = false
-        for (node, i) in fingerPath.reversed() {
-            let view = node.view
-            if !checkedLow, i > 0 {
-                if MutableTree.compare(key, view, i) < 0 { return false }
-                checkedLow = true
-            }
-            if !checkedHigh, i + 1 < view.count {
-                if MutableTree.compare(key, view, i + 1) >= 0 { return false }
-                checkedHigh = true
-            }
-            if checkedLow && checkedHigh { break }
+        if !fingerBoundsRead { readFingerBounds() }
+        return fingerBounds.withUnsafeBytes { bounds in
+            let low = Swift.max(fingerLowLength, 0)
+            if fingerLowLength >= 0, compareBytes(key, UnsafeRawBufferPointer(rebasing: bounds[0..<low])) < 0 { return false }
+            if fingerHasHigh, compareBytes(key, UnsafeRawBufferPointer(rebasing: bounds[low...])) >= 0 { return false }
+            return true
         }
-        return true
     }
 
-    /// `key` against the whole key of cell `i` (the node's prefix and the cell's suffix).
-    private static func compare(_ key: UnsafeRawBufferPointer, _ view: PageView, _ i: Int) -> Int {
-        let prefix = view.prefix
-        if prefix.count > 0 {
-            let n = Swift.min(key.count, prefix.count)
-            let c = compareBytes(UnsafeRawBufferPointer(rebasing: key[0..<n]), UnsafeRawBufferPointer(rebasing: prefix[0..<n]))
-            if c != 0 { return c }
-            if key.count < prefix.count { return -1 }
+    /// Copies the whole keys (the node's prefix and the cell's suffix) of the separators
+    /// around the remembered leaf.
+    private func readFingerBounds() {
+        fingerBounds.removeAll(keepingCapacity: true)
+        fingerLowLength = -1
+        fingerHasHigh = false
+        for (node, i) in fingerPath.reversed() where i > 0 {
+            node.view.appendKey(i, to: &fingerBounds)
+            fingerLowLength = fingerBounds.count
+            break
         }
-        return compareBytes(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), view.suffix(i))
+        for (node, i) in fingerPath.reversed() where i + 1 < node.count {
+            node.view.appendKey(i + 1, to: &fingerBounds)
+            fingerHasHigh = true
+            break
+        }
+        fingerBoundsRead = true
     }
 
     /// Removes `key`; false (changing nothing) when it is not there.
