@@ -100,7 +100,6 @@ extension WriteTransaction {
             }
         }
         let oldKeys = try checkPreviousKeys(given, of: row, in: collection, stored: old)
-        let digest = KeysDigest.of(indexKeys)
         for k in indexKeys {
             // Fields read in place: a copy of the whole record (with its name) cost a retain
             // and a release per key.
@@ -117,6 +116,8 @@ extension WriteTransaction {
                 return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
             }
         }
+        // (The digest after the checks: an upsert's first put, which finds the stored holder, needs none.)
+        let digest = KeysDigest.of(indexKeys)
         if let frame = old?.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
         try writeRow(record, row: row, digest: digest, into: rows, id: rowsID, isNew: isNew)
         for k in oldKeys where !indexKeys.contains(k) { try removeEntry(k, row: row) }
