@@ -138,8 +138,16 @@ final class MutableTree {
 
     var isDirty: Bool { if case .node? = root { return true } else { return false } }
 
+    /// The leaf cell holding `key`, if any. A key in the range of the last change's leaf is
+    /// looked up there, without a descent (a save reads a row just before it changes it, and
+    /// its rows often come in order).
     func find(_ key: UnsafeRawBufferPointer) throws -> LeafPosition? {
-        try TreeSearch.find(key, root: root, pages: pages)
+        if let leaf = fingerLeaf, fingerHolds(key) {
+            let view = leaf.view
+            let (i, found) = view.search(key)
+            return found ? LeafPosition(view: view, index: i, node: leaf) : nil
+        }
+        return try TreeSearch.find(key, root: root, pages: pages)
     }
 
     /// A node that may be changed: the node itself, or a copy of the page.
@@ -170,8 +178,8 @@ final class MutableTree {
     /// Keys often come in order (new rows, a transaction's index entries at commit), so the
     /// tree remembers the path of its last insert: a key inside the range of that insert's
     /// leaf goes straight to the leaf, without a search at each level. Only a split changes
-    /// the shape of the tree on the way: the remembered path goes with any split, removal or
-    /// write (`finger`).
+    /// the shape of the tree on the way: the remembered path goes with any split, merge or
+    /// write (`finger`). Removals and lookups use the same path.
     ///
     /// `new`: the caller knows the key is not in the tree; finding it there is damage
     /// (`.corrupt`, thrown before the tree changes).
@@ -190,7 +198,7 @@ final class MutableTree {
         }
         let top = try changeable(current)
         root = .node(top)
-        fingerPath.removeAll(keepingCapacity: true)
+        forgetFinger()
         var node = top
         while !node.isLeaf {
             guard fingerPath.count < MutableTree.maximumDepth else {
@@ -248,59 +256,119 @@ final class MutableTree {
     private func forgetFinger() {
         fingerLeaf = nil
         fingerPath.removeAll(keepingCapacity: true)
+        fingerBoundsRead = false
     }
+
+    /// The remembered leaf's bounds, copied from the path the first time they are needed (a
+    /// path stays as it is until it is forgotten): the low key, then the high key.
+    @exclusivity(unchecked) private var fingerBounds: [UInt8] = []
+    /// The low key's length (-1: the leaf is the first at every level, and has none).
+    @exclusivity(unchecked) private var fingerLowLength = -1
+    @exclusivity(unchecked) private var fingerHasHigh = false
+    @exclusivity(unchecked) private var fingerBoundsRead = false
 
     /// True when `key` belongs in the remembered leaf: at or above the separator before it
     /// and below the one after it, at the deepest level that has each.
     private func fingerHolds(_ key: UnsafeRawBufferPointer) -> Bool {
-        var checkedLow = false, checkedHigh = false
-        for (node, i) in fingerPath.reversed() {
-            let view = node.view
-            if !checkedLow, i > 0 {
-                if MutableTree.compare(key, view, i) < 0 { return false }
-                checkedLow = true
-            }
-            if !checkedHigh, i + 1 < view.count {
-                if MutableTree.compare(key, view, i + 1) >= 0 { return false }
-                checkedHigh = true
-            }
-            if checkedLow && checkedHigh { break }
+        if !fingerBoundsRead { readFingerBounds() }
+        return fingerBounds.withUnsafeBytes { bounds in
+            let low = Swift.max(fingerLowLength, 0)
+            if fingerLowLength >= 0, compareBytes(key, UnsafeRawBufferPointer(rebasing: bounds[0..<low])) < 0 { return false }
+            if fingerHasHigh, compareBytes(key, UnsafeRawBufferPointer(rebasing: bounds[low...])) >= 0 { return false }
+            return true
         }
-        return true
     }
 
-    /// `key` against the whole key of cell `i` (the node's prefix and the cell's suffix).
-    private static func compare(_ key: UnsafeRawBufferPointer, _ view: PageView, _ i: Int) -> Int {
-        let prefix = view.prefix
-        if prefix.count > 0 {
-            let n = Swift.min(key.count, prefix.count)
-            let c = compareBytes(UnsafeRawBufferPointer(rebasing: key[0..<n]), UnsafeRawBufferPointer(rebasing: prefix[0..<n]))
-            if c != 0 { return c }
-            if key.count < prefix.count { return -1 }
+    /// Copies the whole keys (the node's prefix and the cell's suffix) of the separators
+    /// around the remembered leaf.
+    private func readFingerBounds() {
+        fingerBounds.removeAll(keepingCapacity: true)
+        fingerLowLength = -1
+        fingerHasHigh = false
+        for (node, i) in fingerPath.reversed() where i > 0 {
+            node.view.appendKey(i, to: &fingerBounds)
+            fingerLowLength = fingerBounds.count
+            break
         }
-        return compareBytes(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), view.suffix(i))
+        for (node, i) in fingerPath.reversed() where i + 1 < node.count {
+            node.view.appendKey(i + 1, to: &fingerBounds)
+            fingerHasHigh = true
+            break
+        }
+        fingerBoundsRead = true
     }
 
     /// Removes `key`; false (changing nothing) when it is not there.
     ///
-    /// One search per level: a descent that changes nothing finds the key and notes the child
-    /// it took at each level, and the descent that copies and changes nodes follows those
-    /// positions (a page copied into a node keeps its cells in order).
+    /// A key in the range of the last change's leaf is removed there (deletions in row order,
+    /// held-back index entries applied in key order). Otherwise one search per level: a
+    /// descent that changes nothing finds the key and notes the child it took at each level,
+    /// and the descent that copies and changes nodes follows those positions (a page copied
+    /// into a node keeps its cells in order) and becomes the remembered path.
+    ///
+    /// `expecting`: the value the key must have (a unique index entry's row); a key with
+    /// another value is not removed, and false is returned as for a missing key.
     @discardableResult
-    func remove(_ key: UnsafeRawBufferPointer) throws -> Bool {
+    func remove(_ key: UnsafeRawBufferPointer, expecting value: UnsafeRawBufferPointer? = nil) throws -> Bool {
+        if let leaf = fingerLeaf, fingerHolds(key) {
+            let view = leaf.view
+            let (i, found) = view.search(key)
+            guard found, MutableTree.holds(view, i, value) else { return false }
+            version += 1
+            leaf.removeCell(at: i)
+            try rebalance(after: leaf, checkingAbove: false)
+            return true
+        }
         forgetFinger()
         guard let current = root else { return false }
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
-            guard try locate(key, from: current, path: path) else { return false }
-            version += 1
-            let top = try changeable(current)
-            root = .node(top)
-            try remove(from: top, level: 0, path: path)
-            // Shrink the tree from the top: a branch with one child gives way to the child.
-            while case .node(let n)? = root, !n.isLeaf, n.count == 1 { root = n.children[0].map { .node($0) } ?? .page(n.view.child(0)) }
-            if case .node(let n)? = root, n.count == 0 { root = nil }
+            guard try locate(key, from: current, path: path, expecting: value) else { return false }
+            let (leaf, i) = try descendChanging(from: current, path: path)
+            leaf.removeCell(at: i)
+            try rebalance(after: leaf, checkingAbove: true)
             return true
         }
+    }
+
+    /// The leaf cell holding `key`, with the path to its leaf made changeable and remembered
+    /// for the change that follows (a deletion reads the row it removes); nil, changing
+    /// nothing, when the key is not there.
+    func findChanging(_ key: UnsafeRawBufferPointer) throws -> LeafPosition? {
+        if let leaf = fingerLeaf, fingerHolds(key) {
+            let view = leaf.view
+            let (i, found) = view.search(key)
+            return found ? LeafPosition(view: view, index: i, node: leaf) : nil
+        }
+        forgetFinger()
+        guard let current = root else { return nil }
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
+            guard try locate(key, from: current, path: path, expecting: nil) else { return nil }
+            let (leaf, i) = try descendChanging(from: current, path: path)
+            return LeafPosition(view: leaf.view, index: i, node: leaf)
+        }
+    }
+
+    /// Copies the nodes on the path `locate` noted into changeable nodes, remembers it
+    /// (`fingerPath`, `fingerLeaf`), and returns its leaf and the cell's position there.
+    private func descendChanging(from current: TreeRef, path: UnsafeMutableBufferPointer<Int>) throws -> (leaf: Node, index: Int) {
+        version += 1
+        var node = try changeable(current)
+        root = .node(node)
+        var level = 0
+        while !node.isLeaf {
+            fingerPath.append((node, path[level]))
+            node = try changeableChild(node, path[level])
+            level += 1
+        }
+        fingerLeaf = node
+        return (node, path[level])
+    }
+
+    /// True when leaf cell `i` of `view` has `value` (or no value is expected).
+    @inline(__always)
+    private static func holds(_ view: PageView, _ i: Int, _ value: UnsafeRawBufferPointer?) -> Bool {
+        guard let value else { return true }
+        return compareBytes(view.leafCell(i).value, value) == 0
     }
 
     /// Deeper trees are damage (`TreeSearch.find` says the same).
@@ -308,7 +376,8 @@ final class MutableTree {
 
     /// Finds `key` without changing anything, noting in `path` the child taken at each level
     /// and, at the leaf's level, the key's cell. False when the key is not there.
-    private func locate(_ key: UnsafeRawBufferPointer, from top: TreeRef, path: UnsafeMutableBufferPointer<Int>) throws -> Bool {
+    private func locate(_ key: UnsafeRawBufferPointer, from top: TreeRef, path: UnsafeMutableBufferPointer<Int>,
+                        expecting value: UnsafeRawBufferPointer?) throws -> Bool {
         var ref = top
         for level in 0...MutableTree.maximumDepth {
             let view: PageView, node: Node?
@@ -319,7 +388,7 @@ final class MutableTree {
             if view.isLeaf {
                 let (i, found) = view.search(key)
                 path[level] = i
-                return found
+                return found && MutableTree.holds(view, i, value)
             }
             let i = view.childIndex(for: key)
             path[level] = i
@@ -328,30 +397,53 @@ final class MutableTree {
         throw StoreError.corrupt("a tree is deeper than \(MutableTree.maximumDepth) levels", path: pages.path, offset: nil)
     }
 
-    private func remove(from node: Node, level: Int, path: UnsafeMutableBufferPointer<Int>) throws {
-        let i = path[level]
-        if node.isLeaf {
-            node.removeCell(at: i)
-            return
+    /// After a cell left `leaf`, the end of `fingerPath`: on the way up, an emptied node leaves
+    /// its parent and a small one merges with a neighbour; then a root with one child gives
+    /// way to it. A change of shape forgets the path; otherwise it stays for the next change.
+    ///
+    /// `checkingAbove`: every level is looked at (after a descent). A removal through the
+    /// remembered path stops at the first level that did not change, as nothing above it did
+    /// (merging is for space, not for correctness: a descent looks at every level again).
+    private func rebalance(after leaf: Node, checkingAbove: Bool) throws {
+        // (The common case, written out: a leaf that is neither empty nor small changes nothing above.)
+        if !checkingAbove, leaf.count > 0, leaf.encodedSize >= targetSize / 4 { return }
+        var child = leaf
+        var reshaped = false
+        do {
+            for (node, i) in fingerPath.reversed() {
+                if try settle(child, at: i, in: node) { reshaped = true } else if !checkingAbove { break }
+                child = node
+            }
+        } catch {
+            forgetFinger()
+            throw error
         }
-        let child = try changeableChild(node, i)
-        try remove(from: child, level: level + 1, path: path)
+        // Shrink the tree from the top: a branch with one child gives way to the child.
+        while case .node(let n)? = root, !n.isLeaf, n.count == 1 {
+            root = n.children[0].map { .node($0) } ?? .page(n.view.child(0))
+            reshaped = true
+        }
+        if case .node(let n)? = root, n.count == 0 { root = nil; reshaped = true }
+        if reshaped { forgetFinger() }
+    }
+
+    /// Removes `child` (cell `i` of `node`) when it is empty, or merges it with a neighbour when
+    /// it is small and both fit in one page. True when `node` changed.
+    private func settle(_ child: Node, at i: Int, in node: Node) throws -> Bool {
         if child.count == 0 {
             node.removeCell(at: i)
             if i == 0 && node.count > 0 { node.clearFirstKey() }
-            return
+            return true
         }
-        guard child.encodedSize < targetSize / 4, node.count > 1 else { return }
-        // Merge a small node with a neighbour when both fit in one page.
+        guard child.encodedSize < targetSize / 4, node.count > 1 else { return false }
         let siblingIndex = i > 0 ? i - 1 : i + 1
         let siblingSize: Int
         if let sibling = node.children[siblingIndex] {
             siblingSize = sibling.encodedSize
         } else {
-            let page = try pages.page(at: node.view.child(siblingIndex))
-            siblingSize = page.nodeSizeEstimate
+            siblingSize = try pages.page(at: node.view.child(siblingIndex)).nodeSizeEstimate
         }
-        guard siblingSize + child.encodedSize <= targetSize else { return }
+        guard siblingSize + child.encodedSize <= targetSize else { return false }
         let sibling = try changeableChild(node, siblingIndex)
         let leftIndex = Swift.min(i, siblingIndex)
         let (left, right) = siblingIndex < i ? (sibling, child) : (child, sibling)
@@ -359,6 +451,7 @@ final class MutableTree {
         separator.withUnsafeBytes { left.absorb(right, separator: $0) }
         node.removeCell(at: leftIndex + 1)
         node.children[leftIndex] = left
+        return true
     }
 
     /// Writes every node, children first, and returns the root page (0 for an empty tree).

@@ -17,8 +17,10 @@ final class PendingEntries {
     /// bytes of its key (big-endian) to sort by.
     @exclusivity(unchecked) private var operations: [(prefix: UInt64, offset: UInt32)] = []
     let unique: Bool
-    /// For a unique index: slots of `offset + 1` of the latest operation on each key (0: empty).
-    @exclusivity(unchecked) private var table: [UInt32] = []
+    /// For a unique index: slots of `offset + 1` of the latest operation on each key (0: empty)
+    /// in the low 32 bits, and the key's hash in the high 32, so that growing the table hashes
+    /// no key again and a probe compares keys only when their hashes agree.
+    @exclusivity(unchecked) private var table: [UInt64] = []
     @exclusivity(unchecked) private var tableCount = 0
 
     init(unique: Bool) { self.unique = unique }
@@ -26,7 +28,7 @@ final class PendingEntries {
     var isEmpty: Bool { operations.isEmpty }
     var count: Int { operations.count }
     /// Memory held, roughly.
-    var byteCount: Int { arena.capacity + operations.capacity * 16 + table.capacity * 4 }
+    var byteCount: Int { arena.capacity + operations.capacity * 16 + table.capacity * 8 }
 
     func removeAll() {
         arena = []
@@ -71,37 +73,42 @@ final class PendingEntries {
 
     // MARK: The table of a unique index
 
-    private func slot(for key: UnsafeRawBufferPointer) -> Int {
-        Int(truncatingIfNeeded: Checksum.hash(key)) & (table.count - 1)
+    @inline(__always)
+    private static func hash(_ key: UnsafeRawBufferPointer) -> UInt32 { UInt32(truncatingIfNeeded: Checksum.hash(key)) }
+
+    @inline(__always)
+    private static func entry(_ offset: UInt32, _ hash: UInt32) -> UInt64 { UInt64(offset + 1) | UInt64(hash) << 32 }
+
+    /// The operation an occupied slot names, if its key is `key` (with hash `hash`).
+    @inline(__always)
+    private func names(_ entry: UInt64, _ key: UnsafeRawBufferPointer, _ hash: UInt32) -> UInt32? {
+        guard UInt32(truncatingIfNeeded: entry >> 32) == hash else { return nil }
+        let offset = UInt32(truncatingIfNeeded: entry) - 1
+        return withKey(at: offset, { compareBytes($0, key) == 0 }) ? offset : nil
     }
 
     private func remember(_ offset: UInt32, key: UnsafeRawBufferPointer) {
         if (tableCount + 1) * 2 > table.count { grow() }
-        var i = slot(for: key)
+        let h = Self.hash(key)
+        var i = Int(h) & (table.count - 1)
         while table[i] != 0 {
-            let existing = table[i] - 1
-            if withKey(at: existing, { compareBytes($0, key) == 0 }) {
-                table[i] = offset + 1
+            if names(table[i], key, h) != nil {
+                table[i] = Self.entry(offset, h)
                 return
             }
             i = (i + 1) & (table.count - 1)
         }
-        table[i] = offset + 1
+        table[i] = Self.entry(offset, h)
         tableCount += 1
     }
 
     private func grow() {
         let old = table
-        table = [UInt32](repeating: 0, count: Swift.max(64, old.count * 2))
-        tableCount = 0
+        table = [UInt64](repeating: 0, count: Swift.max(64, old.count * 2))
         for entry in old where entry != 0 {
-            let offset = entry - 1
-            withKey(at: offset) { key in
-                var i = slot(for: key)
-                while table[i] != 0 { i = (i + 1) & (table.count - 1) }
-                table[i] = entry
-            }
-            tableCount += 1
+            var i = Int(UInt32(truncatingIfNeeded: entry >> 32)) & (table.count - 1)
+            while table[i] != 0 { i = (i + 1) & (table.count - 1) }
+            table[i] = entry
         }
     }
 
@@ -109,10 +116,10 @@ final class PendingEntries {
     /// row), or nil when there is none.
     func latest(_ key: UnsafeRawBufferPointer) -> (kind: UInt8, row: RowID)? {
         guard unique, !table.isEmpty else { return nil }
-        var i = slot(for: key)
+        let h = Self.hash(key)
+        var i = Int(h) & (table.count - 1)
         while table[i] != 0 {
-            let offset = table[i] - 1
-            if withKey(at: offset, { compareBytes($0, key) == 0 }) { return (kind(at: offset), row(at: offset)) }
+            if let offset = names(table[i], key, h) { return (kind(at: offset), row(at: offset)) }
             i = (i + 1) & (table.count - 1)
         }
         return nil

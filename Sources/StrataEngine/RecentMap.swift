@@ -3,14 +3,16 @@
 /// A write transaction asks for the same few trees, and the same indexes' held-back entries,
 /// row after row (a put: the rows tree, then each index in turn). A dictionary lookup hashes
 /// its key each time, which was a tenth of a put's own instructions; comparing with four
-/// recent keys costs a few. Any change forgets the recent entries, so a lookup never answers
-/// with a value the dictionary no longer holds.
+/// recent keys costs a few. A key found missing is remembered too (an index whose tree the
+/// transaction has not changed yet is looked up once per put). Any change forgets the recent
+/// entries, so a lookup never answers with a value the dictionary no longer holds, or misses
+/// one it holds.
 struct RecentMap<Key: Hashable, Value: AnyObject> {
     private(set) var all: [Key: Value] = [:]
-    private var s0: (key: Key, value: Value)?
-    private var s1: (key: Key, value: Value)?
-    private var s2: (key: Key, value: Value)?
-    private var s3: (key: Key, value: Value)?
+    private var s0: (key: Key, value: Value?)?
+    private var s1: (key: Key, value: Value?)?
+    private var s2: (key: Key, value: Value?)?
+    private var s3: (key: Key, value: Value?)?
     private var next = 0
 
     /// The value for `key`, remembered as recent.
@@ -20,7 +22,7 @@ struct RecentMap<Key: Hashable, Value: AnyObject> {
         if let s = s1, s.key == key { return s.value }
         if let s = s2, s.key == key { return s.value }
         if let s = s3, s.key == key { return s.value }
-        guard let value = all[key] else { return nil }
+        let value = all[key]
         switch next & 3 {
         case 0: s0 = (key, value)
         case 1: s1 = (key, value)

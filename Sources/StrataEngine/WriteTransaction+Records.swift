@@ -45,6 +45,26 @@ extension WriteTransaction {
     /// - Throws: what `put` throws, except `.uniqueConstraintViolation`.
     public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
                                      indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws -> UniqueConflict? {
+        try put(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys, previousKeysOf: { _ in [] }, readsStored: false)
+    }
+
+    /// `putUnlessConflicting` for a row that may be stored, whose previous keys come from its
+    /// stored record: `previousKeysOf` gets the record (valid during the call only; it must
+    /// not change this transaction) and returns the keys it was stored with. It is not called
+    /// when there is no such row (the row is then new). One search of the row tree serves the
+    /// read and the write (an upsert that read the row first, then put it, searched twice).
+    ///
+    /// - Throws: what `putUnlessConflicting` throws, and what `previousKeysOf` throws (nothing
+    ///   is changed then).
+    public func putUnlessConflicting(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
+                                     previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> UniqueConflict? {
+        try put(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: [], previousKeysOf: previousKeysOf, readsStored: true)
+    }
+
+    /// The two `putUnlessConflicting`: the previous keys given, or (`readsStored`) computed
+    /// from the stored record.
+    private func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey], previousKeys: [IndexKey],
+                     previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey], readsStored: Bool) throws -> UniqueConflict? {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
         guard row < RowID.max else {
@@ -67,9 +87,19 @@ extension WriteTransaction {
         // is damaged: the insert finds it and throws `.corrupt` before it changes anything. A
         // record long enough for a frame of its own is looked up, as the frame is written first.)
         let isNew = row >= catalog.collections[position].nextRowID && record.count <= PageLayout.inlineValueLimit
-        let old = isNew ? nil : try TreeKey.withRow(row) { try storedRow($0, in: rows, row: row) }
-        let oldKeys = try checkPreviousKeys(previousKeys, of: row, in: collection, stored: old)
-        let digest = KeysDigest.of(indexKeys)
+        var old: StoredRow? = nil
+        var given = previousKeys
+        if !isNew {
+            try TreeKey.withRow(row) { key in
+                guard let position = try rows.find(key) else { return }
+                try withExtendedLifetime(position.node) {
+                    let cell = position.view.leafCell(position.index)
+                    old = try storedRow(cell, row: row)
+                    if readsStored { given = try withRecordValue(cell.value, flags: cell.flags, row: row, previousKeysOf) }
+                }
+            }
+        }
+        let oldKeys = try checkPreviousKeys(given, of: row, in: collection, stored: old)
         for k in indexKeys {
             // Fields read in place: a copy of the whole record (with its name) cost a retain
             // and a release per key.
@@ -86,6 +116,8 @@ extension WriteTransaction {
                 return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
             }
         }
+        // (The digest after the checks: an upsert's first put, which finds the stored holder, needs none.)
+        let digest = KeysDigest.of(indexKeys)
         if let frame = old?.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
         try writeRow(record, row: row, digest: digest, into: rows, id: rowsID, isNew: isNew)
         for k in oldKeys where !indexKeys.contains(k) { try removeEntry(k, row: row) }
@@ -104,11 +136,15 @@ extension WriteTransaction {
 
     func storedRow(_ key: UnsafeRawBufferPointer, in rows: MutableTree, row: RowID) throws -> StoredRow? {
         guard let position = try rows.find(key) else { return nil }
-        let cell = position.view.leafCell(position.index)
+        return try withExtendedLifetime(position.node) { try storedRow(position.view.leafCell(position.index), row: row) }
+    }
+
+    /// What a row's leaf cell says (read while the leaf is alive).
+    func storedRow(_ cell: (suffix: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8), row: RowID) throws -> StoredRow {
         guard let value = RowValue.decode(cell.value, flags: cell.flags) else {
             throw StoreError.corrupt("a malformed row value (row \(row))", path: store.path, offset: nil)
         }
-        return withExtendedLifetime(position.node) { StoredRow(digest: value.digest ?? 0, frame: value.frame) }
+        return StoredRow(digest: value.digest ?? 0, frame: value.frame)
     }
 
     /// Writes a row's leaf value: the digest, then the record (or, when long, where its frame is).
@@ -182,9 +218,13 @@ extension WriteTransaction {
     func removeEntry(_ k: IndexKey, row: RowID) throws {
         let p = try indexPosition(k)
         let id = k.index.rawValue, unique = catalog.indexes[p].unique
-        // A unique entry is checked now (it is cheap: the table of held-back entries, or one
-        // lookup); a non-unique one when it is applied.
-        let holds = try !unique || k.key.withUnsafeBytes { try uniqueHolder($0, index: id) } == row
+        // An entry held back in this transaction is checked now (the table of a unique index's
+        // held-back entries); one in the tree when it is applied (`applyPending` removes a
+        // unique entry only if it names this row, and throws `.corrupt` otherwise), without a
+        // lookup per removal.
+        let holds = !unique || k.key.withUnsafeBytes { key in
+            latestPending(key, index: id).map { $0.kind == PendingEntries.insert && $0.row == row } ?? true
+        }
         guard holds, catalog.indexes[p].entries > 0 else {
             throw StoreError.corrupt("index \"\(catalog.indexes[p].name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
         }
@@ -203,20 +243,52 @@ extension WriteTransaction {
     public func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = []) throws -> Bool {
         try checkOpen()
         guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
-        let rowsID = TreeID.rows(collection.rawValue)
-        let rows = tree(rowsID)
+        let rows = tree(.rows(collection.rawValue))
         return try TreeKey.withRow(row) { key in
             guard let old = try storedRow(key, in: rows, row: row) else { return false }
-            let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, stored: old)
-            guard catalog.collections[position].count > 0 else {
-                throw StoreError.corrupt("the catalog of collection \"\(catalog.collections[position].name)\" counts no records, fewer than its rows hold", path: store.path, offset: nil)
-            }
-            try rows.remove(key)
-            if let frame = old.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
-            for k in keys { try removeEntry(k, row: row) }
-            catalog.collections[position].count -= 1
-            try keepWithinBudget()
+            try remove(row, key: key, stored: old, indexKeys: indexKeys, from: rows, position: position, collection: collection)
             return true
         }
+    }
+
+    /// Deletes a row whose index keys are computed from its record: `indexKeysOf` gets the
+    /// stored record (valid during the call only; it must not change this transaction) and
+    /// returns the keys the row was stored with. One search of the row tree serves both the
+    /// read and the removal. Returns false if there was no such row.
+    ///
+    /// ```swift
+    /// try tx.delete(row, in: users) { record in [IndexKey(byEmail, emailKey(of: record))] }
+    /// ```
+    ///
+    /// - Throws: what `delete(_:in:indexKeys:)` throws, and what `indexKeysOf` throws (nothing
+    ///   is deleted then).
+    @discardableResult
+    public func delete(_ row: RowID, in collection: CollectionID, indexKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> Bool {
+        try checkOpen()
+        guard let position = catalog.collectionPosition(collection.rawValue) else { throw missingCollection(collection) }
+        let rows = tree(.rows(collection.rawValue))
+        return try TreeKey.withRow(row) { key in
+            guard let found = try rows.findChanging(key) else { return false }
+            let cell = found.view.leafCell(found.index)
+            let (old, keys) = try withExtendedLifetime(found.node) {
+                (try storedRow(cell, row: row), try withRecordValue(cell.value, flags: cell.flags, row: row, indexKeysOf))
+            }
+            try remove(row, key: key, stored: old, indexKeys: keys, from: rows, position: position, collection: collection)
+            return true
+        }
+    }
+
+    /// Removes a stored row (its leaf said `old`) once its keys are checked, and its entries.
+    private func remove(_ row: RowID, key: UnsafeRawBufferPointer, stored old: StoredRow, indexKeys: [IndexKey],
+                        from rows: MutableTree, position: Int, collection: CollectionID) throws {
+        let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, stored: old)
+        guard catalog.collections[position].count > 0 else {
+            throw StoreError.corrupt("the catalog of collection \"\(catalog.collections[position].name)\" counts no records, fewer than its rows hold", path: store.path, offset: nil)
+        }
+        try rows.remove(key)
+        if let frame = old.frame { addFrameBytes(-Int64(frame.length), to: .rows(collection.rawValue)) }
+        for k in keys { try removeEntry(k, row: row) }
+        catalog.collections[position].count -= 1
+        try keepWithinBudget()
     }
 }

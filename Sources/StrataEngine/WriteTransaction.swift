@@ -43,6 +43,13 @@ public final class WriteTransaction: ReadTransaction {
 
     override func changing(_ tree: TreeID) -> MutableTree? { trees.lookup(tree) }
 
+    /// A tree this transaction changes is searched through its remembered path first
+    /// (`MutableTree.find`): a save reads a row or an index entry just before it changes it.
+    override func find(_ key: UnsafeRawBufferPointer, in tree: TreeID) throws -> LeafPosition? {
+        if let changed = trees.lookup(tree) { return try changed.find(key) }
+        return try TreeSearch.find(key, root: super.root(tree), pages: pages)
+    }
+
     /// The tree to change: made from its committed root the first time.
     func tree(_ id: TreeID) -> MutableTree {
         if let t = trees.lookup(id) { return t }
@@ -109,6 +116,11 @@ public final class WriteTransaction: ReadTransaction {
     /// The most bytes of held-back entries before they are applied.
     var pendingLimit: Int { budget.limit / 2 }
 
+    /// The latest operation held back on a unique index's `key` in this transaction, if any.
+    func latestPending(_ key: UnsafeRawBufferPointer, index: UInt32) -> (kind: UInt8, row: RowID)? {
+        pending.lookup(index)?.latest(key)
+    }
+
     override func uniqueHolder(_ key: UnsafeRawBufferPointer, index: UInt32) throws -> RowID? {
         if let latest = pending.lookup(index)?.latest(key) { return latest.kind == PendingEntries.insert ? latest.row : nil }
         return try super.uniqueHolder(key, index: index)
@@ -138,13 +150,16 @@ public final class WriteTransaction: ReadTransaction {
                     scratch.removeAll(keepingCapacity: true)
                     scratch.append(contentsOf: key)
                     if !info.unique { TreeKey.appendRow(row, to: &scratch) }
+                    rowBytes.removeAll(keepingCapacity: true)
+                    if info.unique { Varint.append(row, to: &rowBytes) }
                     try scratch.withUnsafeBytes { treeKey in
-                        if kind == PendingEntries.insert {
-                            rowBytes.removeAll(keepingCapacity: true)
-                            if info.unique { Varint.append(row, to: &rowBytes) }
-                            try rowBytes.withUnsafeBytes { try index.insert(treeKey, $0) }
-                        } else if try !index.remove(treeKey) {
-                            throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
+                        try rowBytes.withUnsafeBytes { value in
+                            if kind == PendingEntries.insert {
+                                try index.insert(treeKey, value)
+                            } else if try !index.remove(treeKey, expecting: info.unique ? value : nil) {
+                                // (A unique entry's row is checked here: `removeEntry` did not look it up.)
+                                throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
+                            }
                         }
                     }
                 }

@@ -109,3 +109,152 @@ import Testing
         #expect(try f.store.verify(indexKeys: { _, _, _ in nil }).isClean)
     }
 }
+
+extension PreviousKeysTests {
+    /// A unique entry that a removal takes out is checked against the row when it is applied
+    /// (`removeEntry` does not look it up): an entry that names another row (a damaged index)
+    /// fails the transaction with `.corrupt` and nothing of it is saved; entries held back in
+    /// the same transaction are checked at once.
+    @Test func aUniqueEntryNamingAnotherRowFailsTheRemoval() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        // Damage: the email index says ada@example.com is row 2's.
+        try f.store.write { tx throws in
+            var two: [UInt8] = []
+            Varint.append(2, to: &two)
+            try KeyEncoding.encode("ada@example.com").withUnsafeBytes { key in
+                try two.withUnsafeBytes { try tx.tree(.index(f.email.rawValue)).insert(key, $0) }
+            }
+        }
+        for deleting in [true, false] {
+            let error = expectStoreError(.corrupt) {
+                try f.store.write { tx throws in
+                    if deleting {
+                        #expect(try tx.delete(1, in: f.people, indexKeys: f.keys("ada@example.com", 36)))
+                    } else {
+                        try tx.put(Array("Ada".utf8), row: 1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 36),
+                                   previousKeys: f.keys("ada@example.com", 36))
+                    }
+                }
+            }
+            #expect(error?.message.contains("has no entry for row 1") == true)
+            try f.store.read { tx throws in
+                #expect(try tx.record(1, in: f.people) == Array("Ada".utf8))
+                #expect(try tx.lookup(KeyEncoding.encode("ada@example.com"), in: f.email) == 2)
+                #expect(try tx.lookup(KeyEncoding.encode("ada@lovelace.org"), in: f.email) == nil)
+            }
+        }
+        // Held back in this transaction: checked against the transaction's own entries.
+        try f.store.write { tx throws in
+            try tx.put(Array("Grace".utf8), row: 3, in: f.people, indexKeys: f.keys("grace@example.com", 45))
+            #expect(try tx.delete(3, in: f.people, indexKeys: f.keys("grace@example.com", 45)))
+            try tx.put(Array("Grace".utf8), row: 3, in: f.people, indexKeys: f.keys("grace@example.com", 45))
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.lookup(KeyEncoding.encode("grace@example.com"), in: f.email) == 3)
+            #expect(try tx.record(3, in: f.people) == Array("Grace".utf8))
+        }
+    }
+}
+
+extension PreviousKeysTests {
+    /// `delete(_:in:indexKeysOf:)` reads the record where it removes the row: the keys it
+    /// computes are checked like given ones, a missing row is false, and a wrong key or a
+    /// throwing computation deletes nothing. Long records (in frames of their own, written in
+    /// this transaction or before) are read as well as short ones.
+    @Test func aDeletionComputesTheKeysFromTheRecordItRemoves() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        struct Refused: Error {}
+        let long = [UInt8](repeating: 7, count: PageLayout.inlineValueLimit + 100)
+        try f.store.write { tx throws in
+            try tx.put(long, row: 3, in: f.people, indexKeys: f.keys("grace@example.com", 45))
+        }
+        try f.store.write { tx throws in
+            try tx.put(long + [8], row: 4, in: f.people, indexKeys: f.keys("edsger@example.com", 72))
+            var seen: [[UInt8]] = []
+            #expect(try tx.delete(9, in: f.people) { _ in Issue.record("no row 9"); return [] } == false)
+            // A wrong key, and a computation that throws: nothing is deleted.
+            expectStoreError(.indexKeyMismatch) {
+                try tx.delete(1, in: f.people) { _ in f.keys("ada@example.com", 37) }
+            }
+            #expect(throws: Refused.self) { try tx.delete(2, in: f.people) { _ in throw Refused() } }
+            #expect(try tx.record(1, in: f.people) == Array("Ada".utf8))
+            #expect(try tx.record(2, in: f.people) == Array("Alan".utf8))
+            let byRecord: [[UInt8]: [IndexKey]] = [Array("Ada".utf8): f.keys("ada@example.com", 36), long: f.keys("grace@example.com", 45),
+                                                   long + [8]: f.keys("edsger@example.com", 72)]
+            for row in [1, 3, 4] as [RowID] {
+                #expect(try tx.delete(row, in: f.people) { record in
+                    seen.append(Array(record))
+                    return byRecord[Array(record)] ?? []
+                })
+                #expect(try tx.record(row, in: f.people) == nil)
+            }
+            #expect(seen == [Array("Ada".utf8), long, long + [8]])
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.count(in: f.people) == 1)
+            #expect(try tx.record(2, in: f.people) == Array("Alan".utf8))
+            #expect(try tx.countEntries(in: f.email) == 1)
+            #expect(try tx.countEntries(in: f.age) == 1)
+            #expect(try tx.lookup(KeyEncoding.encode("alan@example.com"), in: f.email) == 2)
+        }
+        try expectClean(f.store)
+    }
+}
+
+extension PreviousKeysTests {
+    /// `putUnlessConflicting(_:row:in:indexKeys:previousKeysOf:)` reads the stored record where
+    /// it replaces it: the keys it computes move the entries (checked like given ones); a row
+    /// that is not stored is new (the computation is not asked); a conflict, a wrong key or a
+    /// throwing computation changes nothing.
+    @Test func aPutComputesThePreviousKeysFromTheRecordItReplaces() throws {
+        let dir = try EngineTestDirectory()
+        let f = try fixture(dir)
+        struct Refused: Error {}
+        let long = [UInt8](repeating: 5, count: PageLayout.inlineValueLimit + 10)
+        try f.store.write { tx throws in
+            try long.withUnsafeBytes { new in
+                var seen: [[UInt8]] = []
+                // Ada's row, read where it is replaced.
+                #expect(try tx.putUnlessConflicting(new, row: 1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 37)) { old in
+                    seen.append(Array(old))
+                    return f.keys("ada@example.com", 36)
+                } == nil)
+                // Twice: the record read is the one this transaction wrote (a frame of its own).
+                #expect(try tx.putUnlessConflicting(new, row: 1, in: f.people, indexKeys: f.keys("ada@lovelace.org", 37)) { old in
+                    seen.append(Array(old))
+                    return f.keys("ada@lovelace.org", 37)
+                } == nil)
+                #expect(seen == [Array("Ada".utf8), long])
+                // A new row: nothing to read.
+                #expect(try tx.putUnlessConflicting(new, row: 5, in: f.people, indexKeys: f.keys("grace@example.com", 45)) { _ in
+                    Issue.record("row 5 is not stored")
+                    return []
+                } == nil)
+                // Alan's row taking Ada's address: the conflict, and nothing changed.
+                let conflict = try tx.putUnlessConflicting(new, row: 2, in: f.people, indexKeys: f.keys("ada@lovelace.org", 41)) { _ in
+                    f.keys("alan@example.com", 41)
+                }
+                #expect(conflict?.existingRow == 1)
+                expectStoreError(.indexKeyMismatch) {
+                    try tx.putUnlessConflicting(new, row: 2, in: f.people, indexKeys: f.keys("alan@turing.org", 41)) { _ in f.keys("alan@example.com", 40) }
+                }
+                #expect(throws: Refused.self) {
+                    try tx.putUnlessConflicting(new, row: 2, in: f.people, indexKeys: f.keys("alan@turing.org", 41)) { _ in throw Refused() }
+                }
+            }
+        }
+        try f.store.read { tx throws in
+            #expect(try tx.record(1, in: f.people) == long)
+            #expect(try tx.record(2, in: f.people) == Array("Alan".utf8))
+            #expect(try tx.record(5, in: f.people) == long)
+            #expect(try tx.lookup(KeyEncoding.encode("ada@lovelace.org"), in: f.email) == 1)
+            #expect(try tx.lookup(KeyEncoding.encode("ada@example.com"), in: f.email) == nil)
+            #expect(try tx.lookup(KeyEncoding.encode("alan@example.com"), in: f.email) == 2)
+            #expect(try tx.countEntries(in: f.age, range: .exact(KeyEncoding.encode(37))) == 1)
+            #expect(try tx.countEntries(in: f.age, range: .exact(KeyEncoding.encode(36))) == 0)
+        }
+        try expectClean(f.store)
+    }
+}

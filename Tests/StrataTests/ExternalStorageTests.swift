@@ -81,3 +81,42 @@ extension ExternalStorageTests {
         }
     }
 }
+
+final class NamedPhoto: PersistentModel {
+    @Attribute(.unique) var name: String = ""
+    @Attribute(.externalStorage) var image: Data? = nil
+    init() {}
+    init(name: String, image: Data?) { self.name = name; self.image = image }
+}
+
+extension ExternalStorageTests {
+    /// An upsert reads the stored row where it replaces it: the blob of the value it replaces
+    /// goes with it, and a deletion of rows without objects (`delete(model:where:)`) removes
+    /// their blobs too.
+    @Test func anUpsertOrABatchDeletionRemovesTheStoredRowsBlobs() throws {
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: NamedPhoto.self, configurations: ModelConfiguration(url: dir.store()))
+        do {
+            let context = ModelContext(container)
+            context.insert(NamedPhoto(name: "a", image: Data(repeating: 1, count: 100_000)))
+            context.insert(NamedPhoto(name: "b", image: Data(repeating: 2, count: 100_000)))
+            try context.save()
+        }
+        #expect(blobFiles(dir).count == 2)
+        do {
+            let context = ModelContext(container)
+            context.insert(NamedPhoto(name: "a", image: Data(repeating: 3, count: 150_000)))
+            context.insert(NamedPhoto(name: "b", image: nil))
+            try context.save()
+        }
+        #expect(blobFiles(dir).count == 1)
+        let photos = try ModelContext(container).fetch(FetchDescriptor<NamedPhoto>(sortBy: [SortDescriptor(\.name)]))
+        #expect(photos.map(\.name) == ["a", "b"])
+        #expect(photos.map(\.image) == [Data(repeating: 3, count: 150_000), nil])
+        let context = ModelContext(container)
+        try context.delete(model: NamedPhoto.self, where: #Predicate { $0.name == "a" })
+        try context.save()
+        #expect(blobFiles(dir).isEmpty)
+        #expect(try ModelContext(container).fetch(FetchDescriptor<NamedPhoto>()).map(\.name) == ["b"])
+    }
+}

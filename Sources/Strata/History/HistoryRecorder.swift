@@ -125,9 +125,10 @@ enum HistoryStore {
 }
 
 extension HistoryRecorder {
-    /// The preserved fields of a row about to be deleted, as stored.
-    static func tombstone(of row: RowID, _ preserved: [PersistedProperty], table: Table, reader: any StorageReader) throws -> [(name: String, bytes: [UInt8])] {
-        try reader.withRecord(row, in: table) { view in try preserved.map { ($0.name, Array(try view.field($0.index))) } } ?? []
+    /// The preserved fields of a row about to be deleted, as stored (read where the deletion
+    /// removes it).
+    static func tombstone(_ preserved: [PersistedProperty], view: RecordView) throws -> [(name: String, bytes: [UInt8])] {
+        try preserved.map { ($0.name, Array(try view.field($0.index))) }
     }
 }
 

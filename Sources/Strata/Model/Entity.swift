@@ -148,6 +148,9 @@ final class Entity: @unchecked Sendable {
     /// The index key of a group of properties for an object.
     func key(of group: [Int], object: AnyObject) -> [UInt8] {
         var key: [UInt8] = []
+        // Room for a UUID's or a number's key at once: a key grown from empty by appends was
+        // allocated twice (a save computes two keys per object and index).
+        key.reserveCapacity(Entity.keyCapacity)
         for p in group { properties[p].appendKey(of: object, to: &key) }
         return key
     }
@@ -155,9 +158,12 @@ final class Entity: @unchecked Sendable {
     /// The index key of a group of properties for a stored record.
     func key(of group: [Int], view: RecordView) throws -> [UInt8] {
         var key: [UInt8] = []
+        key.reserveCapacity(Entity.keyCapacity)
         for p in group { try properties[p].appendKey(ofField: try view.field(p), to: &key) }
         return key
     }
+
+    static let keyCapacity = 32
 }
 
 /// The fields of a class and its model superclasses, as the runtime reports them.

@@ -51,10 +51,19 @@ extension SaveOperation {
             let scope = location(entity)?.store.handle.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
             let history = location(entity)?.store.history
             let preserved = history == nil ? [] : entity.preservedOnDeletion
+            // What the record holds is read where the row is removed, in one search of its tree.
+            let reads = table.hasIndexes || !entity.externals.isEmpty || !preserved.isEmpty
             for row in rows.sorted() {
-                guard let stored = try StoredRow.read(row, table: table, reader: writer) else { continue }
-                let tombstone = preserved.isEmpty ? [] : try HistoryRecorder.tombstone(of: row, preserved, table: table, reader: writer)
-                guard try writer.delete(row, in: collection, indexKeys: stored.keys) else { continue }
+                var stored = StoredRow.none
+                var tombstone: [(name: String, bytes: [UInt8])] = []
+                let found = try writer.delete(row, in: collection) { record in
+                    guard reads else { return [] }
+                    let view = try RecordView(record, layouts: table.layouts)
+                    stored = try StoredRow(view, table: table)
+                    if !preserved.isEmpty { tombstone = try HistoryRecorder.tombstone(preserved, view: view) }
+                    return stored.keys
+                }
+                guard found else { continue }
                 history?.delete(entity, row, tombstone: tombstone)
                 for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
                 saved.deleted.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
@@ -82,10 +91,7 @@ extension SaveOperation {
                 store.history?.insert(backing.entity, decided)
                 return try put(object, row: decided, previous: [], table: table, writer: writer)
             }
-            let record = try encode(object, table: table)
-            let stored = try readReplaced(decided, by: record, table: table, writer: writer, store: store)
-            for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
-            return try put(record, of: object, row: decided, keys: table.indexKeys(for: object), previous: stored.keys, table: table, writer: writer)
+            return try replace(decided, with: try encode(object, table: table), of: object, keys: table.indexKeys(for: object), table: table, writer: writer, store: store)
         }
         let record = try encode(object, table: table)
         let keys = table.indexKeys(for: object)
@@ -102,31 +108,43 @@ extension SaveOperation {
                 if holder != row { throw twoHolders(backing.entity, group) }
             }
         }
-        let stored = try readReplaced(row, by: record, table: table, writer: writer, store: store)
-        for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
         movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
-        try put(record, of: object, row: row, keys: keys, previous: stored.keys, table: table, writer: writer)
+        try replace(row, with: record, of: object, keys: keys, table: table, writer: writer, store: store)
         store.decided.append((backing, row))
     }
 
-    /// What an upsert replaces at `row`: the stored row's keys and blobs, and (with history
-    /// on) an update of the attributes whose values `record` changes, in the same read.
-    private func readReplaced(_ row: RowID, by record: [UInt8], table: Table, writer: any StorageWriter, store: StoreWork) throws -> StoredRow {
-        guard let history = store.history else { return try StoredRow.read(row, table: table, reader: writer) ?? .none }
+    /// Writes an upsert's `record` over the stored row `row`. The stored record is read where
+    /// it is replaced (one search of the row tree): the keys it was stored with, its blobs
+    /// (deleted with it) and, with history on, the attributes `record` changes.
+    private func replace(_ row: RowID, with record: [UInt8], of object: AnyObject, keys: [IndexKey], table: Table,
+                         writer: any StorageWriter, store: StoreWork) throws {
+        guard let collection = table.collection else { return }
         let entity = table.entity
-        let found = try writer.withRecord(row, in: table) { view -> (StoredRow, [String]) in
-            let new = try record.withUnsafeBytes { try RecordView($0) }
-            let stored = try StoredRow(view, table: table)
-            var changed: [String] = []
-            for property in entity.properties where !property.isExternal {
-                let before = try view.field(property.index), after = try new.field(property.index)
-                if !sameBytes(before, after) { changed.append(property.name) }
+        let history = store.history
+        let reads = table.hasIndexes || !entity.externals.isEmpty || history != nil
+        var stored = StoredRow.none
+        var changed: [String]?
+        let conflict = try record.withUnsafeBytes { bytes in
+            try writer.putUnlessHeld(bytes, row: row, in: collection, indexKeys: keys) { old in
+                guard reads else { return [] }
+                let view = try RecordView(old, layouts: table.layouts)
+                stored = try StoredRow(view, table: table)
+                if history != nil { changed = try Self.changedAttributes(of: entity, from: view, to: try RecordView(bytes)) }
+                return stored.keys
             }
-            return (stored, changed)
         }
-        guard let (stored, changed) = found else { return .none }
-        history.update(entity, row, attributes: changed)
-        return stored
+        if let conflict { throw uniqueViolation(conflict, table: table, object: object) }
+        if let changed { history?.update(entity, row, attributes: changed) }
+        for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
+    }
+
+    /// The names of the attributes whose stored bytes differ between two records.
+    private static func changedAttributes(of entity: Entity, from old: RecordView, to new: RecordView) throws -> [String] {
+        var changed: [String] = []
+        for property in entity.properties where !property.isExternal {
+            if !sameBytes(try old.field(property.index), try new.field(property.index)) { changed.append(property.name) }
+        }
+        return changed
     }
 
     private func encode(_ object: AnyObject, table: Table) throws -> [UInt8] {
@@ -141,10 +159,15 @@ extension SaveOperation {
     private func put(_ record: [UInt8], of object: AnyObject, row: RowID, keys: [IndexKey], previous: [IndexKey], table: Table, writer: any StorageWriter) throws {
         guard let collection = table.collection else { return }
         guard let conflict = try record.withUnsafeBytes({ try writer.putUnlessHeld($0, row: row, in: collection, indexKeys: keys, previousKeys: previous) }) else { return }
+        throw uniqueViolation(conflict, table: table, object: object)
+    }
+
+    /// A changed object or an upsert would take a unique value another stored row holds.
+    private func uniqueViolation(_ conflict: StorageConflict, table: Table, object: AnyObject) -> StrataError {
         let entity = table.entity
         let which = zip(entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == conflict.index }?.0
         let names = which.map { $0.map { entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"
         let values = which.map { $0.map { "\(entity.properties[$0].value(of: object).map { "\($0)" } ?? "nil")" }.joined(separator: ", ") } ?? ""
-        throw StrataError(.uniqueConstraintViolation, "Another stored \(entity.name) (row \(conflict.existingRow)) already has \(names) = \(values); a changed object cannot take it. Change the value, or delete the other object first.")
+        return StrataError(.uniqueConstraintViolation, "Another stored \(entity.name) (row \(conflict.existingRow)) already has \(names) = \(values); a changed object cannot take it. Change the value, or delete the other object first.")
     }
 }

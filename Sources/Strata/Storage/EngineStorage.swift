@@ -111,6 +111,12 @@ extension WriteTransaction: StorageWriter {
         try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys)
             .map { StorageConflict(index: $0.index, existingRow: $0.existingRow) }
     }
+
+    public func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
+                              previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> StorageConflict? {
+        try putUnlessConflicting(record, row: row, in: collection, indexKeys: indexKeys, previousKeysOf: previousKeysOf)
+            .map { StorageConflict(index: $0.index, existingRow: $0.existingRow) }
+    }
 }
 
 /// StrataEngine's storage provider, the default: a store file per configuration (an in-memory

@@ -137,14 +137,44 @@ public protocol StorageWriter: StorageReader {
     /// conflict is returned and nothing is changed.
     func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
                        indexKeys: [IndexKey], previousKeys: [IndexKey]) throws -> StorageConflict?
+    /// `putUnlessHeld` for a row that may be stored, whose previous keys come from its stored
+    /// record: `previousKeysOf` gets the record (valid during the call only) and returns the
+    /// keys it was stored with; it is not called when there is no such row. A backend that can
+    /// finds the row once for both (StrataEngine does); a default reads it, then puts.
+    func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
+                       previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> StorageConflict?
     /// Deletes a row stored with `indexKeys`; false if there was no such row.
     @discardableResult
     func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey]) throws -> Bool
+    /// Deletes a row whose index keys come from its stored record: `indexKeysOf` gets the
+    /// record (valid during the call only) and returns the keys it was stored with; false if
+    /// there was no such row. A backend that can finds the row once for both (StrataEngine
+    /// does); a default reads the record, then deletes the row.
+    @discardableResult
+    func delete(_ row: RowID, in collection: CollectionID, indexKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> Bool
     func putBlob(_ bytes: [UInt8]) throws -> BlobID
     func deleteBlob(_ id: BlobID) throws
     func setMetadata(_ name: String, _ value: [UInt8]?) throws
     func commit() throws
     func rollback()
+}
+
+extension StorageWriter {
+    /// Reads the record (if the row is stored), then puts the row with the keys it gives.
+    public func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
+                              previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> StorageConflict? {
+        var previous: [IndexKey] = []
+        _ = try visitRecord(row, in: collection) { previous = try previousKeysOf($0) }
+        return try putUnlessHeld(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previous)
+    }
+
+    /// Reads the record, then deletes the row with the keys it gives.
+    @discardableResult
+    public func delete(_ row: RowID, in collection: CollectionID, indexKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> Bool {
+        var keys: [IndexKey] = []
+        guard try visitRecord(row, in: collection, { keys = try indexKeysOf($0) }) else { return false }
+        return try delete(row, in: collection, indexKeys: keys)
+    }
 }
 
 /// A unique key held by another row: the index, and the row that holds it.
