@@ -61,32 +61,30 @@ enum QueryPlanner {
     /// cannot be keys of the index.
     private static func choice(_ hint: IndexHint, _ index: (id: IndexID, unique: Bool)?, table: Table,
                                storeIdentifier: String?) -> (Int, RowSource)? {
-        if case .identifiers(let ids) = hint {
+        // One switch: each look at the hint's payload (an `if case`, `hint.property`) copied it.
+        switch hint {
+        case .identifiers(let ids):
             // The rows these identifiers name in this model's table of this store.
             let rows = ids.filter { $0.entityName == table.entity.name && $0.storeIdentifier == storeIdentifier && $0.rowID > 0 }
                 .map { RowID($0.rowID) }
             return (0, .rows(Array(Set(rows)).sorted()))
-        }
-        guard let p = hint.property, let (index, unique) = index else { return nil }
-        switch hint {
-        case .equal(_, let value):
-            guard let key = p.keyOfConstant(value) else { return nil }
+        case .equal(let p, let value):
+            guard let (index, unique) = index, let key = p.keyOfConstant(value) else { return nil }
             return unique ? (1, .lookup(index, key)) : (10, .ranges(index, [.exact(key)]))
-        case .oneOf(_, let values):
+        case .oneOf(let p, let values):
+            guard let (index, unique) = index else { return nil }
             let keys = values.compactMap { p.keyOfConstant(ConstantValue($0)) }
             guard keys.count == values.count else { return nil }
             return unique ? (keys.count + 1, .lookups(index, keys)) : (10 * keys.count + 10, .ranges(index, keys.map { KeyRange.exact($0) }))
-        case .range(_, let lower, let li, let upper, let ui):
-            guard p.keyOrderIsValueOrder else { return nil }
+        case .range(let p, let lower, let li, let upper, let ui):
+            guard let (index, _) = index, p.keyOrderIsValueOrder else { return nil }
             let lk = lower.flatMap { p.keyOfConstant($0) }
             let uk = upper.flatMap { p.keyOfConstant($0) }
             if (lower != nil && lk == nil) || (upper != nil && uk == nil) { return nil }
             return (1000, .ranges(index, [KeyRange(lower: lk, lowerInclusive: li, upper: uk, upperInclusive: ui)]))
-        case .prefix(_, let prefix):
-            guard p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        case .prefix(let p, let prefix):
+            guard let (index, _) = index, p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
             return (500, .ranges(index, [KeyRange(prefix: KeyEncoding.encode(prefix, asPrefix: true))]))
-        case .identifiers:
-            return nil
         }
     }
 
