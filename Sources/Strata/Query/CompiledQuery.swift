@@ -210,6 +210,8 @@ final class QueryCache: @unchecked Sendable {
 
     private let lock = NSLock()
     private var entries: [Key: [AnyObject]] = [:]
+    /// The key looked up last and its queries (cleared when an insertion changes them).
+    private var last: (key: Key, queries: [AnyObject])?
     private var order: [Key] = []
     private var total = 0
 
@@ -220,7 +222,14 @@ final class QueryCache: @unchecked Sendable {
                       expression: predicate?.expressionType, sortCount: descriptor.sortCount,
                       partial: !descriptor.loadedKeyPaths.isEmpty)
         lock.lock()
-        let candidates = entries[key] ?? []
+        // The shape fetched last is asked for again more often than not: compared before hashing.
+        let candidates: [AnyObject]
+        if let last, last.key == key {
+            candidates = last.queries
+        } else {
+            candidates = entries[key] ?? []
+            last = (key, candidates)
+        }
         lock.unlock()
         for candidate in candidates {
             if let runs = unsafeDowncast(candidate, to: CompiledQuery<T>.self).runs(descriptor, predicate: predicate, context: context) { return runs }
@@ -236,6 +245,7 @@ final class QueryCache: @unchecked Sendable {
     private func insert(_ query: AnyObject, _ key: Key) {
         lock.lock()
         defer { lock.unlock() }
+        last = nil
         entries[key, default: []].append(query)
         order.append(key)
         total += 1
