@@ -24,7 +24,8 @@ struct TreeLayout {
         case arithmetic(PredicateExpressions.ArithmeticOperator)
     }
 
-    /// A constant of the tree: where it is, its type, and how to read it as `Any`.
+    /// A constant of the tree: where it is and its type. (No closure to read it: copying a
+    /// constant, as a bound plan does a few times, then retains nothing.)
     struct Constant {
         let offset: Int
         let type: Any.Type
@@ -32,7 +33,12 @@ struct TreeLayout {
         /// inside an `Any` does not cast to an `Optional`), so it is read through `Any` as it
         /// always was, and the plans of optional constants stay as they were.
         let readsInPlace: Bool
-        let read: (UnsafeRawPointer) -> Any?
+
+        /// The constant in the tree at `tree`, as `Any`.
+        func read(_ tree: UnsafeRawPointer) -> Any? {
+            func read<T>(_: T.Type) -> Any? { (tree + offset).assumingMemoryBound(to: T.self).pointee }
+            return _openExistential(type, do: read)
+        }
     }
 
     private(set) var constants: [Constant] = []
@@ -41,8 +47,7 @@ struct TreeLayout {
     /// The slot of the constant of type `T` at `offset`.
     mutating func constant<T>(_ type: T.Type, at offset: Int) -> Int {
         if let slot = constants.firstIndex(where: { $0.offset == offset }) { return slot }
-        constants.append(Constant(offset: offset, type: T.self, readsInPlace: !(T.self is any OptionalProtocol.Type),
-                                  read: { tree in (tree + offset).assumingMemoryBound(to: T.self).pointee }))
+        constants.append(Constant(offset: offset, type: T.self, readsInPlace: !(T.self is any OptionalProtocol.Type)))
         return constants.count - 1
     }
 
