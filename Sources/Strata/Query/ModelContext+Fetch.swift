@@ -21,19 +21,19 @@ extension ModelContext {
                 objects = try fetchAcrossModels(runs, paging: descriptor.paging).map { unsafeDowncast($0, to: T.self) }
             } else {
                 let run = runs[0]
-                objects = ModelContext.objects(try storedResults(run, materialize: true), as: T.self)
+                objects = ModelContext.objects(try storedObjects(run), as: T.self)
             }
             if !descriptor.prefetchedKeyPaths.isEmpty { try prefetch(descriptor.prefetchedKeyPaths, of: objects) }
             return objects
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
     }
 
-    /// A run's results, read in one snapshot of its store. (Not through the generic
+    /// A run's objects, read in one snapshot of its store. (Not through the generic
     /// `read<R>`, whose closure looked up `Optional<R>`'s metadata on every fetch.)
-    private func storedResults(_ run: QueryRun, materialize: Bool) throws -> [FetchItem] {
-        var items: [FetchItem] = []
-        try run.handle.storage.read { (reader: any StorageReader) in items = try results(run, reader: reader, materialize: materialize) }
-        return items
+    private func storedObjects(_ run: QueryRun) throws -> [AnyObject] {
+        var objects: [AnyObject] = []
+        try run.handle.storage.read { (reader: any StorageReader) in objects = try self.objects(run, reader: reader) }
+        return objects
     }
 
     /// How many objects the descriptor selects, without making them. Same as SwiftData's `fetchCount(_:)`.

@@ -47,21 +47,47 @@ extension ModelContext {
         return try sortedResults(run, sort, pending, reader, materialize)
     }
 
+    /// The run's results made into objects, in order, with offset and limit applied. In row
+    /// order with no unsaved objects to merge, each object is made as its row is read and
+    /// collected at once (not as items, then copied into a second array).
+    func objects(_ run: QueryRun, reader: any StorageReader) throws -> [AnyObject] {
+        let pending = try pendingResults(run)
+        guard run.sort == nil, pending.objects.isEmpty else {
+            return try results(run, reader: reader, materialize: true).compactMap { if case .object(let o) = $0 { o } else { nil } }
+        }
+        var objects: [AnyObject] = []
+        try pagedRows(run, excluded: pending.excluded, reader: reader, count: { objects.count }) { row, view in
+            objects.append(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading))
+        }
+        return objects
+    }
+
+    /// Row order with no unsaved objects: each stored row that passes the filter and is on
+    /// the page, handed to `add` as it is read. `count`: how many `add` has kept.
+    private func pagedRows(_ run: QueryRun, excluded: RowSet, reader: any StorageReader, count: () -> Int,
+                           _ add: (RowID, RecordView) throws -> Void) throws {
+        let paging = run.paging
+        var rows = try StoredRows(run, excluded: excluded, reader: reader)
+        var skipped = 0
+        try rows.visit(reader) { row, view in
+            if let limit = paging.limit, count() >= limit { return false }
+            if skipped < paging.offset { skipped += 1; return true }
+            try add(row, view)
+            return paging.limit.map { count() < $0 } ?? true
+        }
+    }
+
     /// Row order: stored rows and unsaved objects merged by row id.
     private func rowOrderResults(_ run: QueryRun, _ pending: PendingResults, _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
-        let paging = run.paging
-        var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
         var items: [FetchItem] = []
         if pending.objects.isEmpty {
-            var skipped = 0
-            try rows.visit(reader) { row, view in
-                if let limit = paging.limit, items.count >= limit { return false }
-                if skipped < paging.offset { skipped += 1; return true }
+            try pagedRows(run, excluded: pending.excluded, reader: reader, count: { items.count }) { row, view in
                 items.append(materialize ? .object(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)) : .stored(row))
-                return paging.limit.map { items.count < $0 } ?? true
             }
             return items
         }
+        let paging = run.paging
+        var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
         var merged: [(RowID, FetchItem)] = []
         try rows.visit(reader) { row, _ in merged.append((row, .stored(row))); return true }
         for o in pending.objects { merged.append((backingOf(o)?.rowID ?? .max, .object(o))) }
@@ -111,19 +137,23 @@ extension ModelContext {
     }
 
     /// The objects of items that are objects.
-    ///
-    /// Collected in an array of `AnyObject`, which is not generic here, and handed back as the
-    /// `[T]` it is: an array of class references has one layout whatever the class, and each
-    /// element was checked to be a `T` (the standard library reinterprets such buffers the same
-    /// way when it casts arrays of classes). A `[T]` built in this unspecialized function looked
-    /// up `Array<T>`'s metadata and called the generic `reserveCapacity` and `append`: a
-    /// twentieth of a point fetch.
     static func objects<T: PersistentModel>(_ items: [FetchItem], as type: T.Type) -> [T] {
         var objects: [AnyObject] = []
         objects.reserveCapacity(items.count)
         for item in items {
-            if case .object(let o) = item, o is T { objects.append(o) }
+            if case .object(let o) = item { objects.append(o) }
         }
-        return unsafeBitCast(objects, to: [T].self)
+        return ModelContext.objects(objects, as: T.self)
+    }
+
+    /// The objects that are `T`s, as the `[T]` they are: an array of class references has one
+    /// layout whatever the class, and each element was checked to be a `T` (the standard
+    /// library reinterprets such buffers the same way when it casts arrays of classes). A `[T]`
+    /// built in this unspecialized function looked up `Array<T>`'s metadata and called the
+    /// generic `reserveCapacity` and `append`: a twentieth of a point fetch.
+    static func objects<T: PersistentModel>(_ objects: [AnyObject], as type: T.Type) -> [T] {
+        var all = true
+        for o in objects where !(o is T) { all = false; break }
+        return unsafeBitCast(all ? objects : objects.filter { $0 is T }, to: [T].self)
     }
 }
