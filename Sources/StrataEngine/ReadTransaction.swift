@@ -208,8 +208,10 @@ public class ReadTransaction {
 
     /// The row holding `key` in a unique index (for a non-unique index: the first such row).
     public func lookup(_ key: [UInt8], in index: IndexID) throws -> RowID? {
-        guard let info = catalog.index(index.rawValue) else { throw missingIndex(index) }
-        if info.unique { return try key.withUnsafeBytes { try uniqueHolder($0, index: index.rawValue) } }
+        // Read in place: a copy of the index's catalog record (with its name) cost a retain
+        // and a release per lookup.
+        guard let position = catalog.indexPosition(index.rawValue) else { throw missingIndex(index) }
+        if catalog.indexes[position].unique { return try key.withUnsafeBytes { try uniqueHolder($0, index: index.rawValue) } }
         var cursor = try entries(in: index, range: .exact(key))
         return try cursor.next()?.row
     }
