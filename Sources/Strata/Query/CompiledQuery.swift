@@ -15,14 +15,13 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     private let propertiesToFetch: [AnyKeyPath]
 
     init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
-        let predicate = descriptor.predicate
+        let predicate = descriptor.predicate, sortBy = descriptor.sortBy
         var parts: [QueryPart] = []
         for (handle, table) in try container.locations(of: T.self, includeSubclasses: includeSubclasses) {
             // Not `predicate.map`: a closure that passes through a generic function's result
             // comes back wrapped in reabstraction thunks, which every record's test then ran.
             var plan = QueryPart.Plan()
             if let predicate { plan = CompiledQuery.plan(predicate, table: table) }
-            let sortBy = descriptor.sortBy
             parts.append(QueryPart(handle: handle, table: table, layout: plan.layout, test: plan.test,
                                    source: SourcePlan(hints: plan.hints, table: table),
                                    sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
@@ -31,7 +30,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         }
         self.parts = parts
         hasPredicate = predicate != nil
-        sortBy = descriptor.sortBy
+        self.sortBy = sortBy
         isSorted = descriptor.sortCount > 0
         propertiesToFetch = descriptor.loadedKeyPaths
     }
