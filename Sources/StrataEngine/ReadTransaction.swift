@@ -95,6 +95,23 @@ public class ReadTransaction {
         try TreeSearch.find(key, root: root(tree), pages: pages)
     }
 
+    /// `find` in a tree whose root is a page (so it has no changed nodes): the cell's page and
+    /// position, with no node to keep alive. (A `LeafPosition?`, which may hold a node, was
+    /// copied and destroyed through value witnesses per lookup.)
+    @inline(__always)
+    func findInPages(_ key: UnsafeRawBufferPointer, from root: UInt64) throws -> (view: PageView, index: Int)? {
+        var offset = root
+        for _ in 0...64 {
+            let view = try pages.page(at: offset)
+            if view.isLeaf {
+                let (i, found) = view.search(key)
+                return found ? (view, i) : nil
+            }
+            offset = view.child(view.childIndex(for: key))
+        }
+        throw StoreError.corrupt("a tree is deeper than 64 levels", path: path, offset: nil)
+    }
+
     func cursor(_ tree: TreeID) -> TreeCursor {
         TreeCursor(root: root(tree), pages: pages, tree: changing(tree))
     }
@@ -166,7 +183,18 @@ public class ReadTransaction {
     /// Calls `body` with a record's bytes (valid only during the call, and only while the
     /// transaction does not change the collection); nil if there is no such row.
     public func withRecord<R>(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let position = try TreeKey.withRow(row, { try find($0, in: .rows(collection.rawValue)) }) else { return nil }
+        let tree = TreeID.rows(collection.rawValue)
+        switch root(tree) {
+        case nil:
+            return nil
+        case .page(let offset)?:
+            guard let (view, i) = try TreeKey.withRow(row, { try findInPages($0, from: offset) }) else { return nil }
+            let cell = view.leafCell(i)
+            return try withRecordValue(cell.value, flags: cell.flags, row: row, body)
+        case .node?:
+            break
+        }
+        guard let position = try TreeKey.withRow(row, { try find($0, in: tree) }) else { return nil }
         let cell = position.view.leafCell(position.index)
         return try withExtendedLifetime(position.node) {
             try withRecordValue(cell.value, flags: cell.flags, row: row, body)
@@ -218,7 +246,17 @@ public class ReadTransaction {
 
     /// The row holding `key` in a unique index.
     func uniqueHolder(_ key: UnsafeRawBufferPointer, index: UInt32) throws -> RowID? {
-        guard let position = try find(key, in: .index(index)) else { return nil }
+        let tree = TreeID.index(index)
+        switch root(tree) {
+        case nil:
+            return nil
+        case .page(let offset)?:
+            guard let (view, i) = try findInPages(key, from: offset) else { return nil }
+            return try uniqueRow(view.leafCell(i).value)
+        case .node?:
+            break
+        }
+        guard let position = try find(key, in: tree) else { return nil }
         return try withExtendedLifetime(position.node) { try uniqueRow(position.value) }
     }
 
