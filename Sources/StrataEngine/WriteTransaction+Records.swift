@@ -219,17 +219,18 @@ extension WriteTransaction {
         let p = try indexPosition(k)
         let id = k.index.rawValue, unique = catalog.indexes[p].unique
         // An entry held back in this transaction is checked now (the table of a unique index's
-        // held-back entries); one in the tree when it is applied (`applyPending` removes a
-        // unique entry only if it names this row, and throws `.corrupt` otherwise), without a
-        // lookup per removal.
-        let holds = !unique || k.key.withUnsafeBytes { key in
-            latestPending(key, index: id).map { $0.kind == PendingEntries.insert && $0.row == row } ?? true
+        // held-back entries, in the probe that records the removal); one in the tree when it
+        // is applied (`applyPending` removes a unique entry only if it names this row, and
+        // throws `.corrupt` otherwise), without a lookup per removal.
+        let entries = pendingEntries(of: id, unique: unique)
+        let holds = catalog.indexes[p].entries > 0 && k.key.withUnsafeBytes { key in
+            if unique { return entries.addRemoval(key: key, row: row) }
+            entries.add(PendingEntries.remove, key: key, row: row)
+            return true
         }
-        guard holds, catalog.indexes[p].entries > 0 else {
+        guard holds else {
             throw StoreError.corrupt("index \"\(catalog.indexes[p].name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
         }
-        let entries = pendingEntries(of: id, unique: unique)
-        k.key.withUnsafeBytes { entries.add(PendingEntries.remove, key: $0, row: row) }
         notePending(k.key.count)
         catalog.indexes[p].entries -= 1
     }

@@ -116,11 +116,6 @@ public final class WriteTransaction: ReadTransaction {
     /// The most bytes of held-back entries before they are applied.
     var pendingLimit: Int { budget.limit / 2 }
 
-    /// The latest operation held back on a unique index's `key` in this transaction, if any.
-    func latestPending(_ key: UnsafeRawBufferPointer, index: UInt32) -> (kind: UInt8, row: RowID)? {
-        pending.lookup(index)?.latest(key)
-    }
-
     override func uniqueHolder(_ key: UnsafeRawBufferPointer, index: UInt32) throws -> RowID? {
         if let latest = pending.lookup(index)?.latest(key) { return latest.kind == PendingEntries.insert ? latest.row : nil }
         return try super.uniqueHolder(key, index: index)
