@@ -12,11 +12,39 @@
 
 /// The bytes of the nodes a write transaction holds, so that it can write them out when
 /// they pass its budget.
+///
+/// It also keeps the buffers of nodes that went away (written out) for the nodes that follow:
+/// a large transaction writes its nodes out and copies as many pages again, and fresh buffers
+/// from `malloc` cost a page fault per 4 KiB once freed memory went back to the system. The
+/// spare buffers never pass the most the live nodes held, and go when the transaction does.
 final class DirtyBudget {
     @exclusivity(unchecked) var bytes = 0
     let limit: Int
+    @exclusivity(unchecked) private var spares: [UnsafeMutableRawPointer] = []
     init(limit: Int) { self.limit = limit }
     var isExceeded: Bool { bytes > limit }
+
+    deinit { for buffer in spares { buffer.deallocate() } }
+
+    /// A node buffer of `capacity` bytes (a spare one when it has the usual size).
+    @inline(__always)
+    func allocate(_ capacity: Int) -> UnsafeMutableRawPointer {
+        if capacity == Node.initialCapacity, let spare = spares.popLast() { return spare }
+        return UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    }
+
+    /// Takes back a buffer `allocate` gave.
+    @inline(__always)
+    func release(_ buffer: UnsafeMutableRawPointer, capacity: Int) {
+        if capacity == Node.initialCapacity && spares.count < DirtyBudget.maximumSpares(limit) {
+            spares.append(buffer)
+        } else {
+            buffer.deallocate()
+        }
+    }
+
+    /// Spare buffers kept at most: the budget's worth, and no more than 32 MiB.
+    private static func maximumSpares(_ limit: Int) -> Int { Swift.min(limit, 32 << 20) / Node.initialCapacity }
 }
 
 final class Node {
@@ -50,7 +78,7 @@ final class Node {
         self.isLeaf = isLeaf
         self.budget = budget
         self.capacity = capacity
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        buffer = budget.allocate(capacity)
         cellsStart = capacity
         buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
         buffer.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
@@ -63,15 +91,16 @@ final class Node {
         let length = page.length
         guard page.nodeSizeEstimate <= Node.largestCopy else { return nil }
         if page.isPacked {
-            // A packed leaf's cells are laid out again, each key whole.
-            self.init(isLeaf: true, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * page.nodeSizeEstimate))
-            for i in 0..<page.count {
-                let cell = page.leafCell(i)
-                appendCell(prefix: page.prefix, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
-            }
+            // A packed leaf's cells are laid out again (with their lengths), after the page's
+            // prefix, which every key keeps sharing. (A node's cell takes at most 5 bytes more
+            // than a packed one: its two length varints.)
+            self.init(isLeaf: true, budget: budget, capacity: Node.copyCapacity(length + 5 * page.count))
+            takePrefix(page.prefix)
+            copiedPrefix = true
+            copyCells(ofPacked: page)
             return
         }
-        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * length))
+        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Node.copyCapacity(length))
         let p = page.prefixLength
         let slotsEnd = PageLayout.headerSize + p + 2 * page.count
         buffer.copyMemory(from: page.base, byteCount: slotsEnd)
@@ -89,9 +118,60 @@ final class Node {
         if !isLeaf { children = [Node?](repeating: nil, count: count) }
     }
 
+    /// The capacity of a node copied from a page of at most `bytes`: the usual size (a spare
+    /// buffer) while it leaves room to grow, twice the bytes otherwise.
+    private static func copyCapacity(_ bytes: Int) -> Int {
+        bytes + bytes / 2 <= initialCapacity ? initialCapacity : Swift.min(largestCapacity, 2 * bytes)
+    }
+
+    /// Writes the cells of a packed leaf into this empty node (which took the page's prefix):
+    /// each cell once, from the end of the buffer down, its slot in place, without the checks
+    /// of an insert (the capacity was sized for them).
+    private func copyCells(ofPacked page: PageView) {
+        var end = capacity
+        var size = 0
+        for i in 0..<page.count {
+            let cell = page.leafCell(i)
+            let k = cell.suffix.count, v = cell.value.count
+            let cellSize = Node.leafCellSize(key: k, value: v)
+            end -= cellSize
+            var p = buffer + end
+            p += Varint.write(UInt64(k), to: p)
+            p += Varint.write(UInt64(v) << 2 | UInt64(cell.flags & 3), to: p)
+            Node.copy(cell.suffix, to: p)
+            Node.copy(cell.value, to: p + k)
+            buffer.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: slotsStart + 2 * i, as: UInt16.self)
+            size += cellSize + 2
+        }
+        setCount(page.count)
+        cellsStart = end
+        encodedSize += size
+    }
+
+    /// Copies a few bytes inline (a key's suffix is often a byte or two, where a call to
+    /// `memcpy` costs more than the copy), more with `memcpy`.
+    @inline(__always)
+    static func copy(_ bytes: UnsafeRawBufferPointer, to target: UnsafeMutableRawPointer) {
+        let n = bytes.count
+        guard n > 0, let source = bytes.baseAddress else { return }
+        if n > 16 { return target.copyMemory(from: source, byteCount: n) }
+        // Two loads that may overlap, then two stores.
+        if n >= 8 {
+            let (a, b) = (source.loadUnaligned(as: UInt64.self), source.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+            target.storeBytes(of: a, as: UInt64.self)
+            target.storeBytes(of: b, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 {
+            let (a, b) = (source.loadUnaligned(as: UInt32.self), source.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+            target.storeBytes(of: a, as: UInt32.self)
+            target.storeBytes(of: b, toByteOffset: n - 4, as: UInt32.self)
+        } else {
+            for j in 0..<n { target.storeBytes(of: source.load(fromByteOffset: j, as: UInt8.self), toByteOffset: j, as: UInt8.self) }
+        }
+    }
+
     deinit {
         budget.bytes -= capacity
-        buffer.deallocate()
+        budget.release(buffer, capacity: capacity)
     }
 
     @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer)) }
@@ -144,11 +224,11 @@ final class Node {
 
     private func resize(to newCapacity: Int) {
         let used = capacity - cellsStart
-        let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        let fresh = budget.allocate(newCapacity)
         fresh.copyMemory(from: buffer, byteCount: slotsEnd)
         (fresh + newCapacity - used).copyMemory(from: buffer + cellsStart, byteCount: used)
         let shift = newCapacity - capacity
-        buffer.deallocate()
+        budget.release(buffer, capacity: capacity)
         buffer = fresh
         budget.bytes += newCapacity - capacity
         capacity = newCapacity
@@ -158,8 +238,8 @@ final class Node {
 
     /// Packs the cells at the end of the buffer, dropping garbage.
     private func compact() {
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-        defer { scratch.deallocate() }
+        let scratch = budget.allocate(capacity)
+        defer { budget.release(scratch, capacity: capacity) }
         var end = capacity
         for i in 0..<count {
             let size = cellSize(i)
@@ -199,7 +279,7 @@ final class Node {
         let old = PageView(UnsafeRawPointer(oldBuffer))
         let n = count
         let newCapacity = Swift.min(Node.largestCapacity, Swift.max(Node.initialCapacity, 2 * (encodedSize + prefixLength * n)))
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        buffer = budget.allocate(newCapacity)
         buffer.copyMemory(from: oldBuffer, byteCount: PageLayout.headerSize)
         buffer.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
         budget.bytes += newCapacity - oldCapacity
@@ -223,7 +303,7 @@ final class Node {
                            value: UnsafeRawBufferPointer(start: nil, count: 0), flags: 0, child: cell.child)
             }
         }
-        oldBuffer.deallocate()
+        budget.release(oldBuffer, capacity: oldCapacity)
     }
 
     /// Appends a cell whose key is `prefix` + `suffix` (of keys that already share this node's
@@ -403,24 +483,49 @@ final class Node {
         let a = view.suffix(first)
         var n = Swift.min(a.count, 255 - prefixLength)
         for i in (first + 1)..<Swift.max(first + 1, count) where n > 0 {
-            let b = view.suffix(i)
-            var m = 0
-            let limit = Swift.min(n, b.count)
-            while m < limit && a[m] == b[m] { m += 1 }
-            n = m
+            n = Node.commonPrefix(a, view.suffix(i), n)
         }
         return n
     }
 
+    /// How many of the first `limit` bytes of `a` (which has them) `b` starts with: 8 bytes a
+    /// step, then byte by byte.
+    @inline(__always)
+    private static func commonPrefix(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, _ limit: Int) -> Int {
+        let limit = Swift.min(limit, b.count)
+        guard limit > 0, let x = a.baseAddress, let y = b.baseAddress else { return 0 }
+        var m = 0
+        while m + 8 <= limit {
+            let differ = x.loadUnaligned(fromByteOffset: m, as: UInt64.self) ^ y.loadUnaligned(fromByteOffset: m, as: UInt64.self)
+            // (The first byte in memory is the low one once read as little-endian.)
+            if differ != 0 { return m + differ.littleEndian.trailingZeroBitCount >> 3 }
+            m += 8
+        }
+        while m < limit && x.load(fromByteOffset: m, as: UInt8.self) == y.load(fromByteOffset: m, as: UInt8.self) { m += 1 }
+        return m
+    }
+
     /// The page this node encodes to, with its keys' common prefix taken out and its checksum
     /// set; every child must be written (`children` all nil).
+    ///
+    /// A node whose keys share the prefix it copied from its page looks for no longer one; a
+    /// branch of it is written as it lies (its cells moved in one piece: cells may be in any
+    /// order after the slots), a leaf packed.
     func encode(into page: inout [UInt8]) {
-        // A node whose keys share the prefix it copied from its page is written as it lies:
-        // its cells moved in one piece (cells may be in any order after the slots).
-        if copiedPrefix && prefixLength > 0 { return encodeAsItLies(into: &page) }
-        let extra = extraPrefixLength()
+        let copied = copiedPrefix && prefixLength > 0
+        if isLeaf {
+            let shape = leafShape(sharing: !copied)
+            if let plan = packedPlan(shape) { return encodePacked(into: &page, extra: shape.extra, plan: plan) }
+            if copied { return encodeAsItLies(into: &page) }
+            return encodeCells(into: &page, extra: shape.extra)
+        }
+        if copied { return encodeAsItLies(into: &page) }
+        encodeCells(into: &page, extra: extraPrefixLength())
+    }
+
+    /// `encode` for a page of cells with their lengths (kind 1 or 2).
+    private func encodeCells(into page: inout [UInt8], extra: Int) {
         let p = prefixLength + extra
-        if isLeaf, let packed = packedPlan(extra: extra) { return encodePacked(into: &page, extra: extra, plan: packed) }
         let source = view
         let first = isLeaf ? 0 : 1
         // The exact size first, then every byte written in place.
@@ -473,27 +578,55 @@ final class Node {
 }
 
 extension Node {
-    /// How this leaf would be written as a packed leaf: its shape, `w` and size; nil when it
-    /// cannot be (too long for 14-bit offsets, or shorter than a page).
-    private func packedPlan(extra: Int) -> (shape: UInt8, width: Int, size: Int)? {
-        guard count > 0 else { return nil }
-        let source = view
-        let first = source.leafCell(0)
-        let k0 = first.suffix.count - extra, v0 = first.value.count
+    /// What a leaf's cells say about the page it encodes to, read in one pass: the bytes past
+    /// the node's prefix that every key shares (none unless `sharing`), whether every suffix
+    /// and every value has one length, and their bytes.
+    struct LeafShape {
+        var extra = 0
+        var firstSuffix = 0, firstValue = 0
         var sameSuffix = true, sameValue = true
-        var bytes = 0, varints = 0
+        var suffixBytes = 0, valueBytes = 0, longestSuffix = 0
+    }
+
+    private func leafShape(sharing: Bool) -> LeafShape {
+        var shape = LeafShape()
+        guard count > 0 else { return shape }
+        let source = view
+        let a = source.leafCell(0)
+        shape.firstSuffix = a.suffix.count
+        shape.firstValue = a.value.count
+        var n = sharing ? Swift.min(a.suffix.count, 255 - prefixLength) : 0
         for i in 0..<count {
             let cell = source.leafCell(i)
-            let k = cell.suffix.count - extra
-            sameSuffix = sameSuffix && k == k0
-            sameValue = sameValue && cell.value.count == v0
-            bytes += k + cell.value.count
-            varints += Varint.size(UInt64(k))
+            let k = cell.suffix.count, v = cell.value.count
+            if n > 0 && i > 0 { n = Node.commonPrefix(a.suffix, cell.suffix, n) }
+            shape.sameSuffix = shape.sameSuffix && k == shape.firstSuffix
+            shape.sameValue = shape.sameValue && v == shape.firstValue
+            shape.suffixBytes += k
+            shape.valueBytes += v
+            shape.longestSuffix = Swift.max(shape.longestSuffix, k)
         }
-        let shape = sameSuffix ? PageLayout.packedShapeFixedSuffix : sameValue ? PageLayout.packedShapeFixedValue : PageLayout.packedShapeVarint
-        let width = sameSuffix ? k0 : sameValue ? v0 : 0
-        let size = PageLayout.headerSize + prefixLength + extra + PageLayout.packedExtraHeader + 2 * count + bytes
-            + (shape == PageLayout.packedShapeVarint ? varints : 0)
+        shape.extra = n
+        return shape
+    }
+
+    /// How this leaf would be written as a packed leaf: its shape, `w` and size; nil when it
+    /// cannot be (too long for 14-bit offsets, or shorter than a page).
+    private func packedPlan(_ leaf: LeafShape) -> (shape: UInt8, width: Int, size: Int)? {
+        guard count > 0 else { return nil }
+        let extra = leaf.extra
+        let shape = leaf.sameSuffix ? PageLayout.packedShapeFixedSuffix : leaf.sameValue ? PageLayout.packedShapeFixedValue : PageLayout.packedShapeVarint
+        let width = leaf.sameSuffix ? leaf.firstSuffix - extra : leaf.sameValue ? leaf.firstValue : 0
+        var size = PageLayout.headerSize + prefixLength + extra + PageLayout.packedExtraHeader + 2 * count
+            + leaf.suffixBytes - count * extra + leaf.valueBytes
+        if shape == PageLayout.packedShapeVarint {
+            // A varint per suffix length: one byte each below 128.
+            if leaf.longestSuffix - extra < 0x80 {
+                size += count
+            } else {
+                for i in 0..<count { size += Varint.size(UInt64(view.leafCell(i).suffix.count - extra)) }
+            }
+        }
         guard size >= PageLayout.minimumSize, size <= PageLayout.packedMaximumSize, width <= Int(UInt16.max) else { return nil }
         return (shape, width, size)
     }
@@ -522,8 +655,10 @@ extension Node {
                 base.storeBytes(of: UInt16(at | Int(cell.flags & 3) << 14).littleEndian, toByteOffset: slots + 2 * i, as: UInt16.self)
                 let k = cell.suffix.count - extra
                 if plan.shape == PageLayout.packedShapeVarint { at += Varint.write(UInt64(k), to: base + at) }
-                if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
-                if cell.value.count > 0 { (base + at).copyMemory(from: cell.value.baseAddress!, byteCount: cell.value.count); at += cell.value.count }
+                Node.copy(UnsafeRawBufferPointer(rebasing: cell.suffix[extra...]), to: base + at)
+                at += k
+                Node.copy(cell.value, to: base + at)
+                at += cell.value.count
             }
             let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
             base.storeBytes(of: sum.littleEndian, as: UInt32.self)
