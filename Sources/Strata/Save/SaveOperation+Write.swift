@@ -125,11 +125,12 @@ extension SaveOperation {
         var stored = StoredRow.none
         var changed: [String]?
         let conflict = try record.withUnsafeBytes { bytes in
-            try writer.putUnlessHeld(bytes, row: row, in: collection, indexKeys: keys) { old in
-                guard reads else { return [] }
+            let new = reads ? try RecordView(bytes) : nil
+            return try writer.putUnlessHeld(bytes, row: row, in: collection, indexKeys: keys) { old in
+                guard let new else { return [] }
                 let view = try RecordView(old, layouts: table.layouts)
-                stored = try StoredRow(view, table: table)
-                if history != nil { changed = try Self.changedAttributes(of: entity, from: view, to: try RecordView(bytes)) }
+                stored = try StoredRow(view, table: table, replacedBy: new, recordKeys: keys)
+                if history != nil { changed = try Self.changedAttributes(of: entity, from: view, to: new) }
                 return stored.keys
             }
         }
