@@ -30,7 +30,7 @@ extension ModelContext {
 
     /// False when no object of `entity` is registered (a loop over rows can skip the lookups).
     func hasRegisteredObjects(of entity: Entity) -> Bool {
-        identityMaps[ObjectIdentifier(entity)].map { !$0.rows.isEmpty } ?? false
+        identityMaps[ObjectIdentifier(entity)].map { !$0.isEmpty } ?? false
     }
 
     func registeredObject(_ entity: Entity, _ row: RowID) -> AnyObject? {
