@@ -70,6 +70,22 @@ import Testing
         try store.read { tx throws in #expect(try tx.record(2, in: c) == nil) }
     }
 
+    /// Held-back entries are applied with their row written in place (`TreeKey.writeRow`): the
+    /// same bytes `appendRow` appends, which readers of the index parse.
+    @Test func aRowWrittenInPlaceIsTheRowAppended() {
+        var g = EngineSeededGenerator(seed: 9)
+        var rows: [RowID] = [0, 1, 255, 256, 65_535, 65_536, RowID.max - 1, RowID.max]
+        for shift in 0..<64 { rows.append(RowID(1) << RowID(shift)); rows.append(g.next() >> RowID(shift)) }
+        for row in rows {
+            var appended: [UInt8] = []
+            TreeKey.appendRow(row, to: &appended)
+            let written = withUnsafeTemporaryAllocation(byteCount: TreeKey.maximumRowSuffix, alignment: 8) { buffer in
+                Array(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: TreeKey.writeRow(row, to: buffer.baseAddress!)))
+            }
+            #expect(written == appended, "row \(row)")
+        }
+    }
+
     private static func key(_ g: inout EngineSeededGenerator) -> [UInt8] {
         let family: [UInt8] = [[], [7, 7, 7, 7, 7, 7, 7, 7, 7, 7], [7, 7, 7], [0, 0], [255, 1]][Int.random(in: 0..<5, using: &g)]
         let tail = (0..<Int.random(in: 0...12, using: &g)).map { _ in UInt8.random(in: 0...3, using: &g) * 85 }
