@@ -91,7 +91,9 @@ extension WriteTransaction {
         var given = previousKeys
         if !isNew {
             try TreeKey.withRow(row) { key in
-                guard let position = try rows.find(key) else { return }
+                // (The path to the row is made changeable as it is found: the row is written
+                // through it next, without a second descent.)
+                guard let position = try rows.findChanging(key) else { return }
                 try withExtendedLifetime(position.node) {
                     let cell = position.view.leafCell(position.index)
                     old = try storedRow(cell, row: row)
@@ -116,8 +118,10 @@ extension WriteTransaction {
                 return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
             }
         }
-        // (The digest after the checks: an upsert's first put, which finds the stored holder, needs none.)
-        let digest = KeysDigest.of(indexKeys)
+        // (The digest after the checks: an upsert's first put, which finds the stored holder,
+        // needs none. A row that keeps its keys keeps the digest they were checked against.)
+        let digest: UInt32
+        if let old, oldKeys == indexKeys { digest = old.digest } else { digest = KeysDigest.of(indexKeys) }
         if let frame = old?.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
         try writeRow(record, row: row, digest: digest, into: rows, id: rowsID, isNew: isNew)
         for k in oldKeys where !indexKeys.contains(k) { try removeEntry(k, row: row) }
