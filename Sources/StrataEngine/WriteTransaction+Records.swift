@@ -221,6 +221,10 @@ extension WriteTransaction {
     /// Removes `row`'s entry for `k`, which must be there.
     func removeEntry(_ k: IndexKey, row: RowID) throws {
         let p = try indexPosition(k)
+        // (A key this long was never put: previous keys come from records, which may be damaged.)
+        guard k.key.count <= PageLayout.maximumKeyLength else {
+            throw StoreError.corrupt("index \"\(catalog.indexes[p].name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
+        }
         let id = k.index.rawValue, unique = catalog.indexes[p].unique
         // An entry held back in this transaction is checked now (the table of a unique index's
         // held-back entries, in the probe that records the removal); one in the tree when it
