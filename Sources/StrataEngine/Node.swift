@@ -9,6 +9,10 @@
 // Cells are added at the low end of the cell area, which grows down from the end of the
 // buffer; a removed or replaced cell's bytes stay as garbage until the node runs out of room
 // and compacts.
+//
+// A node copied from a packed leaf stays packed (the page's bytes as they are) while it only
+// loses a few cells or has values replaced by as many bytes, and is written as it lies; any
+// other change lays its cells out as above first (`unpack`).
 
 /// The bytes of the nodes a write transaction holds, so that it can write them out when
 /// they pass its budget.
@@ -58,6 +62,11 @@ final class Node {
     /// True while the prefix is the one copied from a page (every key then shares it, and
     /// encoding need not look for a longer one).
     @exclusivity(unchecked) private var copiedPrefix = false
+    /// True while the node holds a packed leaf as it was copied, less the cells removed since
+    /// (`removeCell` closes them up in place): a deletion that takes a few rows out of each
+    /// leaf copies the page in one move and writes it in one move. Any other change lays the
+    /// cells out with their lengths first (`unpack`).
+    @exclusivity(unchecked) private(set) var isPacked = false
     /// The lowest byte of the cell area.
     @exclusivity(unchecked) private var cellsStart: Int
     @exclusivity(unchecked) private var garbage = 0
@@ -69,6 +78,8 @@ final class Node {
     private let budget: DirtyBudget
 
     static let initialCapacity = 8192
+    /// A packed leaf of more cells than this is laid out with their lengths before a removal.
+    static let packedRemovalLimit = 32
     /// The most bytes a node may take (slot offsets are 16 bits).
     static let largestCapacity = 1 << 16
     /// The most bytes a copied page may take once its prefix is put back into every key.
@@ -91,13 +102,15 @@ final class Node {
         let length = page.length
         guard page.nodeSizeEstimate <= Node.largestCopy else { return nil }
         if page.isPacked {
-            // A packed leaf's cells are laid out again (with their lengths), after the page's
-            // prefix, which every key keeps sharing. (A node's cell takes at most 5 bytes more
-            // than a packed one: its two length varints.)
-            self.init(isLeaf: true, budget: budget, capacity: Node.copyCapacity(length + 5 * page.count))
-            takePrefix(page.prefix)
+            // A packed leaf is kept packed (see `isPacked`): its bytes moved as they are.
+            self.init(isLeaf: true, budget: budget, capacity: Node.copyCapacity(length))
+            buffer.copyMemory(from: page.base, byteCount: length)
+            buffer.storeBytes(of: UInt32(0), as: UInt32.self)
+            isPacked = true
+            prefixLength = page.prefixLength
             copiedPrefix = true
-            copyCells(ofPacked: page)
+            count = page.count
+            encodedSize = length
             return
         }
         self.init(isLeaf: page.isLeaf, budget: budget, capacity: Node.copyCapacity(length))
@@ -122,6 +135,75 @@ final class Node {
     /// buffer) while it leaves room to grow, twice the bytes otherwise.
     private static func copyCapacity(_ bytes: Int) -> Int {
         bytes + bytes / 2 <= initialCapacity ? initialCapacity : Swift.min(largestCapacity, 2 * bytes)
+    }
+
+    /// Lays a packed node's cells out with their lengths (it must be packed), in a buffer of its own, after the
+    /// page's prefix, which every key keeps sharing (a node's cell takes at most 5 bytes more
+    /// than a packed one: its two length varints).
+    private func unpack() {
+        let old = buffer, oldCapacity = capacity
+        let page = PageView(UnsafeRawPointer(old))
+        capacity = Node.copyCapacity(page.length + 5 * page.count)
+        buffer = budget.allocate(capacity)
+        budget.bytes += capacity - oldCapacity
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
+        buffer.storeBytes(of: PageLayout.kindLeaf, toByteOffset: 6, as: UInt8.self)
+        isPacked = false
+        count = 0
+        prefixLength = 0
+        garbage = 0
+        encodedSize = PageLayout.headerSize
+        takePrefix(page.prefix)
+        copyCells(ofPacked: page)
+        budget.release(old, capacity: oldCapacity)
+    }
+
+    /// `replaceValue` in a packed node, in place when the value keeps its length (an updated
+    /// row often does): false, changing nothing, when it does not.
+    private func replacePackedValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) -> Bool {
+        let page = view
+        let old = page.leafCell(i).value
+        guard old.count == value.count else { return false }
+        if let source = value.baseAddress, let target = old.baseAddress {
+            UnsafeMutableRawPointer(mutating: target).copyMemory(from: source, byteCount: value.count)
+        }
+        // (A packed slot keeps the value's flags in its top 2 bits.)
+        let at = page.slotsStart + 2 * i
+        let raw = UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self))
+        buffer.storeBytes(of: (raw & 0x3FFF | UInt16(flags & 3) << 14).littleEndian, toByteOffset: at, as: UInt16.self)
+        return true
+    }
+
+    /// `removeCell` in a packed node: the slots after cell `i` and the cells before it move
+    /// down over its slot, the cells after it over its bytes too, and the slots follow them.
+    private func removePackedCell(at i: Int) {
+        let page = view
+        let n = count, length = page.length
+        let slots = page.slotsStart, mask = PageLayout.packedMaximumSize
+        func rawSlot(_ j: Int) -> Int { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: slots + 2 * j, as: UInt16.self))) }
+        let start = rawSlot(i) & mask
+        let end = i + 1 < n ? rawSlot(i + 1) & mask : length
+        let size = end - start
+        let cellsStart = slots + 2 * n
+        // The slots first (the cells move over the last one), each moved down by what goes
+        // before its cell (an offset never goes below what is taken from it, so the flags above
+        // it stay as they are).
+        let slotsAt = buffer + slots
+        for j in 0..<i {
+            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
+            slotsAt.storeBytes(of: (raw &- 2).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
+        }
+        let moved = UInt16(truncatingIfNeeded: 2 + size)
+        for j in i..<(n - 1) {
+            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j + 2, as: UInt16.self))
+            slotsAt.storeBytes(of: (raw &- moved).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
+        }
+        (buffer + cellsStart - 2).copyMemory(from: buffer + cellsStart, byteCount: start - cellsStart)
+        (buffer + start - 2).copyMemory(from: buffer + end, byteCount: length - end)
+        let newLength = length - 2 - size
+        buffer.storeBytes(of: UInt16(truncatingIfNeeded: newLength).littleEndian, toByteOffset: 4, as: UInt16.self)
+        setCount(n - 1)
+        encodedSize = newLength
     }
 
     /// Writes the cells of a packed leaf into this empty node (which took the page's prefix):
@@ -339,6 +421,7 @@ final class Node {
 
     /// Inserts a leaf cell for the whole key `key` at position `i`.
     func insertLeafCell(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        if isPacked { unpack() }
         if !sharesPrefix(key) { expand() }
         insertCell(at: i, prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: key[prefixLength...]), value: value, flags: flags, child: nil)
     }
@@ -357,6 +440,10 @@ final class Node {
     }
 
     func removeCell(at i: Int) {
+        // (A leaf of many small cells, an index's, is laid out first: each removal from a
+        // packed one moves every slot, and such leaves lose many cells.)
+        if isPacked && count > Node.packedRemovalLimit { unpack() }
+        if isPacked { return removePackedCell(at: i) }
         let size = cellSize(i)
         garbage += size
         encodedSize -= size + 2
@@ -366,6 +453,10 @@ final class Node {
 
     /// Replaces the value of leaf cell `i`, keeping its key.
     func replaceValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) {
+        if isPacked {
+            if replacePackedValue(at: i, with: value, flags: flags) { return }
+            unpack()
+        }
         let oldSize = cellSize(i)
         let suffix = view.leafCell(i).suffix
         let newSize = Node.leafCellSize(key: suffix.count, value: value.count)
@@ -408,6 +499,7 @@ final class Node {
     /// With `lastOnly` (a key appended at the end, as in a load in key order), only the last
     /// cell moves when the rest still fits `target`: the left node stays full, not half empty.
     func splitOff(lastOnly: Bool = false, target: Int = .max) -> (separator: [UInt8], right: Node) {
+        if isPacked { unpack() }
         var cut = 1
         var bytes = PageLayout.headerSize
         let half = encodedSize / 2
@@ -452,6 +544,7 @@ final class Node {
     /// Appends the cells of `right`, its right neighbour. For branches, `separator` is the
     /// parent's key for `right`, which becomes the key of right's first child.
     func absorb(_ right: Node, separator: UnsafeRawBufferPointer) {
+        if isPacked { unpack() }
         let same = right.prefixLength == prefixLength && compareBytes(right.prefix, prefix) == 0 && (isLeaf || sharesPrefix(separator))
         if !same { expand() }
         let rightPrefix = same ? Node.empty : right.prefix
@@ -512,6 +605,11 @@ final class Node {
     /// branch of it is written as it lies (its cells moved in one piece: cells may be in any
     /// order after the slots), a leaf packed.
     func encode(into page: inout [UInt8]) {
+        if isPacked {
+            // (A packed page shorter than the least a page may be is written unpacked, padded.)
+            if encodedSize >= PageLayout.minimumSize { return encodeAsPacked(into: &page) }
+            unpack()
+        }
         let copied = copiedPrefix && prefixLength > 0
         if isLeaf {
             let shape = leafShape(sharing: !copied)
@@ -660,6 +758,18 @@ extension Node {
                 Node.copy(cell.value, to: base + at)
                 at += cell.value.count
             }
+            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
+            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+            initialized = total
+        }
+    }
+
+    /// `encode` for a packed node: its bytes as they are, with the checksum.
+    private func encodeAsPacked(into page: inout [UInt8]) {
+        let total = encodedSize
+        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
+            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+            base.copyMemory(from: buffer, byteCount: total)
             let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
             base.storeBytes(of: sum.littleEndian, as: UInt32.self)
             initialized = total
