@@ -79,7 +79,7 @@ final class Node {
 
     static let initialCapacity = 8192
     /// A packed leaf of more cells than this is laid out with their lengths before a removal.
-    static let packedRemovalLimit = 32
+    static let packedRemovalLimit = 128
     /// The most bytes a node may take (slot offsets are 16 bits).
     static let largestCapacity = 1 << 16
     /// The most bytes a copied page may take once its prefix is put back into every key.
@@ -440,8 +440,8 @@ final class Node {
     }
 
     func removeCell(at i: Int) {
-        // (A leaf of many small cells, an index's, is laid out first: each removal from a
-        // packed one moves every slot, and such leaves lose many cells.)
+        // (A leaf of very many small cells is laid out first: each removal from a packed one
+        // moves every slot. An index leaf of 2 KiB holds about a hundred.)
         if isPacked && count > Node.packedRemovalLimit { unpack() }
         if isPacked { return removePackedCell(at: i) }
         let size = cellSize(i)

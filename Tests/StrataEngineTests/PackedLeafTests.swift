@@ -1,10 +1,12 @@
 // A written leaf is packed (Page.swift); a transaction that changes it keeps it packed while
-// it only loses cells (`Node.removeCell` closes them up in place; row leaves here hold fewer
-// cells than `Node.packedRemovalLimit`) and lays it out with its lengths at any other change. Here leaves of each packed shape (row leaves: one suffix
-// length; a unique index of keys of many lengths whose rows take one or two varint bytes: the
-// varint shape; a non-unique index: no values) lose rows, some down to nothing, then some
-// take inserts and replacements (of the same length too) after the removals, in transactions with budgets small and
-// large, with rollbacks; each round is checked against a model and with `verify`.
+// it only loses cells (`Node.removeCell` closes them up in place, in leaves of fewer cells
+// than `Node.packedRemovalLimit`) or has values replaced by as many bytes, and lays it out
+// with its lengths at any other change. Here leaves of each packed shape (row leaves: one
+// suffix length; a unique index of keys of many lengths whose rows take one or two varint
+// bytes: the varint shape; a non-unique index: no values) lose rows, some down to nothing,
+// then some take inserts and replacements (of the same length too) after the removals, in
+// transactions with budgets small and large, with rollbacks; each round is checked against
+// a model and with `verify`.
 import Foundation
 import Testing
 @testable import StrataEngine
