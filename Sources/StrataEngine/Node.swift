@@ -102,8 +102,10 @@ final class Node {
         let length = page.length
         guard page.nodeSizeEstimate <= Node.largestCopy else { return nil }
         if page.isPacked {
-            // A packed leaf is kept packed (see `isPacked`): its bytes moved as they are.
-            self.init(isLeaf: true, budget: budget, capacity: Node.copyCapacity(length))
+            // A packed leaf is kept packed (see `isPacked`): its bytes moved as they are, into
+            // a buffer of their size (a packed node never grows: `unpack` makes a new one), so
+            // that a deletion touching every leaf touches no more fresh memory than the pages.
+            self.init(isLeaf: true, budget: budget, capacity: length)
             buffer.copyMemory(from: page.base, byteCount: length)
             buffer.storeBytes(of: UInt32(0), as: UInt32.self)
             isPacked = true
