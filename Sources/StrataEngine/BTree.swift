@@ -492,9 +492,15 @@ final class MutableTree {
                 if let child = node.children[i] { node.setChild(i, to: try write(child, into: writer, scratch: &scratch)) }
             }
         }
-        node.encode(into: &scratch)
-        writtenBytes += UInt64(scratch.count)
-        let offset = try writer.appendAligned(scratch)
+        let offset: UInt64
+        if let page = node.sealedPackedPage() {
+            writtenBytes += UInt64(page.count)
+            offset = try writer.appendAligned(page)
+        } else {
+            node.encode(into: &scratch)
+            writtenBytes += UInt64(scratch.count)
+            offset = try writer.appendAligned(scratch)
+        }
         writtenPages.append(offset)
         return offset
     }

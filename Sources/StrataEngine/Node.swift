@@ -766,6 +766,15 @@ extension Node {
         }
     }
 
+    /// A packed node's page where it lies, its checksum set: written as it is, without a copy
+    /// (the node is not read for its checksum, and goes once written). Nil for any other node.
+    func sealedPackedPage() -> UnsafeRawBufferPointer? {
+        guard isPacked, encodedSize >= PageLayout.minimumSize else { return nil }
+        let sum = Checksum.short(UnsafeRawBufferPointer(start: buffer + 4, count: encodedSize - 4))
+        buffer.storeBytes(of: sum.littleEndian, as: UInt32.self)
+        return UnsafeRawBufferPointer(start: buffer, count: encodedSize)
+    }
+
     /// `encode` for a packed node: its bytes as they are, with the checksum.
     private func encodeAsPacked(into page: inout [UInt8]) {
         let total = encodedSize
