@@ -67,6 +67,9 @@ final class Node {
     /// leaf copies the page in one move and writes it in one move. Any other change lays the
     /// cells out with their lengths first (`unpack`).
     @exclusivity(unchecked) private(set) var isPacked = false
+    /// Where a packed node's page starts in its buffer: a removal moves whichever side of the
+    /// removed cell is shorter, so the page's start moves too (0 when not packed).
+    @exclusivity(unchecked) private var origin = 0
     /// The lowest byte of the cell area.
     @exclusivity(unchecked) private var cellsStart: Int
     @exclusivity(unchecked) private var garbage = 0
@@ -144,13 +147,14 @@ final class Node {
     /// than a packed one: its two length varints).
     private func unpack() {
         let old = buffer, oldCapacity = capacity
-        let page = PageView(UnsafeRawPointer(old))
+        let page = PageView(UnsafeRawPointer(old + origin))
         capacity = Node.copyCapacity(page.length + 5 * page.count)
         buffer = budget.allocate(capacity)
         budget.bytes += capacity - oldCapacity
         buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
         buffer.storeBytes(of: PageLayout.kindLeaf, toByteOffset: 6, as: UInt8.self)
         isPacked = false
+        origin = 0
         count = 0
         prefixLength = 0
         garbage = 0
@@ -170,41 +174,58 @@ final class Node {
             UnsafeMutableRawPointer(mutating: target).copyMemory(from: source, byteCount: value.count)
         }
         // (A packed slot keeps the value's flags in its top 2 bits.)
-        let at = page.slotsStart + 2 * i
+        let at = origin + page.slotsStart + 2 * i
         let raw = UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self))
         buffer.storeBytes(of: (raw & 0x3FFF | UInt16(flags & 3) << 14).littleEndian, toByteOffset: at, as: UInt16.self)
         return true
     }
 
-    /// `removeCell` in a packed node: the slots after cell `i` and the cells before it move
-    /// down over its slot, the cells after it over its bytes too, and the slots follow them.
+    /// `removeCell` in a packed node: the cell and its slot go, and whichever side of the cell
+    /// is shorter closes the gap (the page's start moving with it, `origin`): the header and
+    /// the slots and cells before the cell move towards the end, or the cells after it move
+    /// towards the start (then the header and the slots before it move by the slot's 2 bytes).
+    /// Either way each remaining cell's offset from the page's start goes down by 2, and by the
+    /// cell's size past it.
     private func removePackedCell(at i: Int) {
+        let base = buffer + origin
         let page = view
         let n = count, length = page.length
         let slots = page.slotsStart, mask = PageLayout.packedMaximumSize
-        func rawSlot(_ j: Int) -> Int { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: slots + 2 * j, as: UInt16.self))) }
+        func rawSlot(_ j: Int) -> Int { Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slots + 2 * j, as: UInt16.self))) }
         let start = rawSlot(i) & mask
         let end = i + 1 < n ? rawSlot(i + 1) & mask : length
         let size = end - start
-        let cellsStart = slots + 2 * n
-        // The slots first (the cells move over the last one), each moved down by what goes
-        // before its cell (an offset never goes below what is taken from it, so the flags above
-        // it stay as they are).
-        let slotsAt = buffer + slots
+        let head = slots + 2 * n
+        let shift: Int
+        if slots + 2 * i + (length - end) <= start {
+            // The cells after it move down; the header and slots before it up by 2.
+            (base + start).copyMemory(from: base + end, byteCount: length - end)
+            (base + 2).copyMemory(from: base, byteCount: slots + 2 * i)
+            shift = 2
+        } else {
+            // Everything before it moves up by its size and slot, piece by piece from the end.
+            (base + head + size).copyMemory(from: base + head, byteCount: start - head)
+            (base + slots + 2 * i + 2 + size).copyMemory(from: base + slots + 2 * i + 2, byteCount: 2 * (n - i - 1))
+            (base + size + 2).copyMemory(from: base, byteCount: slots + 2 * i)
+            shift = size + 2
+        }
+        origin += shift
+        let moved = buffer + origin
+        // (An offset never goes below what is taken from it: the flags above it stay as they are.)
+        let slotsAt = moved + slots
         for j in 0..<i {
             let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
             slotsAt.storeBytes(of: (raw &- 2).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
         }
-        let moved = UInt16(truncatingIfNeeded: 2 + size)
+        let taken = UInt16(truncatingIfNeeded: 2 + size)
         for j in i..<(n - 1) {
-            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j + 2, as: UInt16.self))
-            slotsAt.storeBytes(of: (raw &- moved).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
+            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
+            slotsAt.storeBytes(of: (raw &- taken).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
         }
-        (buffer + cellsStart - 2).copyMemory(from: buffer + cellsStart, byteCount: start - cellsStart)
-        (buffer + start - 2).copyMemory(from: buffer + end, byteCount: length - end)
         let newLength = length - 2 - size
-        buffer.storeBytes(of: UInt16(truncatingIfNeeded: newLength).littleEndian, toByteOffset: 4, as: UInt16.self)
-        setCount(n - 1)
+        moved.storeBytes(of: UInt16(truncatingIfNeeded: newLength).littleEndian, toByteOffset: 4, as: UInt16.self)
+        moved.storeBytes(of: UInt16(truncatingIfNeeded: n - 1).littleEndian, toByteOffset: 8, as: UInt16.self)
+        count = n - 1
         encodedSize = newLength
     }
 
@@ -258,9 +279,9 @@ final class Node {
         budget.release(buffer, capacity: capacity)
     }
 
-    @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer)) }
+    @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer + origin)) }
 
-    private var prefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer + PageLayout.headerSize, count: prefixLength) }
+    private var prefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer + origin + PageLayout.headerSize, count: prefixLength) }
 
     private func setCount(_ n: Int) {
         count = n
@@ -770,9 +791,10 @@ extension Node {
     /// (the node is not read for its checksum, and goes once written). Nil for any other node.
     func sealedPackedPage() -> UnsafeRawBufferPointer? {
         guard isPacked, encodedSize >= PageLayout.minimumSize else { return nil }
-        let sum = Checksum.short(UnsafeRawBufferPointer(start: buffer + 4, count: encodedSize - 4))
-        buffer.storeBytes(of: sum.littleEndian, as: UInt32.self)
-        return UnsafeRawBufferPointer(start: buffer, count: encodedSize)
+        let base = buffer + origin
+        let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: encodedSize - 4))
+        base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+        return UnsafeRawBufferPointer(start: base, count: encodedSize)
     }
 
     /// `encode` for a packed node: its bytes as they are, with the checksum.
@@ -780,7 +802,7 @@ extension Node {
         let total = encodedSize
         page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
             let base = UnsafeMutableRawPointer(raw.baseAddress!)
-            base.copyMemory(from: buffer, byteCount: total)
+            base.copyMemory(from: buffer + origin, byteCount: total)
             let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
             base.storeBytes(of: sum.littleEndian, as: UInt32.self)
             initialized = total
