@@ -50,6 +50,7 @@ extension SaveOperation {
             guard let collection = table.collection else { continue }
             let scope = location(entity)?.store.handle.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
             let history = location(entity)?.store.history
+            history?.reserveRuns(rows.count)
             let preserved = history == nil ? [] : entity.preservedOnDeletion
             // What the record holds is read where the row is removed, in one search of its tree.
             let reads = table.hasIndexes || !entity.externals.isEmpty || !preserved.isEmpty
