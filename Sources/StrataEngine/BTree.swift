@@ -216,11 +216,14 @@ final class MutableTree {
     /// Inserts into `leaf`, the end of `fingerPath`, and splits what grew too large on the
     /// way back up (a new root when the top splits). A split forgets the path.
     private func insert(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt8, new: Bool, into leaf: Node) throws {
-        let (i, found) = leaf.view.search(key)
+        let (i, found) = MutableTree.position(of: key, in: leaf.view)
         if found && new {
             throw StoreError.corrupt("a key the catalog says was never written is in a tree", path: pages.path, offset: nil)
         }
         if found { leaf.replaceValue(at: i, with: value, flags: flags) } else { leaf.insertLeafCell(at: i, key: key, value: value, flags: flags) }
+        // A leaf that needs no split leaves every node above as it was (a node only grows by
+        // a child's split, and is split then if it must be).
+        if !needsSplit(leaf) { return }
         // True while the key went in as the last cell of each node so far: then a split
         // leaves the left node full (keys inserted in ascending order fill their pages).
         var atEnd = !found && i == leaf.count - 1
@@ -246,6 +249,20 @@ final class MutableTree {
             split = true
         }
         if split { forgetFinger() }
+    }
+
+    /// Where `key` goes in a leaf, and whether it is there: past the last cell when it is above
+    /// every key (keys often come in ascending order: one comparison then spares the search).
+    @inline(__always)
+    private static func position(of key: UnsafeRawBufferPointer, in view: PageView) -> (index: Int, found: Bool) {
+        let n = view.count
+        if n > 0 {
+            let c = view.compareWithPrefix(key)
+            if c > 0 || (c == 0 && compareBytes(view.suffix(n - 1), UnsafeRawBufferPointer(rebasing: key[view.prefixLength...])) < 0) {
+                return (n, false)
+            }
+        }
+        return view.search(key)
     }
 
     /// The path of the last insert (branch nodes from the root, and the child taken in each),
@@ -475,9 +492,15 @@ final class MutableTree {
                 if let child = node.children[i] { node.setChild(i, to: try write(child, into: writer, scratch: &scratch)) }
             }
         }
-        node.encode(into: &scratch)
-        writtenBytes += UInt64(scratch.count)
-        let offset = try writer.appendAligned(scratch)
+        let offset: UInt64
+        if let page = node.sealedPackedPage() {
+            writtenBytes += UInt64(page.count)
+            offset = try writer.appendAligned(page)
+        } else {
+            node.encode(into: &scratch)
+            writtenBytes += UInt64(scratch.count)
+            offset = try writer.appendAligned(scratch)
+        }
         writtenPages.append(offset)
         return offset
     }

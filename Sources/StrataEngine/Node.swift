@@ -9,14 +9,46 @@
 // Cells are added at the low end of the cell area, which grows down from the end of the
 // buffer; a removed or replaced cell's bytes stay as garbage until the node runs out of room
 // and compacts.
+//
+// A node copied from a packed leaf stays packed (the page's bytes as they are) while it only
+// loses a few cells or has values replaced by as many bytes, and is written as it lies; any
+// other change lays its cells out as above first (`unpack`).
 
 /// The bytes of the nodes a write transaction holds, so that it can write them out when
 /// they pass its budget.
+///
+/// It also keeps the buffers of nodes that went away (written out) for the nodes that follow:
+/// a large transaction writes its nodes out and copies as many pages again, and fresh buffers
+/// from `malloc` cost a page fault per 4 KiB once freed memory went back to the system. The
+/// spare buffers never pass the most the live nodes held, and go when the transaction does.
 final class DirtyBudget {
     @exclusivity(unchecked) var bytes = 0
     let limit: Int
+    @exclusivity(unchecked) private var spares: [UnsafeMutableRawPointer] = []
     init(limit: Int) { self.limit = limit }
     var isExceeded: Bool { bytes > limit }
+
+    deinit { for buffer in spares { buffer.deallocate() } }
+
+    /// A node buffer of `capacity` bytes (a spare one when it has the usual size).
+    @inline(__always)
+    func allocate(_ capacity: Int) -> UnsafeMutableRawPointer {
+        if capacity == Node.initialCapacity, let spare = spares.popLast() { return spare }
+        return UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    }
+
+    /// Takes back a buffer `allocate` gave.
+    @inline(__always)
+    func release(_ buffer: UnsafeMutableRawPointer, capacity: Int) {
+        if capacity == Node.initialCapacity && spares.count < DirtyBudget.maximumSpares(limit) {
+            spares.append(buffer)
+        } else {
+            buffer.deallocate()
+        }
+    }
+
+    /// Spare buffers kept at most: the budget's worth, and no more than 32 MiB.
+    private static func maximumSpares(_ limit: Int) -> Int { Swift.min(limit, 32 << 20) / Node.initialCapacity }
 }
 
 final class Node {
@@ -30,6 +62,14 @@ final class Node {
     /// True while the prefix is the one copied from a page (every key then shares it, and
     /// encoding need not look for a longer one).
     @exclusivity(unchecked) private var copiedPrefix = false
+    /// True while the node holds a packed leaf as it was copied, less the cells removed since
+    /// (`removeCell` closes them up in place): a deletion that takes a few rows out of each
+    /// leaf copies the page in one move and writes it in one move. Any other change lays the
+    /// cells out with their lengths first (`unpack`).
+    @exclusivity(unchecked) private(set) var isPacked = false
+    /// Where a packed node's page starts in its buffer: a removal moves whichever side of the
+    /// removed cell is shorter, so the page's start moves too (0 when not packed).
+    @exclusivity(unchecked) private var origin = 0
     /// The lowest byte of the cell area.
     @exclusivity(unchecked) private var cellsStart: Int
     @exclusivity(unchecked) private var garbage = 0
@@ -41,6 +81,8 @@ final class Node {
     private let budget: DirtyBudget
 
     static let initialCapacity = 8192
+    /// A packed leaf of more cells than this is laid out with their lengths before a removal.
+    static let packedRemovalLimit = 128
     /// The most bytes a node may take (slot offsets are 16 bits).
     static let largestCapacity = 1 << 16
     /// The most bytes a copied page may take once its prefix is put back into every key.
@@ -50,7 +92,7 @@ final class Node {
         self.isLeaf = isLeaf
         self.budget = budget
         self.capacity = capacity
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        buffer = budget.allocate(capacity)
         cellsStart = capacity
         buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
         buffer.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
@@ -63,15 +105,20 @@ final class Node {
         let length = page.length
         guard page.nodeSizeEstimate <= Node.largestCopy else { return nil }
         if page.isPacked {
-            // A packed leaf's cells are laid out again, each key whole.
-            self.init(isLeaf: true, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * page.nodeSizeEstimate))
-            for i in 0..<page.count {
-                let cell = page.leafCell(i)
-                appendCell(prefix: page.prefix, suffix: cell.suffix, value: cell.value, flags: cell.flags, child: nil)
-            }
+            // A packed leaf is kept packed (see `isPacked`): its bytes moved as they are, into
+            // a buffer of their size (a packed node never grows: `unpack` makes a new one), so
+            // that a deletion touching every leaf touches no more fresh memory than the pages.
+            self.init(isLeaf: true, budget: budget, capacity: length)
+            buffer.copyMemory(from: page.base, byteCount: length)
+            buffer.storeBytes(of: UInt32(0), as: UInt32.self)
+            isPacked = true
+            prefixLength = page.prefixLength
+            copiedPrefix = true
+            count = page.count
+            encodedSize = length
             return
         }
-        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Swift.max(Node.initialCapacity, 2 * length))
+        self.init(isLeaf: page.isLeaf, budget: budget, capacity: Node.copyCapacity(length))
         let p = page.prefixLength
         let slotsEnd = PageLayout.headerSize + p + 2 * page.count
         buffer.copyMemory(from: page.base, byteCount: slotsEnd)
@@ -89,14 +136,152 @@ final class Node {
         if !isLeaf { children = [Node?](repeating: nil, count: count) }
     }
 
-    deinit {
-        budget.bytes -= capacity
-        buffer.deallocate()
+    /// The capacity of a node copied from a page of at most `bytes`: the usual size (a spare
+    /// buffer) while it leaves room to grow, twice the bytes otherwise.
+    private static func copyCapacity(_ bytes: Int) -> Int {
+        bytes + bytes / 2 <= initialCapacity ? initialCapacity : Swift.min(largestCapacity, 2 * bytes)
     }
 
-    @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer)) }
+    /// Lays a packed node's cells out with their lengths (it must be packed), in a buffer of its own, after the
+    /// page's prefix, which every key keeps sharing (a node's cell takes at most 5 bytes more
+    /// than a packed one: its two length varints).
+    private func unpack() {
+        let old = buffer, oldCapacity = capacity
+        let page = PageView(UnsafeRawPointer(old + origin))
+        capacity = Node.copyCapacity(page.length + 5 * page.count)
+        buffer = budget.allocate(capacity)
+        budget.bytes += capacity - oldCapacity
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
+        buffer.storeBytes(of: PageLayout.kindLeaf, toByteOffset: 6, as: UInt8.self)
+        isPacked = false
+        origin = 0
+        count = 0
+        prefixLength = 0
+        garbage = 0
+        encodedSize = PageLayout.headerSize
+        takePrefix(page.prefix)
+        copyCells(ofPacked: page)
+        budget.release(old, capacity: oldCapacity)
+    }
 
-    private var prefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer + PageLayout.headerSize, count: prefixLength) }
+    /// `replaceValue` in a packed node, in place when the value keeps its length (an updated
+    /// row often does): false, changing nothing, when it does not.
+    private func replacePackedValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) -> Bool {
+        let page = view
+        let old = page.leafCell(i).value
+        guard old.count == value.count else { return false }
+        if let source = value.baseAddress, let target = old.baseAddress {
+            UnsafeMutableRawPointer(mutating: target).copyMemory(from: source, byteCount: value.count)
+        }
+        // (A packed slot keeps the value's flags in its top 2 bits.)
+        let at = origin + page.slotsStart + 2 * i
+        let raw = UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self))
+        buffer.storeBytes(of: (raw & 0x3FFF | UInt16(flags & 3) << 14).littleEndian, toByteOffset: at, as: UInt16.self)
+        return true
+    }
+
+    /// `removeCell` in a packed node: the cell and its slot go, and whichever side of the cell
+    /// is shorter closes the gap (the page's start moving with it, `origin`): the header and
+    /// the slots and cells before the cell move towards the end, or the cells after it move
+    /// towards the start (then the header and the slots before it move by the slot's 2 bytes).
+    /// Either way each remaining cell's offset from the page's start goes down by 2, and by the
+    /// cell's size past it.
+    private func removePackedCell(at i: Int) {
+        let base = buffer + origin
+        let page = view
+        let n = count, length = page.length
+        let slots = page.slotsStart, mask = PageLayout.packedMaximumSize
+        func rawSlot(_ j: Int) -> Int { Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slots + 2 * j, as: UInt16.self))) }
+        let start = rawSlot(i) & mask
+        let end = i + 1 < n ? rawSlot(i + 1) & mask : length
+        let size = end - start
+        let head = slots + 2 * n
+        let shift: Int
+        if slots + 2 * i + (length - end) <= start {
+            // The cells after it move down; the header and slots before it up by 2.
+            (base + start).copyMemory(from: base + end, byteCount: length - end)
+            (base + 2).copyMemory(from: base, byteCount: slots + 2 * i)
+            shift = 2
+        } else {
+            // Everything before it moves up by its size and slot, piece by piece from the end.
+            (base + head + size).copyMemory(from: base + head, byteCount: start - head)
+            (base + slots + 2 * i + 2 + size).copyMemory(from: base + slots + 2 * i + 2, byteCount: 2 * (n - i - 1))
+            (base + size + 2).copyMemory(from: base, byteCount: slots + 2 * i)
+            shift = size + 2
+        }
+        origin += shift
+        let moved = buffer + origin
+        // (An offset never goes below what is taken from it: the flags above it stay as they are.)
+        let slotsAt = moved + slots
+        for j in 0..<i {
+            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
+            slotsAt.storeBytes(of: (raw &- 2).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
+        }
+        let taken = UInt16(truncatingIfNeeded: 2 + size)
+        for j in i..<(n - 1) {
+            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
+            slotsAt.storeBytes(of: (raw &- taken).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
+        }
+        let newLength = length - 2 - size
+        moved.storeBytes(of: UInt16(truncatingIfNeeded: newLength).littleEndian, toByteOffset: 4, as: UInt16.self)
+        moved.storeBytes(of: UInt16(truncatingIfNeeded: n - 1).littleEndian, toByteOffset: 8, as: UInt16.self)
+        count = n - 1
+        encodedSize = newLength
+    }
+
+    /// Writes the cells of a packed leaf into this empty node (which took the page's prefix):
+    /// each cell once, from the end of the buffer down, its slot in place, without the checks
+    /// of an insert (the capacity was sized for them).
+    private func copyCells(ofPacked page: PageView) {
+        var end = capacity
+        var size = 0
+        for i in 0..<page.count {
+            let cell = page.leafCell(i)
+            let k = cell.suffix.count, v = cell.value.count
+            let cellSize = Node.leafCellSize(key: k, value: v)
+            end -= cellSize
+            var p = buffer + end
+            p += Varint.write(UInt64(k), to: p)
+            p += Varint.write(UInt64(v) << 2 | UInt64(cell.flags & 3), to: p)
+            Node.copy(cell.suffix, to: p)
+            Node.copy(cell.value, to: p + k)
+            buffer.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: slotsStart + 2 * i, as: UInt16.self)
+            size += cellSize + 2
+        }
+        setCount(page.count)
+        cellsStart = end
+        encodedSize += size
+    }
+
+    /// Copies a few bytes inline (a key's suffix is often a byte or two, where a call to
+    /// `memcpy` costs more than the copy), more with `memcpy`.
+    @inline(__always)
+    static func copy(_ bytes: UnsafeRawBufferPointer, to target: UnsafeMutableRawPointer) {
+        let n = bytes.count
+        guard n > 0, let source = bytes.baseAddress else { return }
+        if n > 16 { return target.copyMemory(from: source, byteCount: n) }
+        // Two loads that may overlap, then two stores.
+        if n >= 8 {
+            let (a, b) = (source.loadUnaligned(as: UInt64.self), source.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+            target.storeBytes(of: a, as: UInt64.self)
+            target.storeBytes(of: b, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 {
+            let (a, b) = (source.loadUnaligned(as: UInt32.self), source.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
+            target.storeBytes(of: a, as: UInt32.self)
+            target.storeBytes(of: b, toByteOffset: n - 4, as: UInt32.self)
+        } else {
+            for j in 0..<n { target.storeBytes(of: source.load(fromByteOffset: j, as: UInt8.self), toByteOffset: j, as: UInt8.self) }
+        }
+    }
+
+    deinit {
+        budget.bytes -= capacity
+        budget.release(buffer, capacity: capacity)
+    }
+
+    @inline(__always) var view: PageView { PageView(UnsafeRawPointer(buffer + origin)) }
+
+    private var prefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer + origin + PageLayout.headerSize, count: prefixLength) }
 
     private func setCount(_ n: Int) {
         count = n
@@ -144,11 +329,11 @@ final class Node {
 
     private func resize(to newCapacity: Int) {
         let used = capacity - cellsStart
-        let fresh = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        let fresh = budget.allocate(newCapacity)
         fresh.copyMemory(from: buffer, byteCount: slotsEnd)
         (fresh + newCapacity - used).copyMemory(from: buffer + cellsStart, byteCount: used)
         let shift = newCapacity - capacity
-        buffer.deallocate()
+        budget.release(buffer, capacity: capacity)
         buffer = fresh
         budget.bytes += newCapacity - capacity
         capacity = newCapacity
@@ -158,8 +343,8 @@ final class Node {
 
     /// Packs the cells at the end of the buffer, dropping garbage.
     private func compact() {
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-        defer { scratch.deallocate() }
+        let scratch = budget.allocate(capacity)
+        defer { budget.release(scratch, capacity: capacity) }
         var end = capacity
         for i in 0..<count {
             let size = cellSize(i)
@@ -199,7 +384,7 @@ final class Node {
         let old = PageView(UnsafeRawPointer(oldBuffer))
         let n = count
         let newCapacity = Swift.min(Node.largestCapacity, Swift.max(Node.initialCapacity, 2 * (encodedSize + prefixLength * n)))
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        buffer = budget.allocate(newCapacity)
         buffer.copyMemory(from: oldBuffer, byteCount: PageLayout.headerSize)
         buffer.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
         budget.bytes += newCapacity - oldCapacity
@@ -223,7 +408,7 @@ final class Node {
                            value: UnsafeRawBufferPointer(start: nil, count: 0), flags: 0, child: cell.child)
             }
         }
-        oldBuffer.deallocate()
+        budget.release(oldBuffer, capacity: oldCapacity)
     }
 
     /// Appends a cell whose key is `prefix` + `suffix` (of keys that already share this node's
@@ -259,6 +444,7 @@ final class Node {
 
     /// Inserts a leaf cell for the whole key `key` at position `i`.
     func insertLeafCell(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
+        if isPacked { unpack() }
         if !sharesPrefix(key) { expand() }
         insertCell(at: i, prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: key[prefixLength...]), value: value, flags: flags, child: nil)
     }
@@ -277,6 +463,10 @@ final class Node {
     }
 
     func removeCell(at i: Int) {
+        // (A leaf of very many small cells is laid out first: each removal from a packed one
+        // moves every slot. An index leaf of 2 KiB holds about a hundred.)
+        if isPacked && count > Node.packedRemovalLimit { unpack() }
+        if isPacked { return removePackedCell(at: i) }
         let size = cellSize(i)
         garbage += size
         encodedSize -= size + 2
@@ -286,6 +476,10 @@ final class Node {
 
     /// Replaces the value of leaf cell `i`, keeping its key.
     func replaceValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) {
+        if isPacked {
+            if replacePackedValue(at: i, with: value, flags: flags) { return }
+            unpack()
+        }
         let oldSize = cellSize(i)
         let suffix = view.leafCell(i).suffix
         let newSize = Node.leafCellSize(key: suffix.count, value: value.count)
@@ -328,6 +522,7 @@ final class Node {
     /// With `lastOnly` (a key appended at the end, as in a load in key order), only the last
     /// cell moves when the rest still fits `target`: the left node stays full, not half empty.
     func splitOff(lastOnly: Bool = false, target: Int = .max) -> (separator: [UInt8], right: Node) {
+        if isPacked { unpack() }
         var cut = 1
         var bytes = PageLayout.headerSize
         let half = encodedSize / 2
@@ -372,6 +567,7 @@ final class Node {
     /// Appends the cells of `right`, its right neighbour. For branches, `separator` is the
     /// parent's key for `right`, which becomes the key of right's first child.
     func absorb(_ right: Node, separator: UnsafeRawBufferPointer) {
+        if isPacked { unpack() }
         let same = right.prefixLength == prefixLength && compareBytes(right.prefix, prefix) == 0 && (isLeaf || sharesPrefix(separator))
         if !same { expand() }
         let rightPrefix = same ? Node.empty : right.prefix
@@ -403,24 +599,54 @@ final class Node {
         let a = view.suffix(first)
         var n = Swift.min(a.count, 255 - prefixLength)
         for i in (first + 1)..<Swift.max(first + 1, count) where n > 0 {
-            let b = view.suffix(i)
-            var m = 0
-            let limit = Swift.min(n, b.count)
-            while m < limit && a[m] == b[m] { m += 1 }
-            n = m
+            n = Node.commonPrefix(a, view.suffix(i), n)
         }
         return n
     }
 
+    /// How many of the first `limit` bytes of `a` (which has them) `b` starts with: 8 bytes a
+    /// step, then byte by byte.
+    @inline(__always)
+    private static func commonPrefix(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, _ limit: Int) -> Int {
+        let limit = Swift.min(limit, b.count)
+        guard limit > 0, let x = a.baseAddress, let y = b.baseAddress else { return 0 }
+        var m = 0
+        while m + 8 <= limit {
+            let differ = x.loadUnaligned(fromByteOffset: m, as: UInt64.self) ^ y.loadUnaligned(fromByteOffset: m, as: UInt64.self)
+            // (The first byte in memory is the low one once read as little-endian.)
+            if differ != 0 { return m + differ.littleEndian.trailingZeroBitCount >> 3 }
+            m += 8
+        }
+        while m < limit && x.load(fromByteOffset: m, as: UInt8.self) == y.load(fromByteOffset: m, as: UInt8.self) { m += 1 }
+        return m
+    }
+
     /// The page this node encodes to, with its keys' common prefix taken out and its checksum
     /// set; every child must be written (`children` all nil).
+    ///
+    /// A node whose keys share the prefix it copied from its page looks for no longer one; a
+    /// branch of it is written as it lies (its cells moved in one piece: cells may be in any
+    /// order after the slots), a leaf packed.
     func encode(into page: inout [UInt8]) {
-        // A node whose keys share the prefix it copied from its page is written as it lies:
-        // its cells moved in one piece (cells may be in any order after the slots).
-        if copiedPrefix && prefixLength > 0 { return encodeAsItLies(into: &page) }
-        let extra = extraPrefixLength()
+        if isPacked {
+            // (A packed page shorter than the least a page may be is written unpacked, padded.)
+            if encodedSize >= PageLayout.minimumSize { return encodeAsPacked(into: &page) }
+            unpack()
+        }
+        let copied = copiedPrefix && prefixLength > 0
+        if isLeaf {
+            let shape = leafShape(sharing: !copied)
+            if let plan = packedPlan(shape) { return encodePacked(into: &page, extra: shape.extra, plan: plan) }
+            if copied { return encodeAsItLies(into: &page) }
+            return encodeCells(into: &page, extra: shape.extra)
+        }
+        if copied { return encodeAsItLies(into: &page) }
+        encodeCells(into: &page, extra: extraPrefixLength())
+    }
+
+    /// `encode` for a page of cells with their lengths (kind 1 or 2).
+    private func encodeCells(into page: inout [UInt8], extra: Int) {
         let p = prefixLength + extra
-        if isLeaf, let packed = packedPlan(extra: extra) { return encodePacked(into: &page, extra: extra, plan: packed) }
         let source = view
         let first = isLeaf ? 0 : 1
         // The exact size first, then every byte written in place.
@@ -473,27 +699,55 @@ final class Node {
 }
 
 extension Node {
-    /// How this leaf would be written as a packed leaf: its shape, `w` and size; nil when it
-    /// cannot be (too long for 14-bit offsets, or shorter than a page).
-    private func packedPlan(extra: Int) -> (shape: UInt8, width: Int, size: Int)? {
-        guard count > 0 else { return nil }
-        let source = view
-        let first = source.leafCell(0)
-        let k0 = first.suffix.count - extra, v0 = first.value.count
+    /// What a leaf's cells say about the page it encodes to, read in one pass: the bytes past
+    /// the node's prefix that every key shares (none unless `sharing`), whether every suffix
+    /// and every value has one length, and their bytes.
+    struct LeafShape {
+        var extra = 0
+        var firstSuffix = 0, firstValue = 0
         var sameSuffix = true, sameValue = true
-        var bytes = 0, varints = 0
+        var suffixBytes = 0, valueBytes = 0, longestSuffix = 0
+    }
+
+    private func leafShape(sharing: Bool) -> LeafShape {
+        var shape = LeafShape()
+        guard count > 0 else { return shape }
+        let source = view
+        let a = source.leafCell(0)
+        shape.firstSuffix = a.suffix.count
+        shape.firstValue = a.value.count
+        var n = sharing ? Swift.min(a.suffix.count, 255 - prefixLength) : 0
         for i in 0..<count {
             let cell = source.leafCell(i)
-            let k = cell.suffix.count - extra
-            sameSuffix = sameSuffix && k == k0
-            sameValue = sameValue && cell.value.count == v0
-            bytes += k + cell.value.count
-            varints += Varint.size(UInt64(k))
+            let k = cell.suffix.count, v = cell.value.count
+            if n > 0 && i > 0 { n = Node.commonPrefix(a.suffix, cell.suffix, n) }
+            shape.sameSuffix = shape.sameSuffix && k == shape.firstSuffix
+            shape.sameValue = shape.sameValue && v == shape.firstValue
+            shape.suffixBytes += k
+            shape.valueBytes += v
+            shape.longestSuffix = Swift.max(shape.longestSuffix, k)
         }
-        let shape = sameSuffix ? PageLayout.packedShapeFixedSuffix : sameValue ? PageLayout.packedShapeFixedValue : PageLayout.packedShapeVarint
-        let width = sameSuffix ? k0 : sameValue ? v0 : 0
-        let size = PageLayout.headerSize + prefixLength + extra + PageLayout.packedExtraHeader + 2 * count + bytes
-            + (shape == PageLayout.packedShapeVarint ? varints : 0)
+        shape.extra = n
+        return shape
+    }
+
+    /// How this leaf would be written as a packed leaf: its shape, `w` and size; nil when it
+    /// cannot be (too long for 14-bit offsets, or shorter than a page).
+    private func packedPlan(_ leaf: LeafShape) -> (shape: UInt8, width: Int, size: Int)? {
+        guard count > 0 else { return nil }
+        let extra = leaf.extra
+        let shape = leaf.sameSuffix ? PageLayout.packedShapeFixedSuffix : leaf.sameValue ? PageLayout.packedShapeFixedValue : PageLayout.packedShapeVarint
+        let width = leaf.sameSuffix ? leaf.firstSuffix - extra : leaf.sameValue ? leaf.firstValue : 0
+        var size = PageLayout.headerSize + prefixLength + extra + PageLayout.packedExtraHeader + 2 * count
+            + leaf.suffixBytes - count * extra + leaf.valueBytes
+        if shape == PageLayout.packedShapeVarint {
+            // A varint per suffix length: one byte each below 128.
+            if leaf.longestSuffix - extra < 0x80 {
+                size += count
+            } else {
+                for i in 0..<count { size += Varint.size(UInt64(view.leafCell(i).suffix.count - extra)) }
+            }
+        }
         guard size >= PageLayout.minimumSize, size <= PageLayout.packedMaximumSize, width <= Int(UInt16.max) else { return nil }
         return (shape, width, size)
     }
@@ -522,9 +776,33 @@ extension Node {
                 base.storeBytes(of: UInt16(at | Int(cell.flags & 3) << 14).littleEndian, toByteOffset: slots + 2 * i, as: UInt16.self)
                 let k = cell.suffix.count - extra
                 if plan.shape == PageLayout.packedShapeVarint { at += Varint.write(UInt64(k), to: base + at) }
-                if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
-                if cell.value.count > 0 { (base + at).copyMemory(from: cell.value.baseAddress!, byteCount: cell.value.count); at += cell.value.count }
+                Node.copy(UnsafeRawBufferPointer(rebasing: cell.suffix[extra...]), to: base + at)
+                at += k
+                Node.copy(cell.value, to: base + at)
+                at += cell.value.count
             }
+            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
+            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+            initialized = total
+        }
+    }
+
+    /// A packed node's page where it lies, its checksum set: written as it is, without a copy
+    /// (the node is not read for its checksum, and goes once written). Nil for any other node.
+    func sealedPackedPage() -> UnsafeRawBufferPointer? {
+        guard isPacked, encodedSize >= PageLayout.minimumSize else { return nil }
+        let base = buffer + origin
+        let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: encodedSize - 4))
+        base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+        return UnsafeRawBufferPointer(start: base, count: encodedSize)
+    }
+
+    /// `encode` for a packed node: its bytes as they are, with the checksum.
+    private func encodeAsPacked(into page: inout [UInt8]) {
+        let total = encodedSize
+        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
+            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+            base.copyMemory(from: buffer + origin, byteCount: total)
             let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
             base.storeBytes(of: sum.littleEndian, as: UInt32.self)
             initialized = total

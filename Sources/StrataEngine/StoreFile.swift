@@ -125,6 +125,12 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     /// after zeros (part of the body); returns its offset.
     @discardableResult
     func appendAligned(_ bytes: [UInt8]) throws -> UInt64 {
+        try bytes.withUnsafeBytes { try appendAligned($0) }
+    }
+
+    /// `appendAligned` of bytes where they lie (a packed node's page, written as it is).
+    @discardableResult
+    func appendAligned(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         let padding = Int((0 &- end) & UInt64(PageLayout.alignment - 1))
         if padding > 0 { try withUnsafeBytes(of: (UInt64(0), UInt64(0))) { try append(UnsafeRawBufferPointer(rebasing: $0[0..<padding])) } }
         return try append(bytes)

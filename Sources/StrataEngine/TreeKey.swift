@@ -19,6 +19,16 @@ enum TreeKey {
     /// The longest row suffix of a non-unique index entry.
     static let maximumRowSuffix = 10
 
+    /// Writes what `appendRow` appends at `p`; returns its length (at most `maximumRowSuffix`).
+    @inline(__always)
+    static func writeRow(_ row: RowID, to p: UnsafeMutableRawPointer) -> Int {
+        let n = Swift.max(1, (64 - row.leadingZeroBitCount + 7) / 8)
+        p.storeBytes(of: UInt8(n), as: UInt8.self)
+        for i in 0..<n { p.storeBytes(of: UInt8(truncatingIfNeeded: row >> UInt64(8 * (n - 1 - i))), toByteOffset: 1 + i, as: UInt8.self) }
+        p.storeBytes(of: UInt8(n), toByteOffset: n + 1, as: UInt8.self)
+        return n + 2
+    }
+
     /// Appends the row of a non-unique index entry: `[n][row, n bytes big-endian][n]`, with n
     /// (1...8) the fewest bytes that hold the row. Byte order is then (index key, row) order
     /// (a shorter row is a smaller one), and the last byte says where the index key ends.

@@ -91,7 +91,9 @@ extension WriteTransaction {
         var given = previousKeys
         if !isNew {
             try TreeKey.withRow(row) { key in
-                guard let position = try rows.find(key) else { return }
+                // (The path to the row is made changeable as it is found: the row is written
+                // through it next, without a second descent.)
+                guard let position = try rows.findChanging(key) else { return }
                 try withExtendedLifetime(position.node) {
                     let cell = position.view.leafCell(position.index)
                     old = try storedRow(cell, row: row)
@@ -116,8 +118,10 @@ extension WriteTransaction {
                 return UniqueConflict(index: k.index, key: k.key, existingRow: holder)
             }
         }
-        // (The digest after the checks: an upsert's first put, which finds the stored holder, needs none.)
-        let digest = KeysDigest.of(indexKeys)
+        // (The digest after the checks: an upsert's first put, which finds the stored holder,
+        // needs none. A row that keeps its keys keeps the digest they were checked against.)
+        let digest: UInt32
+        if let old, oldKeys == indexKeys { digest = old.digest } else { digest = KeysDigest.of(indexKeys) }
         if let frame = old?.frame { addFrameBytes(-Int64(frame.length), to: rowsID) }
         try writeRow(record, row: row, digest: digest, into: rows, id: rowsID, isNew: isNew)
         for k in oldKeys where !indexKeys.contains(k) { try removeEntry(k, row: row) }
@@ -217,19 +221,24 @@ extension WriteTransaction {
     /// Removes `row`'s entry for `k`, which must be there.
     func removeEntry(_ k: IndexKey, row: RowID) throws {
         let p = try indexPosition(k)
-        let id = k.index.rawValue, unique = catalog.indexes[p].unique
-        // An entry held back in this transaction is checked now (the table of a unique index's
-        // held-back entries); one in the tree when it is applied (`applyPending` removes a
-        // unique entry only if it names this row, and throws `.corrupt` otherwise), without a
-        // lookup per removal.
-        let holds = !unique || k.key.withUnsafeBytes { key in
-            latestPending(key, index: id).map { $0.kind == PendingEntries.insert && $0.row == row } ?? true
-        }
-        guard holds, catalog.indexes[p].entries > 0 else {
+        // (A key this long was never put: previous keys come from records, which may be damaged.)
+        guard k.key.count <= PageLayout.maximumKeyLength else {
             throw StoreError.corrupt("index \"\(catalog.indexes[p].name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
         }
+        let id = k.index.rawValue, unique = catalog.indexes[p].unique
+        // An entry held back in this transaction is checked now (the table of a unique index's
+        // held-back entries, in the probe that records the removal); one in the tree when it
+        // is applied (`applyPending` removes a unique entry only if it names this row, and
+        // throws `.corrupt` otherwise), without a lookup per removal.
         let entries = pendingEntries(of: id, unique: unique)
-        k.key.withUnsafeBytes { entries.add(PendingEntries.remove, key: $0, row: row) }
+        let holds = catalog.indexes[p].entries > 0 && k.key.withUnsafeBytes { key in
+            if unique { return entries.addRemoval(key: key, row: row) }
+            entries.add(PendingEntries.remove, key: key, row: row)
+            return true
+        }
+        guard holds else {
+            throw StoreError.corrupt("index \"\(catalog.indexes[p].name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
+        }
         notePending(k.key.count)
         catalog.indexes[p].entries -= 1
     }

@@ -116,11 +116,6 @@ public final class WriteTransaction: ReadTransaction {
     /// The most bytes of held-back entries before they are applied.
     var pendingLimit: Int { budget.limit / 2 }
 
-    /// The latest operation held back on a unique index's `key` in this transaction, if any.
-    func latestPending(_ key: UnsafeRawBufferPointer, index: UInt32) -> (kind: UInt8, row: RowID)? {
-        pending.lookup(index)?.latest(key)
-    }
-
     override func uniqueHolder(_ key: UnsafeRawBufferPointer, index: UInt32) throws -> RowID? {
         if let latest = pending.lookup(index)?.latest(key) { return latest.kind == PendingEntries.insert ? latest.row : nil }
         return try super.uniqueHolder(key, index: index)
@@ -139,36 +134,44 @@ public final class WriteTransaction: ReadTransaction {
             guard let entries = pending.lookup(id), !entries.isEmpty else { continue }
             pending.set(id, nil)
             guard let info = catalog.index(id) else { continue }
-            let index = tree(.index(id))
+            try apply(entries, to: tree(.index(id)), info: info)
+        }
+        if only == nil || pending.isEmpty { pendingBytes = pending.values.reduce(0) { $0 + $1.byteCount } }
+        try keepWithinBudget()
+    }
+
+    /// Applies one index's held-back entries in key order. Each tree key (and a unique entry's
+    /// value, its row) is put together in one buffer: the key, then for a non-unique index the
+    /// row (`TreeKey.writeRow`).
+    private func apply(_ entries: PendingEntries, to index: MutableTree, info: IndexInfoRecord) throws {
+        let valueStart = PageLayout.maximumKeyLength + 32
+        try withUnsafeTemporaryAllocation(byteCount: valueStart + 16, alignment: 8) { buffer in
+            let base = buffer.baseAddress!
             var applied = 0
-            var scratch = [UInt8]()
-            scratch.reserveCapacity(64)
-            var rowBytes = [UInt8]()
             for offset in entries.sorted() {
                 let kind = entries.kind(at: offset), row = entries.row(at: offset)
-                try entries.withKey(at: offset) { key in
-                    scratch.removeAll(keepingCapacity: true)
-                    scratch.append(contentsOf: key)
-                    if !info.unique { TreeKey.appendRow(row, to: &scratch) }
-                    rowBytes.removeAll(keepingCapacity: true)
-                    if info.unique { Varint.append(row, to: &rowBytes) }
-                    try scratch.withUnsafeBytes { treeKey in
-                        try rowBytes.withUnsafeBytes { value in
-                            if kind == PendingEntries.insert {
-                                try index.insert(treeKey, value)
-                            } else if try !index.remove(treeKey, expecting: info.unique ? value : nil) {
-                                // (A unique entry's row is checked here: `removeEntry` did not look it up.)
-                                throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
-                            }
-                        }
+                var length = try entries.withKey(at: offset) { key in
+                    // (Keys longer than this were refused when they were put.)
+                    guard key.count + TreeKey.maximumRowSuffix <= valueStart else {
+                        throw StoreError.corrupt("a held-back index key of \(key.count) bytes", path: store.path, offset: nil)
                     }
+                    if let source = key.baseAddress { base.copyMemory(from: source, byteCount: key.count) }
+                    return key.count
+                }
+                var valueLength = 0
+                if info.unique { valueLength = Varint.write(row, to: base + valueStart) } else { length += TreeKey.writeRow(row, to: base + length) }
+                let treeKey = UnsafeRawBufferPointer(start: base, count: length)
+                let value = UnsafeRawBufferPointer(start: base + valueStart, count: valueLength)
+                if kind == PendingEntries.insert {
+                    try index.insert(treeKey, value)
+                } else if try !index.remove(treeKey, expecting: info.unique ? value : nil) {
+                    // (A unique entry's row is checked here: `removeEntry` did not look it up.)
+                    throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
                 }
                 applied += 1
                 if applied & 1023 == 0 { try keepWithinBudget() }
             }
         }
-        if only == nil || pending.isEmpty { pendingBytes = pending.values.reduce(0) { $0 + $1.byteCount } }
-        try keepWithinBudget()
     }
 
     /// Appends a value frame; returns where it lies.

@@ -25,12 +25,15 @@ extension ModelContext {
     }
 
     func registeredBacking(_ entity: Entity, _ row: RowID) -> ModelBacking? {
-        identityMaps[ObjectIdentifier(entity)]?.backing(row)
+        // (The map asked for last first: rows are looked up many at a time for one model.)
+        let model = ObjectIdentifier(entity)
+        if let last = lastIdentityMap, last.model == model { return last.map.backing(row) }
+        return identityMaps[model]?.backing(row)
     }
 
     /// False when no object of `entity` is registered (a loop over rows can skip the lookups).
     func hasRegisteredObjects(of entity: Entity) -> Bool {
-        identityMaps[ObjectIdentifier(entity)].map { !$0.rows.isEmpty } ?? false
+        identityMaps[ObjectIdentifier(entity)].map { !$0.isEmpty } ?? false
     }
 
     func registeredObject(_ entity: Entity, _ row: RowID) -> AnyObject? {

@@ -40,6 +40,12 @@ final class HistoryRecorder {
         open(.update, entity, row, attributes: attributes, tombstone: nil)
     }
 
+    /// Room for `rows` more rows' runs (each may be a run of its own): a large deletion's runs,
+    /// grown by doubling, were copied about twice over.
+    func reserveRuns(_ rows: Int) {
+        closed.reserveCapacity(closed.count + rows)
+    }
+
     /// A deleted row, with its preserved fields (empty when the model preserves none).
     func delete(_ entity: Entity, _ row: RowID, tombstone: [(name: String, bytes: [UInt8])]) {
         if extends(.delete, entity, row) && openTombstones.isEmpty == tombstone.isEmpty {

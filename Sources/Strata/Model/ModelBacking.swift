@@ -39,12 +39,15 @@ final class ModelBacking {
     private weak var weakContext: ModelContext?
     /// The identity map of the context the object is registered in (valid while the context lives).
     unowned(unsafe) var identityMap: IdentityMap?
-    var status: Status { didSet { updateAnchor() } }
+    /// (Setting the state it has already leaves the anchor as it is: every change of the
+    /// context, the status or `isChanged` places it, so it is where they say. A save sets both
+    /// for each of its objects, and each placement is a weak reference stored or cleared.)
+    var status: Status { didSet { if status != oldValue { updateAnchor() } } }
     /// A persisted object whose properties were set since it was loaded or saved.
     var isChanged = false {
         didSet {
             if !isChanged { changedProperties = PropertyBits() }
-            updateAnchor()
+            if isChanged != oldValue { updateAnchor() }
         }
     }
     /// Which persisted properties were set since the object was loaded or saved (for the

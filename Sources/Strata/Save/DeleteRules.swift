@@ -28,8 +28,15 @@ extension SaveOperation {
             if !b.wasInserted { deleting[ObjectIdentifier(b.entity), default: []].insert(b.rowID) }
         }
         for table in container.handles.flatMap(\.tables) {
-            guard let rows = context.batchDeletes[ObjectIdentifier(table.entity)] else { continue }
-            for row in rows.sorted() where deleting[ObjectIdentifier(table.entity), default: []].insert(row).inserted {
+            let model = ObjectIdentifier(table.entity)
+            guard let rows = context.batchDeletes[model] else { continue }
+            // Rows of a model without rules to apply (and none of its objects deleted) are
+            // taken as they are: queued, they would be gone through one by one for nothing.
+            if deleting[model] == nil, !table.entity.relationships.contains(where: { $0.relationship.deleteRule != .noAction }) {
+                deleting[model] = rows
+                continue
+            }
+            for row in rows.sorted() where deleting[model, default: []].insert(row).inserted {
                 queue.append(Deletion(entity: table.entity, row: row, object: nil, isStored: true))
             }
         }

@@ -51,12 +51,22 @@ extension ModelContext {
                     guard let t = backing.object as? T, backing.entity === run.entity else { continue }
                     if try predicate.map({ try $0.evaluate(t) }) ?? true { delete(t) }
                 }
+                // Rows without objects go into one set, added to the batch once (and the
+                // registry is not asked about each row when the model has no objects in it).
+                let registered = hasRegisteredObjects(of: run.entity)
+                var batch = RowSet()
                 for row in rows {
-                    if let object = registeredObject(run.entity, row) as? T {
+                    if registered, let object = registeredObject(run.entity, row) as? T {
                         delete(object)
                     } else {
-                        batchDeletes[ObjectIdentifier(run.entity), default: []].insert(row)
+                        batch.insert(row)
                     }
+                }
+                let model = ObjectIdentifier(run.entity)
+                if batchDeletes[model] == nil {
+                    if !batch.isEmpty { batchDeletes[model] = batch }
+                } else {
+                    for row in batch { batchDeletes[model, default: []].insert(row) }
                 }
             }
         } catch { throw StrataError.store(error, while: "delete \(T.self) objects") }

@@ -50,6 +50,7 @@ extension SaveOperation {
             guard let collection = table.collection else { continue }
             let scope = location(entity)?.store.handle.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
             let history = location(entity)?.store.history
+            history?.reserveRuns(rows.count)
             let preserved = history == nil ? [] : entity.preservedOnDeletion
             // What the record holds is read where the row is removed, in one search of its tree.
             let reads = table.hasIndexes || !entity.externals.isEmpty || !preserved.isEmpty
@@ -125,11 +126,12 @@ extension SaveOperation {
         var stored = StoredRow.none
         var changed: [String]?
         let conflict = try record.withUnsafeBytes { bytes in
-            try writer.putUnlessHeld(bytes, row: row, in: collection, indexKeys: keys) { old in
-                guard reads else { return [] }
+            let new = reads ? try RecordView(bytes) : nil
+            return try writer.putUnlessHeld(bytes, row: row, in: collection, indexKeys: keys) { old in
+                guard let new else { return [] }
                 let view = try RecordView(old, layouts: table.layouts)
-                stored = try StoredRow(view, table: table)
-                if history != nil { changed = try Self.changedAttributes(of: entity, from: view, to: try RecordView(bytes)) }
+                stored = try StoredRow(view, table: table, replacedBy: new, recordKeys: keys)
+                if history != nil { changed = try Self.changedAttributes(of: entity, from: view, to: new) }
                 return stored.keys
             }
         }

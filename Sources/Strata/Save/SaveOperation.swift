@@ -184,6 +184,15 @@ struct StoredRow {
         blobs = try table.entity.externals.compactMap { AttributeProperty.blob(ofField: try view.field($0.index)) }
     }
 
+    /// The stored row that `record`, with index keys `recordKeys` (computed from its object),
+    /// replaces. When the indexed fields hold the same bytes in both (an upsert that changes
+    /// other attributes), the stored keys are `recordKeys` and are not computed again from the
+    /// stored record. (The engine checks them against the row's digest all the same.)
+    init(_ view: RecordView, table: Table, replacedBy record: RecordView, recordKeys: [IndexKey]) throws {
+        keys = try table.sameIndexedFields(view, record) ? recordKeys : try table.indexKeys(of: view)
+        blobs = try table.entity.externals.compactMap { AttributeProperty.blob(ofField: try view.field($0.index)) }
+    }
+
     /// The row's stored state, or nil when there is no such row. A table without index keys
     /// or external values has nothing to read: `.none`, without looking the row up (writing or
     /// deleting it finds it anyway).

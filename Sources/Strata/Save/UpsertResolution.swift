@@ -25,10 +25,16 @@ extension SaveOperation {
     func resolveUpserts() throws {
         var claims: [IndexID: [[UInt8]: RowID]] = [:]
         var changedKeys: [IndexID: [[UInt8]: RowID]]? = nil
+        // (The last model's answer is kept: inserts come in runs of one model, and the walk over
+        // every table's relationships, asked per insert, cost more than the rest of the loop.)
+        var last: (entity: Entity, resolves: Bool)?
         for backing in inserted where backing.status == .inserted {
-            let object = backing.object
             let entity = backing.entity
-            guard !entity.uniqueGroups.isEmpty, takesPartInRelationships(entity) else { continue }
+            guard !entity.uniqueGroups.isEmpty else { continue }
+            let resolves = last.flatMap { $0.entity === entity ? $0.resolves : nil } ?? takesPartInRelationships(entity)
+            last = (entity, resolves)
+            guard resolves else { continue }
+            let object = backing.object
             let (writer, table) = try writer(for: entity)
             if changedKeys == nil { changedKeys = uniqueKeysOfChangedObjects() }
             var target: RowID? = nil

@@ -16,6 +16,8 @@ final class Table: @unchecked Sendable {
     let singleIndex: [Int: (id: IndexID, unique: Bool)]
     /// How to read records written with older layouts of the model (lightweight migration).
     let layouts: EntityLayouts
+    /// The properties the index keys are made of, each once.
+    let indexedProperties: [Int]
 
     init(entity: Entity, collection: CollectionID?, uniqueIndexes: [IndexID], indexes: [IndexID],
          singleIndex: [Int: (id: IndexID, unique: Bool)], layouts: EntityLayouts = .identity) {
@@ -25,6 +27,8 @@ final class Table: @unchecked Sendable {
         self.indexes = indexes
         self.singleIndex = singleIndex
         self.layouts = layouts
+        let groups = zip(entity.uniqueGroups, uniqueIndexes).map(\.0) + zip(entity.indexGroups, indexes).map(\.0)
+        indexedProperties = Array(Set(groups.joined())).sorted()
     }
 
     var hasIndexes: Bool { !uniqueIndexes.isEmpty || !indexes.isEmpty }
@@ -49,6 +53,14 @@ final class Table: @unchecked Sendable {
         for (group, id) in zip(entity.uniqueGroups, uniqueIndexes) { keys.append(IndexKey(id, try entity.key(of: group, view: view))) }
         for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, try entity.key(of: group, view: view))) }
         return keys
+    }
+
+    /// True when two records (read as the current layout) hold the same bytes in every field
+    /// an index key is made of: their index keys are then the same, as keys are computed from
+    /// those bytes alone.
+    func sameIndexedFields(_ a: RecordView, _ b: RecordView) throws -> Bool {
+        for p in indexedProperties where !sameBytes(try a.field(p), try b.field(p)) { return false }
+        return true
     }
 
     /// The keys row `row` was saved with, read from its stored record; [] when it has none.
