@@ -276,12 +276,56 @@ struct PageView {
         let wanted = UnsafeRawBufferPointer(rebasing: key[prefixLength...])
         var low = 0
         var high = count
+        // Dense keys (row ids, which a table hands out one after another): the key `d` above
+        // the first cell's is at cell `d` when no key between them is missing, and never
+        // after it. One probe there finds it or narrows the search; a binary search over a
+        // row leaf touched a cache line per probe, nearly all of a point fetch's misses.
+        if count > 4, let d = Self.denseDistance(suffix(0), wanted), d < count {
+            let c = compareBytes(suffix(d), wanted)
+            if c == 0 { return (d, true) }
+            if c > 0 { high = d } else { low = d + 1 }
+        }
         while low < high {
             let mid = (low + high) >> 1
             let c = compareBytes(suffix(mid), wanted)
             if c < 0 { low = mid + 1 } else if c > 0 { high = mid } else { return (mid, true) }
         }
         return (low, false)
+    }
+
+    /// Where `wanted` would be among cells `first...last` if keys were spread evenly between
+    /// theirs (by their first 8 bytes); nil when it is not strictly between them.
+    @inline(__always)
+    private func interpolated(_ wanted: UnsafeRawBufferPointer, from first: Int, to last: Int) -> Int? {
+        let a = Self.leadingBytes(suffix(first)), b = Self.leadingBytes(suffix(last)), w = Self.leadingBytes(wanted)
+        guard a < w, w < b else { return nil }
+        let g = first + Int(Double(w - a) / Double(b - a) * Double(last - first))
+        return Swift.min(Swift.max(g, first), last)
+    }
+
+    /// The first 8 bytes of `bytes` as a big-endian integer (zeros after a shorter one): keys
+    /// in this order compare as their bytes do, up to their first 8.
+    @inline(__always)
+    static func leadingBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        if bytes.count >= 8 { return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) }
+        var x: UInt64 = 0
+        for i in 0..<bytes.count { x |= UInt64(bytes[i]) << (56 - 8 * i) }
+        return x
+    }
+
+    /// `b - a` for two suffixes of the same length (1 to 8 bytes) read as big-endian
+    /// integers, when `b >= a`; nil otherwise.
+    @inline(__always)
+    static func denseDistance(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int? {
+        let n = a.count
+        guard n == b.count, n > 0, n <= 8 else { return nil }
+        var x: UInt64 = 0, y: UInt64 = 0
+        for i in 0..<n {
+            x = x << 8 | UInt64(a[i])
+            y = y << 8 | UInt64(b[i])
+        }
+        guard y >= x, y - x < UInt64(Int.max) else { return nil }
+        return Int(y - x)
     }
 
     /// In a branch: the child whose range holds `key`.
@@ -293,9 +337,23 @@ struct PageView {
         default: break
         }
         let wanted = UnsafeRawBufferPointer(rebasing: key[prefixLength...])
-        // The last cell in 1..<count whose key is <= key, or 0.
+        // The last cell in 1..<count whose key is <= key, or 0. (Cells 1..<low are <= key,
+        // cells high..<count above it.)
         var low = 1
         var high = count
+        // Keys spread evenly (row ids, random UUIDs): where the key falls between the first and
+        // last separators says nearly which child holds it. Two probes there and beside it
+        // narrow the search to the child, or at least to a side; a binary search over a page
+        // of a few hundred separators touched a cache line for each of its first probes.
+        if count > 8, let g = interpolated(wanted, from: 1, to: count - 1) {
+            if compareBytes(suffix(g), wanted) <= 0 {
+                low = g + 1
+                if low < high, compareBytes(suffix(low), wanted) > 0 { high = low }
+            } else {
+                high = g
+                if g - 1 >= low, compareBytes(suffix(g - 1), wanted) <= 0 { low = g }
+            }
+        }
         while low < high {
             let mid = (low + high) >> 1
             if compareBytes(suffix(mid), wanted) <= 0 { low = mid + 1 } else { high = mid }
