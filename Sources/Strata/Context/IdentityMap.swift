@@ -21,6 +21,9 @@ final class IdentityMap {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The most slots an emptied map keeps (1 KiB).
+    static let keptWhenEmpty = 64
+
     /// Where a row's probe starts: its group of four rows scattered by a multiplication, the
     /// row's place in the group kept.
     @inline(__always)
@@ -80,8 +83,10 @@ final class IdentityMap {
         }
         guard removed else { return }
         count -= 1
-        // A map emptied (the context's objects went away) gives its memory back.
-        if count == 0 { slots = [] }
+        // A map emptied (the context's objects went away) gives its memory back, unless it is
+        // small: a context that fetches one object at a time and drops it would otherwise
+        // allocate a table for every fetch.
+        if count == 0, slots.count > Self.keptWhenEmpty { slots = [] }
     }
 
     /// Empties slot `hole`, moving back the slots after it whose probe would no longer reach

@@ -151,7 +151,7 @@ extension ModelBacking {
     func loadUnloaded() -> Bool {
         guard let missing = unloaded, let handle, let table = handle.table(for: entity) else { return false }
         do {
-            let found = try handle.storage.read { reader in
+            let found: Void? = try handle.storage.read { reader in
                 try reader.withRecord(rowID, in: table) { view in
                     for index in missing.sorted() { try entity.properties[index].decode(try view.field(index), into: object) }
                 }

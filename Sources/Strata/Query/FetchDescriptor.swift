@@ -49,8 +49,8 @@ public struct FetchDescriptor<T: PersistentModel> {
     @usableFromInline var prefetchedKeyPaths: [AnyKeyPath] = []
 
     @inlinable
-    public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
-        self.predicateParts = PredicateParts(predicate)
+    public init(predicate: consuming Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
+        self.predicateParts = PredicateParts(consume predicate)
         self.sortBy = sortBy
         self.sortCount = sortBy.count
     }
