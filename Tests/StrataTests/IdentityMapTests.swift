@@ -6,6 +6,31 @@ import Testing
 /// group of slots, and far apart; objects registered, replaced, moved and removed, with
 /// removals of a backing that no longer holds its row refused.
 @Suite struct IdentityMapTests {
+    /// A map emptied keeps a small table (a context fetching one object at a time reuses it)
+    /// and drops a large one; either way it registers and finds rows again, and none of the
+    /// rows it held before.
+    @Test func anEmptiedMapWorksAgainWhateverItKept() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let trips = (0..<300).map { Trip(name: "\($0)", startDate: .now) }
+        let entity = try #require(EntityRegistry.shared.entity(forClassOf: trips[0]))
+        let backings = trips.map { ModelBacking(object: $0, entity: entity) }
+        let map = IdentityMap()
+        for (round, size) in [1, 3, 20, 300, 2, 150, 1].enumerated() {
+            let used = backings.prefix(size)
+            for (i, b) in used.enumerated() {
+                b.rowID = RowID(round * 1000 + i + 1)
+                map.insert(b)
+            }
+            #expect(map.count == size)
+            for b in used { #expect(map.backing(b.rowID) === b, "round \(round)") }
+            for earlier in 0..<round { #expect(map.backing(RowID(earlier * 1000 + 1)) == nil, "round \(round)") }
+            for b in used.reversed() { map.remove(b) }
+            #expect(map.isEmpty)
+            for b in used { #expect(map.backing(b.rowID) == nil, "round \(round)") }
+        }
+        _ = container
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func randomRegistrationsMatchADictionary(seed: UInt64) throws {
         var generator = SplitMix(seed: seed)
