@@ -213,20 +213,33 @@ final class Node {
         let moved = buffer + origin
         // (An offset never goes below what is taken from it: the flags above it stay as they are.)
         let slotsAt = moved + slots
-        for j in 0..<i {
-            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
-            slotsAt.storeBytes(of: (raw &- 2).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
-        }
-        let taken = UInt16(truncatingIfNeeded: 2 + size)
-        for j in i..<(n - 1) {
-            let raw = UInt16(littleEndian: slotsAt.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
-            slotsAt.storeBytes(of: (raw &- taken).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
-        }
+        Node.lowerSlots(slotsAt, count: i, by: 2)
+        Node.lowerSlots(slotsAt + 2 * i, count: n - 1 - i, by: UInt16(truncatingIfNeeded: 2 + size))
         let newLength = length - 2 - size
         moved.storeBytes(of: UInt16(truncatingIfNeeded: newLength).littleEndian, toByteOffset: 4, as: UInt16.self)
         moved.storeBytes(of: UInt16(truncatingIfNeeded: n - 1).littleEndian, toByteOffset: 8, as: UInt16.self)
         count = n - 1
         encodedSize = newLength
+    }
+
+    /// Subtracts `delta` from each of `count` little-endian u16 slots at `p`, four at a time:
+    /// every slot is at least `delta` (an offset never goes below what is taken from it), so no
+    /// slot borrows from the next one in a 64-bit subtraction. (One at a time, this was most of
+    /// removing a cell from an index leaf of a hundred cells.)
+    @inline(__always)
+    static func lowerSlots(_ p: UnsafeMutableRawPointer, count: Int, by delta: UInt16) {
+        let lanes = UInt64(delta) &* 0x0001_0001_0001_0001
+        var j = 0
+        while j + 4 <= count {
+            let word = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 2 * j, as: UInt64.self))
+            p.storeBytes(of: (word &- lanes).littleEndian, toByteOffset: 2 * j, as: UInt64.self)
+            j += 4
+        }
+        while j < count {
+            let raw = UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
+            p.storeBytes(of: (raw &- delta).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
+            j += 1
+        }
     }
 
     /// Writes the cells of a packed leaf into this empty node (which took the page's prefix):
