@@ -163,6 +163,13 @@ final class Entity: @unchecked Sendable {
         return key
     }
 
+    /// `key(of:view:)` into `key`, which keeps its memory.
+    func key(of group: [Int], view: RecordView, into key: inout [UInt8]) throws {
+        key.removeAll(keepingCapacity: true)
+        if key.capacity < Entity.keyCapacity { key.reserveCapacity(Entity.keyCapacity) }
+        for p in group { try properties[p].appendKey(ofField: try view.field(p), to: &key) }
+    }
+
     static let keyCapacity = 32
 }
 

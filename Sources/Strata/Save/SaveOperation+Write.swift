@@ -54,19 +54,22 @@ extension SaveOperation {
             let preserved = history == nil ? [] : entity.preservedOnDeletion
             // What the record holds is read where the row is removed, in one search of its tree.
             let reads = table.hasIndexes || !entity.externals.isEmpty || !preserved.isEmpty
+            // The keys of row after row, in the same arrays (the engine lets go of them first).
+            var keys: [IndexKey] = []
             for row in rows.sorted() {
-                var stored = StoredRow.none
+                var blobs: [UInt64] = []
                 var tombstone: [(name: String, bytes: [UInt8])] = []
                 let found = try writer.delete(row, in: collection) { record in
                     guard reads else { return [] }
                     let view = try RecordView(record, layouts: table.layouts)
-                    stored = try StoredRow(view, table: table)
+                    try table.indexKeys(of: view, into: &keys)
+                    if !entity.externals.isEmpty { blobs = try StoredRow.blobs(view, table: table) }
                     if !preserved.isEmpty { tombstone = try HistoryRecorder.tombstone(preserved, view: view) }
-                    return stored.keys
+                    return keys
                 }
                 guard found else { continue }
                 history?.delete(entity, row, tombstone: tombstone)
-                for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
+                for blob in blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
                 saved.deleted.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
             }
         }

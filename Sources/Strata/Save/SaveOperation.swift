@@ -181,7 +181,12 @@ struct StoredRow {
 
     init(_ view: RecordView, table: Table) throws {
         keys = try table.indexKeys(of: view)
-        blobs = try table.entity.externals.compactMap { AttributeProperty.blob(ofField: try view.field($0.index)) }
+        blobs = try StoredRow.blobs(view, table: table)
+    }
+
+    /// The blobs of a stored record's external values.
+    static func blobs(_ view: RecordView, table: Table) throws -> [UInt64] {
+        try table.entity.externals.compactMap { AttributeProperty.blob(ofField: try view.field($0.index)) }
     }
 
     /// The stored row that `record`, with index keys `recordKeys` (computed from its object),
@@ -190,7 +195,7 @@ struct StoredRow {
     /// stored record. (The engine checks them against the row's digest all the same.)
     init(_ view: RecordView, table: Table, replacedBy record: RecordView, recordKeys: [IndexKey]) throws {
         keys = try table.sameIndexedFields(view, record) ? recordKeys : try table.indexKeys(of: view)
-        blobs = try table.entity.externals.compactMap { AttributeProperty.blob(ofField: try view.field($0.index)) }
+        blobs = try StoredRow.blobs(view, table: table)
     }
 
     /// The row's stored state, or nil when there is no such row. A table without index keys
