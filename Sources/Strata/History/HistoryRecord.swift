@@ -75,27 +75,36 @@ package struct HistoryRecord: Sendable, Equatable {
     package func encode() -> [UInt8] {
         var names: [String] = []
         var nameIndex: [String: Int] = [:]
+        // Runs of one model follow each other: its name is looked up once, not hashed per run.
+        var last: (name: String, index: Int)?
         func index(_ name: String) -> Int {
-            if let i = nameIndex[name] { return i }
-            nameIndex[name] = names.count
-            names.append(name)
-            return names.count - 1
+            if let last, last.name == name { return last.index }
+            let i: Int
+            if let known = nameIndex[name] { i = known } else {
+                i = names.count
+                nameIndex[name] = i
+                names.append(name)
+            }
+            last = (name, i)
+            return i
         }
         var body: [UInt8] = []
+        body.reserveCapacity(8 * runs.count + 16)
         Varint.append(runs.count, to: &body)
-        for run in runs {
-            body.append(run.kind.rawValue)
-            Varint.append(index(run.entity), to: &body)
-            Varint.append(Int(run.firstRow), to: &body)
-            Varint.append(run.count, to: &body)
-            switch run.kind {
+        for r in runs.indices {
+            let kind = runs[r].kind
+            body.append(kind.rawValue)
+            Varint.append(index(runs[r].entity), to: &body)
+            Varint.append(Int(runs[r].firstRow), to: &body)
+            Varint.append(runs[r].count, to: &body)
+            switch kind {
             case .insert: break
             case .update:
-                Varint.append(run.attributes.count, to: &body)
-                for name in run.attributes { Varint.append(index(name), to: &body) }
+                Varint.append(runs[r].attributes.count, to: &body)
+                for name in runs[r].attributes { Varint.append(index(name), to: &body) }
             case .delete:
-                Varint.append(run.tombstones.count, to: &body)
-                for tombstone in run.tombstones {
+                Varint.append(runs[r].tombstones.count, to: &body)
+                for tombstone in runs[r].tombstones {
                     Varint.append(tombstone.count, to: &body)
                     for field in tombstone {
                         Varint.append(index(field.name), to: &body)
