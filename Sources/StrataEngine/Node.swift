@@ -222,14 +222,23 @@ final class Node {
         encodedSize = newLength
     }
 
-    /// Subtracts `delta` from each of `count` little-endian u16 slots at `p`, four at a time:
-    /// every slot is at least `delta` (an offset never goes below what is taken from it), so no
-    /// slot borrows from the next one in a 64-bit subtraction. (One at a time, this was most of
+    /// Subtracts `delta` from each of `count` little-endian u16 slots at `p`, eight or four at
+    /// a time: every slot is at least `delta` (an offset never goes below what is taken from
+    /// it), so no slot borrows from the next one in a 64-bit subtraction. (One at a time, this was most of
     /// removing a cell from an index leaf of a hundred cells.)
     @inline(__always)
     static func lowerSlots(_ p: UnsafeMutableRawPointer, count: Int, by delta: UInt16) {
-        let lanes = UInt64(delta) &* 0x0001_0001_0001_0001
         var j = 0
+        #if _endian(little)
+        // Eight at a time in a vector register, where slots are in memory order.
+        let vector = SIMD8<UInt16>(repeating: delta)
+        while j + 8 <= count {
+            let slots = p.loadUnaligned(fromByteOffset: 2 * j, as: SIMD8<UInt16>.self)
+            p.storeBytes(of: slots &- vector, toByteOffset: 2 * j, as: SIMD8<UInt16>.self)
+            j += 8
+        }
+        #endif
+        let lanes = UInt64(delta) &* 0x0001_0001_0001_0001
         while j + 4 <= count {
             let word = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 2 * j, as: UInt64.self))
             p.storeBytes(of: (word &- lanes).littleEndian, toByteOffset: 2 * j, as: UInt64.self)
