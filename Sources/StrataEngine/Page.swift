@@ -230,6 +230,10 @@ struct PageView {
     @inline(__always)
     func suffix(_ i: Int) -> UnsafeRawBufferPointer {
         if isPacked {
+            // Every suffix `w` bytes (row leaves, unique indexes): no other slot to read.
+            if shape == PageLayout.packedShapeFixedSuffix {
+                return UnsafeRawBufferPointer(start: base + (rawSlot(i) & PageLayout.packedMaximumSize), count: width)
+            }
             let c = packedCell(i)
             return UnsafeRawBufferPointer(start: base + c.start, count: c.suffixEnd - c.start)
         }
