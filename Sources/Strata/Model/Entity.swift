@@ -158,8 +158,7 @@ final class Entity: @unchecked Sendable {
     /// The index key of a group of properties for a stored record.
     func key(of group: [Int], view: RecordView) throws -> [UInt8] {
         var key: [UInt8] = []
-        key.reserveCapacity(Entity.keyCapacity)
-        for p in group { try properties[p].appendKey(ofField: try view.field(p), to: &key) }
+        try self.key(of: group, view: view, into: &key)
         return key
     }
 

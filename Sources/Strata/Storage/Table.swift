@@ -50,11 +50,8 @@ final class Table: @unchecked Sendable {
     /// computes them from an object: the keys the row was saved with, which the storage needs
     /// to update or delete it.
     func indexKeys(of view: RecordView) throws -> [IndexKey] {
-        guard hasIndexes else { return [] }
         var keys: [IndexKey] = []
-        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
-        for (group, id) in zip(entity.uniqueGroups, uniqueIndexes) { keys.append(IndexKey(id, try entity.key(of: group, view: view))) }
-        for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, try entity.key(of: group, view: view))) }
+        try indexKeys(of: view, into: &keys)
         return keys
     }
 
@@ -102,12 +99,12 @@ extension StorageBackend {
             let data = try read { try $0.blobData(id) }
             guard data.first == 1 else { return try data.withUnsafeBytes { try access.fieldValue($0) } }
             // (A short Data may be held inline, where its bytes' address is not stable: copy it.)
-            if data.count <= 64 { return Data?.some(Data(data.dropFirst())) }
+            if data.count <= 64 { return Data?.some(Data(data.dropFirst())) as Any }
             return Data?.some(data.withUnsafeBytes { raw in
                 guard let base = raw.baseAddress else { return Data() }
                 return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base + 1), count: raw.count - 1,
                             deallocator: .custom { _, _ in withExtendedLifetime(data) {} })
-            })
+            }) as Any
         }
         let bytes = try read { try $0.blob(id) }
         return try bytes.withUnsafeBytes { try access.fieldValue($0) }
