@@ -297,6 +297,37 @@ struct PageView {
         return (low, false)
     }
 
+    /// `search(_:)` for a key known to lie above every cell before `start` (the next key of a
+    /// run in ascending order, after the previous one's cell): probes cells `start`,
+    /// `start + 1`, `start + 3`, ... until one is not below the key, then searches between
+    /// the last two probes. A run's next key is usually a few cells on.
+    @inline(__always)
+    func search(_ key: UnsafeRawBufferPointer, from start: Int) -> (index: Int, found: Bool) {
+        switch compareWithPrefix(key) {
+        case -1: return (0, false)
+        case 1: return (count, false)
+        default: break
+        }
+        let wanted = UnsafeRawBufferPointer(rebasing: key[prefixLength...])
+        var low = Swift.min(Swift.max(start, 0), count)
+        var high = count
+        var step = 1
+        while low < high {
+            let probe = Swift.min(low + step - 1, high - 1)
+            let c = compareBytes(suffix(probe), wanted)
+            if c == 0 { return (probe, true) }
+            if c > 0 { high = probe; break }
+            low = probe + 1
+            step <<= 1
+        }
+        while low < high {
+            let mid = (low + high) >> 1
+            let c = compareBytes(suffix(mid), wanted)
+            if c < 0 { low = mid + 1 } else if c > 0 { high = mid } else { return (mid, true) }
+        }
+        return (low, false)
+    }
+
     /// Where `wanted` would be among cells `first...last` if keys were spread evenly between
     /// theirs (by their first 8 bytes); nil when it is not strictly between them.
     @inline(__always)

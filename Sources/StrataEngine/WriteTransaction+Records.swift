@@ -278,23 +278,26 @@ extension WriteTransaction {
         let rows = tree(.rows(collection.rawValue))
         return try TreeKey.withRow(row) { key in
             guard let found = try rows.findChanging(key) else { return false }
+            let at = (index: found.index, version: rows.version)
             let cell = found.view.leafCell(found.index)
             let (old, keys) = try withExtendedLifetime(found.node) {
                 (try storedRow(cell, row: row), try withRecordValue(cell.value, flags: cell.flags, row: row, indexKeysOf))
             }
-            try remove(row, key: key, stored: old, indexKeys: keys, from: rows, position: position, collection: collection)
+            try remove(row, key: key, stored: old, indexKeys: keys, from: rows, position: position, collection: collection, found: at)
             return true
         }
     }
 
     /// Removes a stored row (its leaf said `old`) once its keys are checked, and its entries.
+    /// `found`: the cell where `findChanging` found the row, and the tree's version then.
     private func remove(_ row: RowID, key: UnsafeRawBufferPointer, stored old: StoredRow, indexKeys: [IndexKey],
-                        from rows: MutableTree, position: Int, collection: CollectionID) throws {
+                        from rows: MutableTree, position: Int, collection: CollectionID,
+                        found: (index: Int, version: Int)? = nil) throws {
         let keys = try checkPreviousKeys(indexKeys, of: row, in: collection, stored: old)
         guard catalog.collections[position].count > 0 else {
             throw StoreError.corrupt("the catalog of collection \"\(catalog.collections[position].name)\" counts no records, fewer than its rows hold", path: store.path, offset: nil)
         }
-        try rows.remove(key)
+        if let found { try rows.removeFound(at: found.index, key: key, since: found.version) } else { try rows.remove(key) }
         if let frame = old.frame { addFrameBytes(-Int64(frame.length), to: .rows(collection.rawValue)) }
         for k in keys { try removeEntry(k, row: row) }
         catalog.collections[position].count -= 1

@@ -148,6 +148,7 @@ public final class WriteTransaction: ReadTransaction {
         try withUnsafeTemporaryAllocation(byteCount: valueStart + 16, alignment: 8) { buffer in
             let base = buffer.baseAddress!
             var applied = 0
+            var run = MutableTree.AscendingRun()
             for offset in entries.sorted() {
                 let kind = entries.kind(at: offset), row = entries.row(at: offset)
                 var length = try entries.withKey(at: offset) { key in
@@ -164,7 +165,7 @@ public final class WriteTransaction: ReadTransaction {
                 let value = UnsafeRawBufferPointer(start: base + valueStart, count: valueLength)
                 if kind == PendingEntries.insert {
                     try index.insert(treeKey, value)
-                } else if try !index.remove(treeKey, expecting: info.unique ? value : nil) {
+                } else if try !index.removeAscending(treeKey, expecting: info.unique ? value : nil, run: &run) {
                     // (A unique entry's row is checked here: `removeEntry` did not look it up.)
                     throw StoreError.corrupt("index \"\(info.name)\" has no entry for row \(row) although the row's keys name one", path: store.path, offset: nil)
                 }

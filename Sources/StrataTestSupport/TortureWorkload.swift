@@ -232,7 +232,7 @@ public final class TorturePart: PersistentModel {
 }
 
 /// The models of the object-level torture store.
-public let tortureModels: [any PersistentModel.Type] = [TortureItem.self, TortureCounter.self, TortureFolder.self, TorturePart.self]
+public var tortureModels: [any PersistentModel.Type] { [TortureItem.self, TortureCounter.self, TortureFolder.self, TorturePart.self] }
 
 /// One object per name, upserted by every save: which save the store ends with.
 public final class TortureCounter: PersistentModel {

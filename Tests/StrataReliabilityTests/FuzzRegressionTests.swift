@@ -103,7 +103,7 @@ import StrataTestSupport
             }
             store.close()
         }
-        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        let (bytes, _, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
         var last = found
         last.catalog.collections[0].count = 0
         last.catalog.collections[0].liveBytes = 0
@@ -243,7 +243,7 @@ extension FuzzRegressionTests {
             try store.write { tx in try tx.put([1], row: 1, in: try tx.createCollection(named: "c")) }
             store.close()
         }
-        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        let (bytes, _, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
         var last = found
         last.sequence = .max
         let damaged = Array(bytes[..<Int(last.offset)]) + last.encode()
@@ -280,7 +280,7 @@ extension FuzzRegressionTests {
             }
             store.close()
         }
-        let (bytes, salt, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
+        let (bytes, _, found) = try FuzzRegressionTests.lastCommit(path, in: fs)
         var last = found
         last.catalog.collections[0].nextRowID = 3
         fs.setBytes(Array(bytes[..<Int(last.offset)]) + last.encode(), of: path)
