@@ -39,6 +39,7 @@ struct OrderedObjects {
 struct ObjectKey: Hashable {
     let id: ObjectIdentifier
     @inline(__always) init(_ object: AnyObject) { id = ObjectIdentifier(object) }
+    @inline(__always) init(_ id: ObjectIdentifier) { self.id = id }
     func hash(into hasher: inout Hasher) { hasher.combine(id) }
     func _rawHashValue(seed: Int) -> Int {
         let address = UInt64(UInt(bitPattern: id))

@@ -5,7 +5,7 @@ import Synchronization
 final class EntityRegistry: Sendable {
     static let shared = EntityRegistry()
     private struct State {
-        var entities: [ObjectIdentifier: Entity] = [:]
+        var entities: [ObjectKey: Entity] = [:]
         /// Classes being discovered now (their `init()` runs), by the thread discovering each,
         /// and classes that are not models.
         var discovering: Set<Discovery> = []
@@ -24,18 +24,18 @@ final class EntityRegistry: Sendable {
     }
 
     func entity(for type: any PersistentModel.Type) -> Entity? {
-        state.withLock { $0.entities[ObjectIdentifier(type)] }
+        state.withLock { $0.entities[ObjectKey(ObjectIdentifier(type))] }
     }
 
     func entity(forClassOf object: AnyObject) -> Entity? {
         let id = ObjectIdentifier(type(of: object))
-        return state.withLock { $0.entities[id] }
+        return state.withLock { $0.entities[ObjectKey(id)] }
     }
 
     /// The entity of a model class, discovered the first time.
     func discoverModel<T: PersistentModel>(_ type: T.Type) throws -> Entity {
         let id = ObjectIdentifier(type)
-        if let known = state.withLock({ $0.entities[id] }) { return known }
+        if let known = state.withLock({ $0.entities[ObjectKey(id)] }) { return known }
         let discovery = Discovery(model: id)
         state.withLock { _ = $0.discovering.insert(discovery) }
         defer { state.withLock { _ = $0.discovering.remove(discovery) } }
@@ -45,8 +45,8 @@ final class EntityRegistry: Sendable {
             throw error
         }
         return state.withLock { state in
-            if let raced = state.entities[id] { return raced }
-            state.entities[id] = entity
+            if let raced = state.entities[ObjectKey(id)] { return raced }
+            state.entities[ObjectKey(id)] = entity
             state.failed.remove(id)
             return entity
         }
@@ -71,7 +71,7 @@ final class EntityRegistry: Sendable {
     func attachableEntity(for type: AnyClass) -> Entity? {
         let id = ObjectIdentifier(type)
         let discovery = Discovery(model: id)
-        let (known, skip) = state.withLock { ($0.entities[id], $0.discovering.contains(discovery) || $0.failed.contains(id)) }
+        let (known, skip) = state.withLock { ($0.entities[ObjectKey(id)], $0.discovering.contains(discovery) || $0.failed.contains(id)) }
         if let known { return known }
         guard !skip, let model = type as? any PersistentModel.Type else { return nil }
         return try? discover(model)

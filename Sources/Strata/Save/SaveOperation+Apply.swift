@@ -21,7 +21,7 @@ extension SaveOperation {
         }
         remapReferences()
         for backing in context.changed.backings {
-            guard backing.status == .persisted, !superseded.contains(ObjectIdentifier(backing.object)) else { continue }
+            guard backing.status == .persisted, !superseded.contains(ObjectKey(backing.object)) else { continue }
             backing.isChanged = false
             saved.updated.append(identifier(backing))
         }

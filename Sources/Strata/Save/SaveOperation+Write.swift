@@ -35,7 +35,7 @@ extension SaveOperation {
         try writeDeletions()
         try applyEdits()
         for backing in changed { try writeChange(backing) }
-        for backing in inserted where backing.status == .inserted && !superseded.contains(ObjectIdentifier(backing.object)) {
+        for backing in inserted where backing.status == .inserted && !superseded.contains(ObjectKey(backing.object)) {
             try writeInsert(backing.object, backing)
         }
     }
@@ -90,7 +90,7 @@ extension SaveOperation {
     private func writeInsert(_ object: AnyObject, _ backing: ModelBacking) throws {
         let (writer, table, store) = try storeWriter(for: backing.entity)
         guard let collection = table.collection else { return }
-        if let decided = resolvedRows[ObjectIdentifier(object)] {
+        if let decided = resolvedRows[ObjectKey(object)] {
             guard decided != backing.rowID else {
                 store.history?.insert(backing.entity, decided)
                 return try put(object, row: decided, previous: [], table: table, writer: writer)

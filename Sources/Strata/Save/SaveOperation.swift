@@ -33,11 +33,11 @@ final class SaveOperation {
     /// Rows that inserts move to (upserts onto stored objects), by model, for relationship fields.
     @exclusivity(unchecked) var movedRows: [ObjectIdentifier: [RowID: RowID]] = [:]
     /// The rows prepare decided inserts go to (models that take part in relationships).
-    @exclusivity(unchecked) var resolvedRows: [ObjectIdentifier: RowID] = [:]
+    @exclusivity(unchecked) var resolvedRows: [ObjectKey: RowID] = [:]
     /// The latest insert decided to go to each row (an earlier one to the same row is superseded).
     @exclusivity(unchecked) var rowTakers: [Edit.Target: AnyObject] = [:]
     /// Objects whose record is not written because an insert takes their row.
-    @exclusivity(unchecked) var superseded = Set<ObjectIdentifier>()
+    @exclusivity(unchecked) var superseded = Set<ObjectKey>()
     /// Stored rows whose relationship fields rules and upserts edit (rows without objects).
     @exclusivity(unchecked) var edits: [Edit.Target: Edit] = [:]
     /// The blobs prepare wrote for external values, by object and property index, and the
@@ -82,7 +82,7 @@ final class SaveOperation {
     /// The context's changed objects as the write finds them (rules and upserts add to them),
     /// without those that are deleted or that an insert supersedes.
     var changed: [ModelBacking] {
-        context.changed.backings.filter { $0.status == .persisted && !superseded.contains(ObjectIdentifier($0.object)) }
+        context.changed.backings.filter { $0.status == .persisted && !superseded.contains(ObjectKey($0.object)) }
     }
 
     // MARK: Stores

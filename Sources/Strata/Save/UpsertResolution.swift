@@ -83,12 +83,12 @@ extension SaveOperation {
         let taken = Edit.Target(entity: ObjectIdentifier(backing.entity), row: row)
         let earlier = rowTakers.updateValue(object, forKey: taken)
         store.decided.append((backing, row))
-        resolvedRows[ObjectIdentifier(object)] = row
-        if let earlier { superseded.insert(ObjectIdentifier(earlier)) }
+        resolvedRows[ObjectKey(object)] = row
+        if let earlier { superseded.insert(ObjectKey(earlier)) }
         guard row != backing.rowID else { return }
         movedRows[ObjectIdentifier(backing.entity), default: [:]][backing.rowID] = row
         if earlier != nil { return }
-        if let holder = context.registeredBacking(backing.entity, row) { superseded.insert(ObjectIdentifier(holder.object)) }
+        if let holder = context.registeredBacking(backing.entity, row) { superseded.insert(ObjectKey(holder.object)) }
         try reconcile(object, backing.entity, holder: row, table: table, writer: writer)
     }
 

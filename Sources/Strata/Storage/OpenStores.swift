@@ -67,26 +67,45 @@ final class OpenStores: Sendable {
 /// Hands out row ids for new objects, per model, starting from each collection's next row id.
 @_spi(StorageBackend)
 public final class RowAllocator: Sendable {
-    private let next = Mutex<[String: RowID]>([:])
+    private struct Counters {
+        var rows: [String: RowID] = [:]
+        /// The model asked for last, and where its counter is: objects are inserted in runs of
+        /// one model, and hashing its name for each was a sixtieth of an upsert.
+        var lastName: String?
+        var lastPosition: Dictionary<String, RowID>.Index?
+    }
+    private let next = Mutex(Counters())
 
     public init() {}
 
     /// A row id for a new object of the model named `name`.
     public func allocate(_ name: String) -> RowID {
-        next.withLock { rows in
-            // One hash of the name: the counter is taken and bumped in place.
-            func take(_ next: inout RowID) -> RowID {
-                defer { next += 1 }
-                return next
+        next.withLock { counters in
+            if let position = counters.lastPosition, counters.lastName == name {
+                defer { counters.rows.values[position] += 1 }
+                return counters.rows.values[position]
             }
-            return take(&rows[name, default: 1])
+            guard let position = counters.rows.index(forKey: name) else {
+                // A model not started: its rows start at 1. (The new key may move every entry.)
+                counters.rows[name] = 2
+                counters.lastName = nil
+                counters.lastPosition = nil
+                return 1
+            }
+            counters.lastName = name
+            counters.lastPosition = position
+            defer { counters.rows.values[position] += 1 }
+            return counters.rows.values[position]
         }
     }
 
     /// Starts allocation for models this allocator has not allocated for yet.
     public func start(_ first: [String: RowID]) {
-        next.withLock { rows in
-            for (name, row) in first where rows[name] == nil { rows[name] = row }
+        next.withLock { counters in
+            for (name, row) in first where counters.rows[name] == nil { counters.rows[name] = row }
+            // (A new key may move every entry: the remembered position is found again.)
+            counters.lastName = nil
+            counters.lastPosition = nil
         }
     }
 }
