@@ -14,6 +14,9 @@ final class Entity: @unchecked Sendable {
     let relationships: [RelationshipProperty]
     /// The `.externalStorage` attributes.
     let externals: [AttributeProperty]
+    /// The properties whose record fields hold their values (all but external attributes):
+    /// field index and name, for the history of a changed record.
+    let inlineFields: [(index: Int, name: String)]
     /// Predicates and sorts that fall back to objects use registered ones (relationships and
     /// external values load through the context).
     let needsRegisteredObjects: Bool
@@ -42,6 +45,7 @@ final class Entity: @unchecked Sendable {
         self.transients = transients
         self.relationships = properties.compactMap { $0 as? RelationshipProperty }
         self.externals = properties.compactMap { $0 as? AttributeProperty }.filter(\.isExternal)
+        self.inlineFields = properties.filter { !$0.isExternal }.map { ($0.index, $0.name) }
         self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
         self.observationKeyPaths = (0..<(properties.count + transients.count)).map { \ModelBacking.[observed: $0] }

@@ -146,9 +146,7 @@ extension SaveOperation {
     /// The names of the attributes whose stored bytes differ between two records.
     private static func changedAttributes(of entity: Entity, from old: RecordView, to new: RecordView) throws -> [String] {
         var changed: [String] = []
-        for property in entity.properties where !property.isExternal {
-            if !sameBytes(try old.field(property.index), try new.field(property.index)) { changed.append(property.name) }
-        }
+        for (index, name) in entity.inlineFields where !sameBytes(try old.field(index), try new.field(index)) { changed.append(name) }
         return changed
     }
 
