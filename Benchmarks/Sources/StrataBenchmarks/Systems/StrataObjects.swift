@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import GRDB
 import Strata
 
@@ -110,11 +111,28 @@ enum ObjectStores {
     }
 
     /// Copies a store (with the files beside it) to `to`, replacing what is there.
+    /// Copies a store's files, and makes the copy durable before a child times work on it: a
+    /// copy still dirty in the page cache was flushed by the first fsync of the timed work (of
+    /// the file the system appends to), or not, as the kernel's writeback had or had not run,
+    /// which made timings of the same build split into a fast and a slow group.
     static func copyStore(_ from: String, to: String) throws {
         removeStoreFiles(to)
         for suffix in ["", "-wal", "-shm", ".blobs"] where FileManager.default.fileExists(atPath: from + suffix) {
             try FileManager.default.copyItem(atPath: from + suffix, toPath: to + suffix)
+            syncFile(to + suffix)
         }
+    }
+
+    private static func syncFile(_ path: String) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
+        if isDirectory.boolValue {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] { syncFile(path + "/" + name) }
+        }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        _ = close(fd)
     }
 
     /// The size on disk of a system's store.
