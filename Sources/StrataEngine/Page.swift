@@ -289,12 +289,7 @@ struct PageView {
             if c == 0 { return (d, true) }
             if c > 0 { high = d } else { low = d + 1 }
         }
-        while low < high {
-            let mid = (low + high) >> 1
-            let c = compareBytes(suffix(mid), wanted)
-            if c < 0 { low = mid + 1 } else if c > 0 { high = mid } else { return (mid, true) }
-        }
-        return (low, false)
+        return binarySearch(wanted, low, high)
     }
 
     /// `search(_:)` for a key known to lie above every cell before `start` (the next key of a
@@ -320,6 +315,14 @@ struct PageView {
             low = probe + 1
             step <<= 1
         }
+        return binarySearch(wanted, low, high)
+    }
+
+    /// The first of cells `low..<high` whose suffix is >= `wanted`, and whether it is equal
+    /// (every cell before `low` is below it, every cell from `high` on above it).
+    @inline(__always)
+    private func binarySearch(_ wanted: UnsafeRawBufferPointer, _ low: Int, _ high: Int) -> (index: Int, found: Bool) {
+        var low = low, high = high
         while low < high {
             let mid = (low + high) >> 1
             let c = compareBytes(suffix(mid), wanted)
