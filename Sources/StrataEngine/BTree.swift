@@ -344,10 +344,7 @@ final class MutableTree {
             let view = leaf.view
             let (i, found) = view.search(key)
             guard found, MutableTree.holds(view, i, value) else { return false }
-            version += 1
-            leaf.removeCell(at: i)
-            lastRemovedIndex = i
-            try rebalance(after: leaf, checkingAbove: false)
+            try removeCell(i, of: leaf, checkingAbove: false)
             return true
         }
         forgetFinger()
@@ -355,9 +352,7 @@ final class MutableTree {
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: MutableTree.maximumDepth + 1) { path in
             guard try locate(key, from: current, path: path, expecting: value) else { return false }
             let (leaf, i) = try descendChanging(from: current, path: path)
-            leaf.removeCell(at: i)
-            lastRemovedIndex = i
-            try rebalance(after: leaf, checkingAbove: true)
+            try removeCell(i, of: leaf, checkingAbove: true)
             return true
         }
     }
@@ -389,9 +384,7 @@ final class MutableTree {
                fingerBelowHigh(key) {
                 let (i, found) = view.search(key, from: run.index)
                 guard found, MutableTree.holds(view, i, value) else { return false }
-                version += 1
-                leaf.removeCell(at: i)
-                try rebalance(after: leaf, checkingAbove: false)
+                try removeCell(i, of: leaf, checkingAbove: false)
                 run = AscendingRun(leaf: fingerLeaf, index: i, version: version)
                 return true
             }
@@ -414,9 +407,16 @@ final class MutableTree {
             }
             return
         }
+        try removeCell(index, of: leaf, checkingAbove: false)
+    }
+
+    /// Takes cell `i` out of `leaf`, the remembered one, and rebalances above it.
+    @inline(__always)
+    private func removeCell(_ i: Int, of leaf: Node, checkingAbove: Bool) throws {
         version += 1
-        leaf.removeCell(at: index)
-        try rebalance(after: leaf, checkingAbove: false)
+        leaf.removeCell(at: i)
+        lastRemovedIndex = i
+        try rebalance(after: leaf, checkingAbove: checkingAbove)
     }
 
     /// The leaf cell holding `key`, with the path to its leaf made changeable and remembered
