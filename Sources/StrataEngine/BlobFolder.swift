@@ -21,13 +21,13 @@ struct BlobFolder: Sendable {
     /// Writes a blob file and syncs it (the folder is synced at commit).
     func write(_ id: UInt64, _ bytes: [UInt8], sync: Bool) throws {
         if !fileSystem.isDirectory(path) {
-            try fileSystem.createDirectory(path)
+            try fileSystem.createDirectory(path, permissionsOf: storePath)
             let parent = storePath.parentDirectory
             if sync { try fileSystem.syncDirectory(parent) }
         }
-        let file = try fileSystem.openFile(filePath(id), readOnly: false, create: true)
+        // A blob holds the store's data: it takes the store's permissions.
+        let file = try fileSystem.createFile(filePath(id), permissionsOf: storePath)
         defer { file.close() }
-        try file.truncate(to: 0)
         try file.write(bytes, at: 0)
         if sync { try file.sync() }
     }

@@ -26,6 +26,8 @@ extension Store {
         writerGate.wait()
         defer { endWriting() }
         try checkNotFailed()
+        // (Compacting a file no longer at the path would rename the old data over the new file.)
+        try checkStillAtPath()
         let tx = try beginRead()
         let old = tx.base
         let temporary = path + ".compact"
@@ -34,7 +36,7 @@ extension Store {
         do {
             bytesBefore = Int(try old.file.io.size())
             if fileSystem.fileExists(temporary) { try fileSystem.removeFile(temporary) }
-            let io = try fileSystem.openFile(temporary, readOnly: false, create: true)
+            let io = try fileSystem.createFile(temporary, permissionsOf: path)
             var salt: UInt64 = 0
             while salt == 0 || salt == old.file.salt { salt = UInt64.random(in: 1...UInt64.max) }
             let file = StoreFile(io: io, path: path, salt: salt, counters: old.file.counters)

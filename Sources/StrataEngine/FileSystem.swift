@@ -36,6 +36,54 @@ package protocol FileHandleIO: AnyObject, Sendable {
     func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64?
     /// Closes the file (and so releases its locks). Mappings stay valid until released.
     func close()
+    /// What `fstat` tells of the open file.
+    func status() throws -> FileStatus
+    /// Gives the file the mode of `permissions`, and its owner and group where this process
+    /// may (an owner it may not give is left as it is).
+    func setPermissions(_ permissions: FilePermissions) throws
+}
+
+/// A file's permission bits, owner and group.
+package struct FilePermissions: Equatable, Sendable {
+    /// The permission bits (`0o7777` at most), such as `0o600`.
+    package var mode: UInt32
+    package var owner: UInt32
+    package var group: UInt32
+
+    package init(mode: UInt32, owner: UInt32, group: UInt32) {
+        self.mode = mode
+        self.owner = owner
+        self.group = group
+    }
+
+    /// The same, for a folder: each class that may read may also search (`0o640` gives `0o750`).
+    package var forFolder: FilePermissions {
+        var folder = self
+        folder.mode |= (mode & 0o444) >> 2
+        return folder
+    }
+}
+
+/// What `stat` tells of a file: which file it is (device and inode), its size, when its bytes
+/// last changed, and its permissions.
+package struct FileStatus: Equatable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: UInt64
+    /// The last change of the file's bytes, in nanoseconds since 1970.
+    package var modified: Int64
+    package var permissions: FilePermissions
+
+    package init(device: UInt64, inode: UInt64, size: UInt64, modified: Int64, permissions: FilePermissions) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modified = modified
+        self.permissions = permissions
+    }
+
+    /// True when both name one file (the same device and inode), whatever its size or times.
+    package func isSameFile(as other: FileStatus) -> Bool { device == other.device && inode == other.inode }
 }
 
 /// A read-only view of a file's bytes, valid until the object is released.
@@ -55,6 +103,8 @@ package protocol SharedFileMapping: AnyObject, Sendable {
 /// The directory-level operations the engine needs.
 package protocol FileSystem: Sendable {
     func openFile(_ path: String, readOnly: Bool, create: Bool) throws -> any FileHandleIO
+    /// `openFile`, creating a missing file with `mode` (less the umask) rather than `0o644`.
+    func openFile(_ path: String, readOnly: Bool, create: Bool, mode: UInt32) throws -> any FileHandleIO
     func fileExists(_ path: String) -> Bool
     func isDirectory(_ path: String) -> Bool
     func rename(_ from: String, to: String) throws
@@ -67,6 +117,48 @@ package protocol FileSystem: Sendable {
     func removeDirectory(_ path: String) throws
     /// Makes renames and new or removed entries in the directory durable.
     func syncDirectory(_ path: String) throws
+    /// What `stat` tells of the file at `path` (following symbolic links); nil when there is none.
+    func status(of path: String) throws -> FileStatus?
+    /// Gives the file or folder at `path` the mode of `permissions`, and its owner and group
+    /// where this process may.
+    func setPermissions(of path: String, _ permissions: FilePermissions) throws
+}
+
+extension FileSystem {
+    /// Creates (or, left by an interrupted run, opens and empties) a file that takes the place of
+    /// `original` or belongs to it (a compacted copy, a blob, a lock file): it gets the
+    /// original's mode, owner and group, and is readable by nobody else before it has them.
+    /// Without an original it is created as a new store is (`0o644` less the umask).
+    package func createFile(_ path: String, permissionsOf original: String) throws -> any FileHandleIO {
+        if let permissions = try status(of: original)?.permissions { return try createFile(path, permissions: permissions) }
+        let io = try openFile(path, readOnly: false, create: true)
+        do { try io.truncate(to: 0) } catch {
+            io.close()
+            throw error
+        }
+        return io
+    }
+
+    /// Creates a file with `permissions` (see `createFile(_:permissionsOf:)`).
+    package func createFile(_ path: String, permissions: FilePermissions) throws -> any FileHandleIO {
+        let io = try openFile(path, readOnly: false, create: true, mode: 0o600)
+        do {
+            try io.truncate(to: 0)
+            try io.setPermissions(permissions)
+            return io
+        } catch {
+            io.close()
+            throw error
+        }
+    }
+
+    /// Creates the folder at `path` (if missing) with the permissions of the file at `original`,
+    /// searchable by whoever may read that file.
+    package func createDirectory(_ path: String, permissionsOf original: String) throws {
+        let existed = isDirectory(path)
+        try createDirectory(path)
+        if !existed, let permissions = try status(of: original)?.permissions { try setPermissions(of: path, permissions.forFolder) }
+    }
 }
 
 extension FileHandleIO {
@@ -88,7 +180,11 @@ package struct DiskFileSystem: FileSystem {
     package init() {}
 
     package func openFile(_ path: String, readOnly: Bool, create: Bool) throws -> any FileHandleIO {
-        let fd = try Syscalls.open(path, readOnly: readOnly, create: create)
+        try openFile(path, readOnly: readOnly, create: create, mode: 0o644)
+    }
+
+    package func openFile(_ path: String, readOnly: Bool, create: Bool, mode: UInt32) throws -> any FileHandleIO {
+        let fd = try Syscalls.open(path, readOnly: readOnly, create: create, mode: mode)
         return DiskFile(fd: fd, path: path)
     }
 
@@ -101,6 +197,8 @@ package struct DiskFileSystem: FileSystem {
     package func linkFile(_ existing: String, to newPath: String) throws { try Syscalls.link(existing, newPath) }
     package func removeDirectory(_ path: String) throws { try Syscalls.rmdir(path) }
     package func syncDirectory(_ path: String) throws { try Syscalls.syncDirectory(path) }
+    package func status(of path: String) throws -> FileStatus? { try Syscalls.status(path) }
+    package func setPermissions(of path: String, _ permissions: FilePermissions) throws { try Syscalls.setPermissions(path, permissions) }
 }
 
 /// A file descriptor. Immutable after creation; closing is guarded so it happens once.
@@ -141,6 +239,8 @@ final class DiskFile: FileHandleIO, @unchecked Sendable {
     func sync() throws { try checkOpen("fdatasync"); try Syscalls.fdatasync(fd, path) }
     func size() throws -> UInt64 { try checkOpen("fstat"); return try Syscalls.fileSize(fd, path) }
     func truncate(to size: UInt64) throws { try checkOpen("ftruncate"); try Syscalls.ftruncate(fd, path, size) }
+    func status() throws -> FileStatus { try checkOpen("fstat"); return try Syscalls.status(fd, path) }
+    func setPermissions(_ permissions: FilePermissions) throws { try checkOpen("fchmod"); try Syscalls.setPermissions(fd, path, permissions) }
 
     func map(length wanted: Int, roomToGrow: Bool) throws -> any FileMapping {
         try checkOpen("mmap")

@@ -66,7 +66,7 @@ private struct FormatUpgrade {
         }
         do {
             if fileSystem.fileExists(temporary) { try fileSystem.removeFile(temporary) }
-            let out = try fileSystem.openFile(temporary, readOnly: false, create: true)
+            let out = try fileSystem.createFile(temporary, permissionsOf: path)
             var salt: UInt64 = 0
             while salt == 0 || salt == old.salt { salt = UInt64.random(in: 1...UInt64.max) }
             let file = StoreFile(io: out, path: path, salt: salt, counters: Counters())

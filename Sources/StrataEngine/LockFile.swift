@@ -72,7 +72,13 @@ final class LockFile: Sendable {
         let path = storePath + ".lock"
         do {
             let exists = fileSystem.fileExists(path)
-            return LockFile(io: try fileSystem.openFile(path, readOnly: !writable, create: !exists), path: path)
+            // A lock file made for a store that exists takes its permissions, so that whoever may
+            // read the store may follow its writer, and nobody else. (Never truncated: another
+            // process may have just made it, and map it.)
+            let permissions = exists ? nil : try? fileSystem.status(of: storePath)?.permissions
+            let io = try fileSystem.openFile(path, readOnly: !writable, create: !exists, mode: permissions == nil ? 0o644 : 0o600)
+            if let permissions { try? io.setPermissions(permissions) }
+            return LockFile(io: io, path: path)
         } catch {
             if !writable { return nil }
             // The lock file lies beside the store: a missing folder, or a folder or mount that may

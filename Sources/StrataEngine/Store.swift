@@ -42,6 +42,12 @@ public final class Store: Sendable {
         /// descriptor that failed.
         var failure: StoreError?
         var closed = false
+        /// Set once another file is found at the store's path: nothing more is written.
+        var replaced = false
+        /// A read-only store with no writer alive: what `stat` said of the path when its last
+        /// whole commit was last looked for (see `followFileWithoutWriter`); nil while a writer
+        /// is alive.
+        var fileWithoutWriter: FileStatus?
         var nextBlobID: UInt64
         /// Live read transactions, by the sequence of the commit they read.
         var readers = ReaderCounts()
@@ -185,7 +191,10 @@ public final class Store: Sendable {
         }
         writerGate.wait()
         do {
+            // (After a failure first: a compaction that failed after its rename left its file at
+            // the path, which the reopen adopts.)
             try reopenAfterFailure()
+            try checkStillAtPath()
             let (snapshot, writer) = try state.withLock { s -> (Snapshot, AppendWriter) in
                 if s.closed { throw closedError() }
                 guard let writer = s.writer else {
@@ -198,6 +207,38 @@ public final class Store: Sendable {
             endWriting()
             throw error
         }
+    }
+
+    /// True unless the store's path is known to name another file than the one this store has
+    /// open (one was renamed over it, or it was removed).
+    public var pathNamesItsFile: Bool {
+        let status: FileStatus?
+        // A path that cannot be looked at is not known to name another file.
+        do { status = try fileSystem.status(of: path) } catch { return true }
+        guard let status else { return false }
+        return currentSnapshot().file.isSameFile(as: status)
+    }
+
+    /// Throws `.replaced` when the path no longer names the store's file, and lets go of the
+    /// writer's lock then, so that the file now at the path can be opened (here or elsewhere).
+    /// Writing on would put commits in a file nobody can open again.
+    func checkStillAtPath() throws {
+        if !state.withLock({ $0.replaced }) {
+            if pathNamesItsFile { return }
+            relinquish()
+        }
+        throw StoreError(.replaced, "Another file was put at the store's path (renamed over it), or the store file was removed, while this store had it open; nothing more is written to the file it has open. Open the store again to use the file at the path now.", path: path)
+    }
+
+    /// Stops writing the file this store has open, which is no longer at its path: later writes
+    /// throw `.replaced`, and the writer's lock goes, for whoever opens the file at the path.
+    /// Reads go on in the file this store has open.
+    public func relinquish() {
+        let wasWriting = state.withLock { s -> Bool in
+            defer { s.replaced = true }
+            return !s.replaced && s.writer != nil && !s.closed
+        }
+        if wasWriting { lockFile?.unlockWriter() }
     }
 
     func closedError() -> StoreError {
@@ -325,13 +366,20 @@ public final class Store: Sendable {
 
     // MARK: Readers of a store another process writes
 
-    /// A read transaction of a read-only store: on the last commit the writer published (if a
-    /// writer has the store open), registered in the lock file before anything is read, so
-    /// that the writer keeps what it reads.
+    /// A read transaction of a read-only store, on the last whole commit: the one the writer
+    /// published if a writer has the store open, or else the last one in the file at the path
+    /// (whoever wrote it, and whether or not that writer is still alive). It is registered in
+    /// the lock file before anything is read, so that a writer keeps what it reads.
     private func beginForeignRead(_ lockFile: LockFile) throws -> ReadTransaction {
         for _ in 0..<8 {
-            let published = (try? lockFile.writerIsLive()) == true ? lockFile.published() : nil
-            if let published { try follow(published) }
+            let live = (try? lockFile.writerIsLive()) == true
+            let published = live ? lockFile.published() : nil
+            if let published {
+                state.withLock { $0.fileWithoutWriter = nil }
+                try follow(published)
+            } else if !live {
+                try followFileWithoutWriter(lockFile)
+            }
             let snapshot = try state.withLock { s -> Snapshot in
                 if s.closed { throw closedError() }
                 let n = s.readers[s.snapshot.sequence, default: 0]
@@ -353,6 +401,28 @@ public final class Store: Sendable {
             tx.isRegistered = true
             return tx
         }
+    }
+
+    /// Moves a read-only store that no writer has open to the last whole commit in the file at
+    /// its path: one a writer made since (and exited, or was killed before it published it),
+    /// or another file's, renamed over the store (a compaction by a writer that has exited).
+    /// `stat` tells whether the file changed since it was last looked at, so a store nobody
+    /// writes costs one system call per read.
+    private func followFileWithoutWriter(_ lockFile: LockFile) throws {
+        guard let status = try? fileSystem.status(of: path) else { return }
+        if state.withLock({ $0.fileWithoutWriter }) == status { return }
+        let current = currentSnapshot()
+        let file = current.file.isSameFile(as: status) ? current.file
+            : try StoreOpening.openData(path: path, fileSystem: fileSystem, readOnly: true, counters: current.file.counters)
+        let last = try StoreOpening.lastIntact(in: file)
+        // A writer that began meanwhile may be writing the tail: read what it publishes instead.
+        if (try? lockFile.writerIsLive()) != false { return }
+        let stale = state.withLock { s -> SharedReader? in
+            s.fileWithoutWriter = status
+            guard file !== s.snapshot.file || last.sequence > s.snapshot.sequence else { return nil }
+            return s.setSnapshot(last)
+        }
+        _ = consume stale
     }
 
     /// Moves a read-only store to a commit the writer published (after a compaction, to the

@@ -17,7 +17,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
         private enum Kind: String, Sendable {
             case notAStore, newerFormat, olderFormat, corrupt, locked, readOnly, closed
             case writesRefused, ioFailure, diskFull, uniqueConstraintViolation
-            case keyTooLarge, valueTooLarge, notFound, invalidArgument, indexKeyMismatch
+            case keyTooLarge, valueTooLarge, notFound, invalidArgument, indexKeyMismatch, replaced
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -60,6 +60,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, LocalizedErr
         /// The previous index keys given for a row (to update or delete it) are not the keys
         /// it was stored with; nothing was changed.
         public static let indexKeyMismatch = Code(.indexKeyMismatch)
+        /// Another file was put at the store's path (renamed over it), or the file was removed,
+        /// while this store had it open: nothing more is written to the file this store has
+        /// open. Open the store again to use the file at the path now.
+        public static let replaced = Code(.replaced)
 
         public var description: String { kind.rawValue }
     }

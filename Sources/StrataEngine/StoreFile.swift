@@ -35,6 +35,9 @@ final class StoreFile: Sendable {
     let path: String
     let salt: UInt64
     let counters: Counters
+    /// Which file this is (device and inode; nil if `fstat` failed): a path that names
+    /// another file now had one renamed over it.
+    let identity: FileStatus?
     private let mapped: Mutex<MappedFile?>
 
     init(io: any FileHandleIO, path: String, salt: UInt64, counters: Counters) {
@@ -42,8 +45,12 @@ final class StoreFile: Sendable {
         self.path = path
         self.salt = salt
         self.counters = counters
+        self.identity = try? io.status()
         self.mapped = Mutex(nil)
     }
+
+    /// True unless `status` (of the store's path) is known to be another file.
+    func isSameFile(as status: FileStatus) -> Bool { identity?.isSameFile(as: status) ?? true }
 
     deinit { io.close() }
 

@@ -127,6 +127,30 @@ enum StoreOpening {
                         file: file, map: try file.mapping(covering: record.end))
     }
 
+    /// The last intact commit of an open store file no writer has open, read without changing
+    /// anything.
+    static func lastIntact(in file: StoreFile, size known: UInt64? = nil) throws -> Snapshot {
+        let path = file.path
+        let size: UInt64
+        let found: CommitRecord?
+        do {
+            size = try known ?? file.io.size()
+            found = try Recovery.lastCommit(io: file.io, size: size, salt: file.salt, path: path)
+        } catch let error as StoreError { throw error } catch {
+            throw StoreError.io(error, doing: "reading the store's last commit", path: path)
+        }
+        guard let commit = found else {
+            guard size <= Store.creationSizeLimit else {
+                throw StoreError.corrupt("no intact commit record was found in \(size) bytes", path: path, offset: nil)
+            }
+            // An interrupted creation: an empty store.
+            let end = UInt64(FileHeader.size)
+            return Snapshot(sequence: 0, catalog: Catalog(), commitOffset: 0, end: end, file: file, map: try file.mapping(covering: end))
+        }
+        return Snapshot(sequence: commit.sequence, catalog: commit.catalog, commitOffset: commit.offset, end: commit.end,
+                        file: file, map: try file.mapping(covering: commit.end))
+    }
+
     /// The last intact commit of a file no writer has open, read without changing anything.
     private static func lastIntact(path: String, fileSystem: any FileSystem) throws -> Snapshot {
         let io: any FileHandleIO
@@ -138,17 +162,7 @@ enum StoreOpening {
                 throw StoreError(.notAStore, "The file is empty, so it is not a Strata store (an interrupted creation?). Open it writable to create a new store.", path: path)
             }
             let header = try readHeader(io: io, path: path)
-            let file = StoreFile(io: io, path: path, salt: header.salt, counters: Counters())
-            guard let commit = try Recovery.lastCommit(io: io, size: size, salt: header.salt, path: path) else {
-                guard size <= Store.creationSizeLimit else {
-                    throw StoreError.corrupt("no intact commit record was found in \(size) bytes", path: path, offset: nil)
-                }
-                // An interrupted creation: an empty store.
-                let end = UInt64(FileHeader.size)
-                return Snapshot(sequence: 0, catalog: Catalog(), commitOffset: 0, end: end, file: file, map: try file.mapping(covering: end))
-            }
-            return Snapshot(sequence: commit.sequence, catalog: commit.catalog, commitOffset: commit.offset, end: commit.end,
-                            file: file, map: try file.mapping(covering: commit.end))
+            return try lastIntact(in: StoreFile(io: io, path: path, salt: header.salt, counters: Counters()), size: size)
         } catch let error as StoreError {
             io.close()
             throw error

@@ -68,11 +68,11 @@ enum Syscalls {
         }
     }
 
-    static func open(_ path: String, readOnly: Bool, create: Bool) throws(SystemError) -> Int32 {
+    static func open(_ path: String, readOnly: Bool, create: Bool, mode: UInt32 = 0o644) throws(SystemError) -> Int32 {
         var flags = readOnly ? O_RDONLY : O_RDWR
         flags |= O_CLOEXEC
         if create { flags |= O_CREAT }
-        return try valueOrErrno("open", path) { Glibc.open(path, flags, 0o644) }
+        return try valueOrErrno("open", path) { Glibc.open(path, flags, mode_t(mode)) }
     }
 
     static func close(_ fd: Int32) {
@@ -120,6 +120,51 @@ enum Syscalls {
         var info = stat()
         _ = try valueOrErrno("fstat", path) { fstat(fd, &info) }
         return UInt64(info.st_size)
+    }
+
+    /// What `fstat` tells of an open file.
+    static func status(_ fd: Int32, _ path: String) throws(SystemError) -> FileStatus {
+        var info = stat()
+        _ = try valueOrErrno("fstat", path) { fstat(fd, &info) }
+        return status(info)
+    }
+
+    /// What `stat` tells of the file at `path`; nil when there is none.
+    static func status(_ path: String) throws(SystemError) -> FileStatus? {
+        var info = stat()
+        if stat(path, &info) == 0 { return status(info) }
+        let code = errno
+        if code == ENOENT || code == ENOTDIR { return nil }
+        throw SystemError(call: "stat", path: path, errno: code)
+    }
+
+    private static func status(_ info: stat) -> FileStatus {
+        FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size),
+                   modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+                   permissions: FilePermissions(mode: UInt32(info.st_mode) & 0o7777, owner: info.st_uid, group: info.st_gid))
+    }
+
+    /// Gives an open file `permissions`: its owner and group first where this process may
+    /// (`EPERM` leaves them, as `cp -p` does), then its mode (a change of owner clears set-id bits).
+    static func setPermissions(_ fd: Int32, _ path: String, _ permissions: FilePermissions) throws(SystemError) {
+        var info = stat()
+        _ = try valueOrErrno("fstat", path) { fstat(fd, &info) }
+        if info.st_uid != permissions.owner || info.st_gid != permissions.group {
+            if fchown(fd, permissions.owner, permissions.group) != 0 {
+                let code = errno
+                guard code == EPERM else { throw SystemError(call: "fchown", path: path, errno: code) }
+                // Not allowed to give the owner: a member of the group may still give the group.
+                _ = fchown(fd, uid_t.max, permissions.group)
+            }
+        }
+        _ = try valueOrErrno("fchmod", path) { fchmod(fd, mode_t(permissions.mode)) }
+    }
+
+    /// Gives the file or folder at `path` `permissions` (as the descriptor form does).
+    static func setPermissions(_ path: String, _ permissions: FilePermissions) throws(SystemError) {
+        let fd = try valueOrErrno("open", path) { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        try setPermissions(fd, path, permissions)
     }
 
     static func ftruncate(_ fd: Int32, _ path: String, _ size: UInt64) throws(SystemError) {

@@ -13,6 +13,10 @@
 //       on stdin, then saves batches 1..<N (HistoryWorkload, author "history-writer") a few
 //       milliseconds apart, renames event 1 in one save, deletes batch 0 in one more, prints
 //       "done" and waits for stdin to close.
+//   StrataTestHelper save-and-exit PATH --from B --saves N [--compact] [--wait]
+//       Opens PATH for writing (HistoryEvent), saves batches B..<B+N (HistoryWorkload, one save
+//       each), compacts the store if asked, prints "saved", then (with --wait) waits for stdin
+//       to close, for a test to kill it, and exits.
 //   StrataTestHelper torture DIR --seed S
 //       Saves in a loop to DIR/engine.strata and DIR/objects.store until killed, printing
 //       "E n" / "O n" after save n of a level returns (and "C E" / "C O" after a compaction).
@@ -183,6 +187,16 @@ func historyWriter(_ path: String, batches: Int) throws {
     _ = FileHandle.standardInput.readDataToEndOfFile()
 }
 
+func saveAndExit(_ path: String, from first: Int, saves: Int, compact: Bool, wait: Bool) throws {
+    let container = try ModelContainer(for: HistoryEvent.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
+    let context = ModelContext(container)
+    context.author = HistoryWorkload.author
+    for batch in first..<(first + saves) { try HistoryWorkload.saveBatch(batch, in: context) }
+    if compact { try container.compact() }
+    say("saved")
+    if wait { _ = FileHandle.standardInput.readDataToEndOfFile() }
+}
+
 let args = CommandLine.arguments
 guard args.count >= 2 else { fail("usage: StrataTestHelper hold PATH | torture DIR --seed S | torture-run [--minutes M] [--seed S]") }
 switch args[1] {
@@ -201,6 +215,14 @@ case "torture" where args.count >= 3:
     }
 case "history-writer" where args.count >= 3:
     do { try historyWriter(args[2], batches: option("--batches", in: args).flatMap(Int.init) ?? 10) } catch {
+        say("error: \(error)")
+        exit(1)
+    }
+case "save-and-exit" where args.count >= 3:
+    do {
+        try saveAndExit(args[2], from: option("--from", in: args).flatMap(Int.init) ?? 0, saves: option("--saves", in: args).flatMap(Int.init) ?? 1,
+                        compact: args.contains("--compact"), wait: args.contains("--wait"))
+    } catch {
         say("error: \(error)")
         exit(1)
     }

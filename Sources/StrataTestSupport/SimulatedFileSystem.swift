@@ -92,6 +92,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         /// A writable shared mapping of the file's first bytes: what is stored in it is the
         /// file's content there (reads see it at once).
         var shared: SimulatedSharedMapping?
+        /// Counts the changes of the file's bytes (its `modified` time, in `status`).
+        var changes: Int64 = 0
+        var permissions = FilePermissions(mode: 0o644, owner: 0, group: 0)
 
         init(id: Int, bytes: [UInt8]) {
             self.id = id
@@ -138,6 +141,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     private let mutex = NSLock()
     private var files: [String: Inode] = [:]
     private var directories: Set<String> = ["/", "."]
+    private var directoryPermissions: [String: FilePermissions] = [:]
     private var durableFiles: [String: Inode] = [:]
     private var durableDirectories: Set<String> = ["/", "."]
     /// Directory changes not yet synced, in the order they were made.
@@ -285,6 +289,8 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                 if let t = map[inode.id] { return t }
                 let t = Inode(id: inode.id, bytes: inode.durable)
                 t.current = inode.current
+                t.changes = inode.changes
+                t.permissions = inode.permissions
                 t.pending = inode.pending
                 map[inode.id] = t
                 return t
@@ -512,6 +518,10 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     // MARK: FileSystem
 
     package func openFile(_ path: String, readOnly: Bool, create: Bool) throws -> any FileHandleIO {
+        try openFile(path, readOnly: readOnly, create: create, mode: 0o644)
+    }
+
+    package func openFile(_ path: String, readOnly: Bool, create: Bool, mode: UInt32) throws -> any FileHandleIO {
         try locked {
             if directories.contains(path) { throw SystemError(call: "open", path: path, errno: Self.isDirectory) }
             let existing = files[path]
@@ -527,7 +537,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                 throw powerOff(mode, call: "open", path: path)
             case .proceed: break
             }
-            let inode = existing ?? createEntry(path)
+            let inode = existing ?? createEntry(path, mode: mode)
             let handle = SimulatedFile(fileSystem: self, inode: inode, path: path, readOnly: readOnly, id: nextHandle)
             nextHandle += 1
             return handle
@@ -535,8 +545,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     @discardableResult
-    private func createEntry(_ path: String) -> Inode {
+    private func createEntry(_ path: String, mode: UInt32 = 0o644) -> Inode {
         let inode = Inode(id: nextInode, bytes: [])
+        inode.permissions.mode = mode
         nextInode += 1
         files[path] = inode
         pendingEntries.append(.link(path, inode))
@@ -550,6 +561,46 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     package func isDirectory(_ path: String) -> Bool {
         locked { directories.contains(path) }
     }
+
+    package func status(of path: String) throws -> FileStatus? {
+        locked {
+            if let inode = files[path] { return Self.status(inode) }
+            if directories.contains(path) {
+                let permissions = directoryPermissions[path] ?? FilePermissions(mode: 0o755, owner: 0, group: 0)
+                return FileStatus(device: 1, inode: UInt64(UInt(bitPattern: path.hashValue)) | 1 << 63, size: 0, modified: 0, permissions: permissions)
+            }
+            return nil
+        }
+    }
+
+    package func setPermissions(of path: String, _ permissions: FilePermissions) throws {
+        try locked {
+            if let inode = files[path] { inode.permissions = permissions } else if directories.contains(path) {
+                directoryPermissions[path] = permissions
+            } else {
+                throw SystemError(call: "chmod", path: path, errno: Self.noEntry)
+            }
+        }
+    }
+
+    /// The permissions a folder was given (`0o755` unless `setPermissions` set others).
+    public func folderMode(_ path: String) -> UInt32? {
+        locked { directories.contains(path) ? (directoryPermissions[path]?.mode ?? 0o755) : nil }
+    }
+
+    /// The mode of the file at `path`.
+    public func fileMode(_ path: String) -> UInt32? { locked { files[path]?.permissions.mode } }
+
+    /// Sets the mode of the file at `path`, as `chmod` would.
+    public func setFileMode(_ path: String, _ mode: UInt32) { locked { files[path]?.permissions.mode = mode } }
+
+    fileprivate static func status(_ inode: Inode) -> FileStatus {
+        FileStatus(device: 1, inode: UInt64(inode.id), size: UInt64(inode.current.count), modified: inode.changes, permissions: inode.permissions)
+    }
+
+    fileprivate func status(_ inode: Inode) -> FileStatus { locked { Self.status(inode) } }
+
+    fileprivate func setPermissions(_ inode: Inode, _ permissions: FilePermissions) { locked { inode.permissions = permissions } }
 
     package func rename(_ from: String, to: String) throws {
         try locked {
@@ -705,6 +756,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     private func record(_ change: FileChange, in inode: Inode) {
         absorbShared(inode)
         Self.apply(change, to: &inode.current)
+        inode.changes += 1
         if let shared = inode.shared {
             let n = min(shared.count, inode.current.count)
             inode.current.withUnsafeBytes { shared.base.copyMemory(from: $0.baseAddress!, byteCount: n) }
@@ -914,6 +966,16 @@ final class SimulatedFile: FileHandleIO, @unchecked Sendable {
     func truncate(to size: UInt64) throws {
         try checkOpen("ftruncate", writing: true)
         try fileSystem.truncate(inode, path: path, to: Int(size))
+    }
+
+    func status() throws -> FileStatus {
+        try checkOpen("fstat")
+        return fileSystem.status(inode)
+    }
+
+    func setPermissions(_ permissions: FilePermissions) throws {
+        try checkOpen("fchmod")
+        fileSystem.setPermissions(inode, permissions)
     }
 
     func map(length: Int, roomToGrow: Bool) throws -> any FileMapping {

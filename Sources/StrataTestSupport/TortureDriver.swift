@@ -52,10 +52,26 @@ public final class TortureDriver {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
+    /// Returns once the helper's log shows an acknowledged save ("E n" or "O n"), or the helper
+    /// has exited, or `patience` seconds have passed.
+    public static func waitForASave(log: String, process: Process, patience: Double) {
+        let deadline = Date().addingTimeInterval(patience)
+        while process.isRunning, Date() < deadline {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if text.split(separator: "\n").contains(where: { $0.hasPrefix("E ") || $0.hasPrefix("O ") }) { return }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
     /// One round: start the helper, kill it after `delay` seconds (or a random one up to
     /// `maximumDelay`), check the stores. Returns this round's problems.
+    ///
+    /// With `afterASave`, the random delay starts once the helper has acknowledged a save in
+    /// this round, however long that takes on a busy machine (bounded by `patience` seconds),
+    /// so that every round kills a helper that is saving, not one still starting.
     @discardableResult
-    public func round(maximumDelay: Double = 0.4, whileRunning: (() -> Void)? = nil) throws -> [String] {
+    public func round(maximumDelay: Double = 0.4, afterASave: Bool = false, patience: Double = 300,
+                      whileRunning: (() -> Void)? = nil) throws -> [String] {
         let started = Date()
         let log = directory + "/helper.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
@@ -68,6 +84,7 @@ public final class TortureDriver {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         try? output.close()
+        if afterASave { Self.waitForASave(log: log, process: process, patience: patience) }
         let delay = Double.random(in: 0...maximumDelay, using: &random)
         Thread.sleep(forTimeInterval: delay)
         whileRunning?()

@@ -168,6 +168,10 @@ func describe(_ error: any Error) -> String {
         case .notFound: return "\(e.path): no such store (\(e.message))"
         case .notAStore: return "\(e.path) is not a Strata store: \(e.message)"
         case .corrupt: return "\(e.path) is damaged\(e.offset.map { " at byte \($0)" } ?? ""): \(e.message)"
+        case .readOnly:
+            // The engine's message speaks to a program (StoreOptions); a shell user needs the file's terms.
+            let reason = (e.underlying as? SystemError).map { " (\($0.reason))" } ?? ""
+            return "\(e.path) cannot be written\(reason), and this command changes the store. Give this user write access to the file and its folder (for example `chmod u+w \(e.path)`, or run as the store's owner), or remount the disk read-write. Commands that only read (info, verify, dump, history) work on it as it is."
         default: return "\(e.path): \(e.message)\(e.underlying.map { " (\($0))" } ?? "")"
         }
     case let e as StrataError:

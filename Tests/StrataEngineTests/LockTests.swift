@@ -64,7 +64,7 @@ import StrataTestSupport
         }
 
         /// Line `n` (from 0) the child prints, or nil if it says nothing in time.
-        func line(_ n: Int, timeout: TimeInterval = 30) -> String? {
+        func line(_ n: Int, timeout: TimeInterval = 300) -> String? {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 if let line = lines.line(n) { return line }
@@ -75,7 +75,7 @@ import StrataTestSupport
         }
 
         /// The first line the child prints ("ready" or "error: ..."), or nil if it says nothing in time.
-        func firstLine(timeout: TimeInterval = 30) -> String? { line(0, timeout: timeout) }
+        func firstLine(timeout: TimeInterval = 300) -> String? { line(0, timeout: timeout) }
 
         /// Closes the child's stdin so it closes the store and exits; waits for it.
         func finish() -> Int32 {

@@ -35,6 +35,8 @@ import Testing
         func unlock(_ range: Range<UInt64>) { base.unlock(range) }
         func conflictingLock(in range: Range<UInt64>, exclusive: Bool) throws -> UInt64? { try base.conflictingLock(in: range, exclusive: exclusive) }
         func close() { base.close() }
+        func status() throws -> FileStatus { try base.status() }
+        func setPermissions(_ permissions: FilePermissions) throws { try base.setPermissions(permissions) }
     }
 
     struct CountingFileSystem: FileSystem {
@@ -43,6 +45,11 @@ import Testing
         func openFile(_ path: String, readOnly: Bool, create: Bool) throws -> any FileHandleIO {
             CountingFile(try base.openFile(path, readOnly: readOnly, create: create), counter)
         }
+        func openFile(_ path: String, readOnly: Bool, create: Bool, mode: UInt32) throws -> any FileHandleIO {
+            CountingFile(try base.openFile(path, readOnly: readOnly, create: create, mode: mode), counter)
+        }
+        func status(of path: String) throws -> FileStatus? { try base.status(of: path) }
+        func setPermissions(of path: String, _ permissions: FilePermissions) throws { try base.setPermissions(of: path, permissions) }
         func fileExists(_ path: String) -> Bool { base.fileExists(path) }
         func isDirectory(_ path: String) -> Bool { base.isDirectory(path) }
         func rename(_ from: String, to: String) throws { try base.rename(from, to: to) }

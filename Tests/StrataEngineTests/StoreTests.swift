@@ -527,7 +527,7 @@ import Testing
         let next = DispatchSemaphore(value: 0)
         let thread = Thread { if let tx = try? store.beginWrite() { tx.rollback() }; next.signal() }
         thread.start()
-        #expect(next.wait(timeout: .now() + 10) == .success, "a dropped write transaction still holds the writer")
+        #expect(next.wait(timeout: .now() + 120) == .success, "a dropped write transaction still holds the writer")
         #expect(try store.read { try EngineStoreDump($0, metadataNames: ["m"]) } == committed)
         #expect(try Self.committedSize(path) == sizeBefore)
 

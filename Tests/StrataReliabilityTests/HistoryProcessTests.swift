@@ -40,7 +40,7 @@ final class HistoryWriterProcess: @unchecked Sendable {
     }
 
     func waitFor(_ line: String) -> Bool {
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(300)   // generous: a busy machine starts a child slowly
         while Date() < deadline {
             if lock.withLock({ lines.contains(line) }) { return true }
             if lock.withLock({ lines.contains { $0.hasPrefix("error") } }) { return false }

@@ -156,3 +156,23 @@ import StrataTestSupport
         #expect(again["from_version"] as? Int == 2)
     }
 }
+
+@Suite struct UnwritableStoreTests {
+    /// `strata compact` on a store this user may not write says what to do in a shell (the
+    /// file's permissions), not the API call a program would make.
+    @Test func compactOnAStoreThisUserMayNotWriteSaysWhatToDoInTheShell() throws {
+        let folder = try TestFolder()
+        let path = folder.path()
+        try Fixture.lessons(at: path, count: 10)
+        // Root may write any file: then the tool runs as nobody, on files root owns.
+        let asNobody = geteuid() == 0
+        if !asNobody { try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path) }
+        let run = try Tool.run(["compact", path], asUser: asNobody ? 65534 : nil)
+        let text = run.stdout + run.stderr
+        #expect(run.status == 1, "\(run)")
+        #expect(text.contains("cannot be written"), "\(run)")
+        #expect(text.contains("chmod"), "\(run)")
+        #expect(!text.contains("StoreOptions"), "\(run)")
+        #expect(try Tool.run("verify", path).status == 0)
+    }
+}

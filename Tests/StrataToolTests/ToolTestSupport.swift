@@ -53,7 +53,7 @@ enum Tool {
 
     /// The same, from the folder `directory` (default: this process's), with `environment`
     /// added to this process's.
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> ToolRun {
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], asUser user: UInt32? = nil) throws -> ToolRun {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -61,8 +61,14 @@ enum Tool {
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
-        process.executableURL = try url()
-        process.arguments = arguments
+        if let user {
+            // As another user (the tests run as root in CI): through setpriv, as a shell user would be.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", try url().path] + arguments
+        } else {
+            process.executableURL = try url()
+            process.arguments = arguments
+        }
         if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = FileHandle.nullDevice

@@ -16,6 +16,10 @@ public struct StrataError: Error, Sendable, CustomStringConvertible, LocalizedEr
         public static let invalidSchema = Code("invalidSchema")
         /// The store was written with a different schema and no migration covers the difference.
         public static let schemaMismatch = Code("schemaMismatch")
+        /// Another container of this process migrated the store to a new schema while this
+        /// container (of the old models) had it open: it may fetch and save no more. Objects
+        /// it fetched keep their values; open a container with the new models.
+        public static let schemaChanged = Code("schemaChanged")
         /// A save would give two stored objects the same value for a unique attribute.
         public static let uniqueConstraintViolation = Code("uniqueConstraintViolation")
         /// The configuration does not allow saving (`allowsSave: false`), or the store file

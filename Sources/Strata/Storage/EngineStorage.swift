@@ -22,9 +22,15 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
     /// The engine does not evaluate queries: the object layer reads and filters the rows.
     var evaluatesQueries: Bool { false }
     var rows: RowAllocator { opened.rows }
-    func read(_ body: (any StorageReader) throws -> Void) throws { try body(try store.beginRead()) }
-    func beginRead() throws -> any StorageReader { try store.beginRead() }
-    func beginWrite() throws -> any StorageWriter { try store.beginWrite() }
+    func read(_ body: (any StorageReader) throws -> Void) throws { try body(try beginRead()) }
+    func beginRead() throws -> any StorageReader {
+        try opened.checkNotMigrated()
+        return try store.beginRead()
+    }
+    func beginWrite() throws -> any StorageWriter {
+        try opened.checkNotMigrated()
+        return try store.beginWrite()
+    }
     func sync() throws { try store.sync() }
     func compact() throws { try store.compact() }
 
@@ -139,6 +145,6 @@ public struct EngineStorageProvider: StorageProvider, @unchecked Sendable {
 
     public func prepareCopy(of configuration: ModelConfiguration) throws -> (any PreparedStoreCopy)? {
         guard !configuration.isStoredInMemoryOnly else { return nil }
-        return try EngineStoreCopy(path: configuration.url.path, fileSystem: fileSystem ?? DiskFileSystem())
+        return try EngineStoreCopy(path: configuration.url.path, fileSystem: fileSystem ?? DiskFileSystem(), shared: fileSystem == nil)
     }
 }

@@ -9,11 +9,21 @@ import StrataEngine
 /// copy's new blob files were linked into the store's blob folder and made durable; so an error
 /// or a crash at any point leaves the store as it was, or (from the rename on) migrated. The
 /// store stays locked from `prepare` to `finish`, so no other process writes to it meanwhile.
+///
+/// When this process has the store open for writing already (a container of the old models,
+/// as SQLite lets a second connection migrate), the migration goes on through that store:
+/// a write transaction held from `prepare` to `finish` keeps its containers from saving
+/// meanwhile, and once the copy is in place they may fetch and save no more
+/// (`StrataError.schemaChanged`).
 final class EngineStoreCopy: PreparedStoreCopy {
     let path: String
     private let fs: any FileSystem
     /// Held (exclusively locked) until the copy has replaced it.
     private let original: Store
+    /// The registry's key of a store this process had open already (nil: opened here).
+    private let sharedKey: String?
+    /// The write transaction that keeps the shared store's other writers waiting.
+    private var hold: WriteTransaction?
     private let work: String
     private var blobs: String { path + ".blobs" }
     private var workBlobs: String { work + ".blobs" }
@@ -22,20 +32,34 @@ final class EngineStoreCopy: PreparedStoreCopy {
     private var linked: [String] = []
     private(set) var replaced = false
 
-    /// Opens (and locks) the store at `path`; nil when there is no store there.
-    init?(path: String, fileSystem fs: any FileSystem) throws {
+    /// Opens (and locks) the store at `path`; nil when there is no store there. `shared`: the
+    /// store may be one this process has open (the real disk).
+    init?(path: String, fileSystem fs: any FileSystem, shared: Bool) throws {
         guard fs.fileExists(path) else { return nil }
         self.path = path
         self.fs = fs
         self.work = path + ".migrating"
-        do { original = try Store(path: path, options: StoreOptions(), fileSystem: fs) } catch {
-            throw StrataError.store(error, while: "open the store at \(path) to migrate it")
+        let key = OpenStores.key(for: path)
+        if shared, let open = OpenStores.shared.writableStore(at: key), open.store.pathNamesItsFile {
+            original = open.store
+            sharedKey = key
+            do { hold = try original.beginWrite() } catch {
+                throw StrataError.store(error, while: "hold the store at \(path) to migrate it")
+            }
+        } else {
+            sharedKey = nil
+            do { original = try Store(path: path, options: StoreOptions(), fileSystem: fs) } catch {
+                throw StrataError.store(error, while: "open the store at \(path) to migrate it")
+            }
         }
         // What an interrupted run left (a crash before or after its swap) goes first.
         try removeWork()
     }
 
-    deinit { original.close() }
+    deinit {
+        hold?.rollback()
+        if sharedKey == nil { original.close() }
+    }
 
     var url: URL { URL(fileURLWithPath: work) }
 
@@ -45,7 +69,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
     func make(progress: (Int64, Int64) -> Void) throws {
         let source = try fs.openFile(path, readOnly: true, create: false)
         defer { source.close() }
-        let target = try fs.openFile(work, readOnly: false, create: true)
+        let target = try fs.createFile(work, permissionsOf: path)
         defer { target.close() }
         let size = try source.size()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -59,7 +83,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
         }
         try target.sync()
         if fs.isDirectory(blobs) {
-            try fs.createDirectory(workBlobs)
+            try fs.createDirectory(workBlobs, permissionsOf: path)
             for name in try fs.listDirectory(blobs) { try fs.linkFile(blobs + "/" + name, to: workBlobs + "/" + name) }
         }
     }
@@ -70,7 +94,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
     func replaceOriginal() throws {
         let folder = path.parentDirectory
         if fs.isDirectory(workBlobs) {
-            if !fs.isDirectory(blobs) { try fs.createDirectory(blobs) }
+            if !fs.isDirectory(blobs) { try fs.createDirectory(blobs, permissionsOf: path) }
             for name in try fs.listDirectory(workBlobs) where !fs.fileExists(blobs + "/" + name) {
                 try fs.linkFile(workBlobs + "/" + name, to: blobs + "/" + name)
                 linked.append(blobs + "/" + name)
@@ -84,6 +108,10 @@ final class EngineStoreCopy: PreparedStoreCopy {
         copy.close()
         try fs.rename(work, to: path)
         replaced = true
+        // This process's containers of the old models stop here; the migrated file takes the lock.
+        if let sharedKey { OpenStores.shared.markMigrated(at: sharedKey) }
+        hold?.rollback()
+        hold = nil
         try fs.syncDirectory(folder)
     }
 

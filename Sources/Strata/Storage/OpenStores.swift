@@ -15,6 +15,10 @@ final class OpenStore: @unchecked Sendable {
     let key: String?
     /// Row ids for new objects, unique across every container sharing this store.
     let rows = RowAllocator()
+    /// Set when a container of this process migrated the file to another schema (the store
+    /// was replaced by the migrated copy): the containers of the old schema may fetch and save
+    /// no more (`StrataError.schemaChanged`).
+    private let migrated = Atomic<Bool>(false)
 
     init(store: Store, key: String?) {
         self.store = store
@@ -25,13 +29,30 @@ final class OpenStore: @unchecked Sendable {
         if let key { OpenStores.shared.forget(key, self) }
         store.close()
     }
+
+    /// Throws `schemaChanged` once the store was migrated away under this process's old containers.
+    @inline(__always)
+    func checkNotMigrated() throws {
+        guard migrated.load(ordering: .acquiring) else { return }
+        throw StrataError(.schemaChanged, "Another container of this process migrated the store at \(store.path) to a new schema (a ModelContainer with a migration plan), so this container's models no longer match it. Objects already fetched keep their values; open a container with the new models to fetch and save.")
+    }
+
+    /// Marks the store as migrated away (see `checkNotMigrated`), and stops its writing: the
+    /// migrated copy is at its path now, and takes the writer's lock.
+    func markMigrated() {
+        migrated.store(true, ordering: .releasing)
+        store.relinquish()
+    }
 }
 
 /// The stores open in this process, by canonical path.
 final class OpenStores: Sendable {
     static let shared = OpenStores()
     private struct Entry { weak var store: OpenStore? }
+    /// The store openings share, by path; and every store open on a path (a writable one
+    /// opened beside a read-only one is not shared), for a migration to find them all.
     private let entries = Mutex<[String: Entry]>([:])
+    private let all = Mutex<[String: [Entry]]>([:])
 
     /// The canonical form of a store path: absolute, symbolic links resolved (as far as the
     /// path exists).
@@ -41,6 +62,11 @@ final class OpenStores: Sendable {
 
     /// The open store at `key` if there is one this opening may share (a writable one, or a
     /// read-only one for a read-only opening); otherwise one `open` makes, registered.
+    ///
+    /// A store is shared only while the path still names the file it has open (the same
+    /// device and inode), as a new SQLite connection reads the file that is there now: after
+    /// another file was renamed over the path, the opening gets that file, and the store of
+    /// the old one stops writing (its next save throws `StoreError.replaced`).
     func store(at key: String, readOnly: Bool, open: () throws -> Store) throws -> (store: OpenStore, shared: Bool) {
         // A store found here is released only after the lock is: if that release were the
         // last, its deinit would take the lock again.
@@ -48,18 +74,45 @@ final class OpenStores: Sendable {
         defer { found = nil }
         return try entries.withLock { entries in
             found = entries[key]?.store
+            if let existing = found, !existing.store.pathNamesItsFile {
+                existing.store.relinquish()
+                found = nil
+            }
             if let existing = found, readOnly || !existing.store.options.readOnly {
                 return (existing, true)
             }
             let made = OpenStore(store: try open(), key: key)
             if found == nil { entries[key] = Entry(store: made) }
+            all.withLock { $0[key, default: []].append(Entry(store: made)) }
             return (made, false)
         }
+    }
+
+    /// The writable store open at `key` in this process, if there is one.
+    func writableStore(at key: String) -> OpenStore? {
+        var found: [OpenStore] = []
+        defer { found = [] }   // released after the lock (see `store(at:)`)
+        found = all.withLock { $0[key, default: []].compactMap(\.store) }
+        return found.first { !$0.store.options.readOnly }
+    }
+
+    /// Marks every store open at `key` as migrated away (`OpenStore.markMigrated`), after a
+    /// container of this process migrated the file at `key`; the next opening gets the new file.
+    func markMigrated(at key: String) {
+        var found: [OpenStore] = []
+        defer { found = [] }
+        found = all.withLock { $0.removeValue(forKey: key)?.compactMap(\.store) ?? [] }
+        entries.withLock { _ = $0.removeValue(forKey: key) }
+        for store in found { store.markMigrated() }
     }
 
     fileprivate func forget(_ key: String, _ store: OpenStore) {
         entries.withLock { entries in
             if let entry = entries[key], entry.store == nil || entry.store === store { entries.removeValue(forKey: key) }
+        }
+        all.withLock { all in
+            all[key]?.removeAll { $0.store == nil || $0.store === store }
+            if all[key]?.isEmpty == true { all.removeValue(forKey: key) }
         }
     }
 }
