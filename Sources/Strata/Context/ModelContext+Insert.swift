@@ -71,7 +71,7 @@ extension ModelContext {
         for relationship in entity.relationships {
             guard let references = relationship.references(of: object) else { continue }
             var rows: [RelatedReference] = []
-            let inverse = relationship.inverse(in: entity)
+            let inverses = relationship.inverses(in: entity)
             for reference in references {
                 switch reference {
                 case .row(let r):
@@ -79,10 +79,11 @@ extension ModelContext {
                 case .object(let o):
                     guard let b = insertRelated(o, entity: relationship.targetEntity) else { continue }
                     rows.append(.row(b.rowID))
-                    if let inverse {
-                        // The other side may name this object by identity (set before insert).
-                        inverse.unlink(.object(ObjectIdentifier(object)), from: o)
-                        inverse.link(object, ownerKey: .row(backing.rowID), into: o, back: relationship, context: self)
+                    // The other side names this object already (by identity, set before the
+                    // insert), in one of its lists; or the first declared takes it.
+                    let ownerKey = RelationshipProperty.ReferenceKey.row(backing.rowID)
+                    if !inverses.isEmpty, !inverses.contains(where: { $0.isLinked(o, to: object, ownerKey: ownerKey) }) {
+                        inverses[0].link(object, ownerKey: ownerKey, into: o, back: relationship, context: self)
                     }
                 }
             }

@@ -35,6 +35,11 @@ public struct StrataError: Error, Sendable, CustomStringConvertible, LocalizedEr
         public static let deleteDenied = Code("deleteDenied")
         /// A to-many relationship holds fewer or more objects than its declared counts allow.
         public static let relationshipCount = Code("relationshipCount")
+        /// A save changes or deletes objects whose stored rows another context or process
+        /// deleted after this context read them (`objects` names them). Nothing was saved, and
+        /// the context keeps its changes: roll back or refetch, then save again. Core Data's
+        /// default merge policy fails such a save the same way (`NSManagedObjectMergeError`).
+        public static let saveConflict = Code("saveConflict")
         /// The storage engine failed (see `underlying`): I/O, a full disk, a locked store...
         public static let storeFailure = Code("storeFailure")
         /// A history fetch names a token older than what the store's history still holds (it
@@ -53,11 +58,14 @@ public struct StrataError: Error, Sendable, CustomStringConvertible, LocalizedEr
     public let code: Code
     public let message: String
     public let underlying: (any Error)?
+    /// The objects the error is about, where it names some (`saveConflict`).
+    public let objects: [PersistentIdentifier]
 
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil, objects: [PersistentIdentifier] = []) {
         self.code = code
         self.message = message
         self.underlying = underlying
+        self.objects = objects
     }
 
     public var description: String {

@@ -71,7 +71,7 @@ final class HistoryRecorder {
     /// Writes the transaction's record (nothing when the save changed nothing here) and prunes
     /// what the retention no longer keeps. Returns the token.
     func write(to writer: any StorageWriter, author: String?) throws -> Int64? {
-        let runs = self.runs
+        let runs = Self.oneChangePerRow(self.runs)
         guard !runs.isEmpty else { return nil }
         let collection = try writer.collection(named: HistoryRecord.collection) ?? writer.createCollection(named: HistoryRecord.collection)
         let token = try writer.nextRowID(in: collection)
@@ -80,6 +80,58 @@ final class HistoryRecorder {
         try record.encode().withUnsafeBytes { try writer.put($0, row: token, in: collection, indexKeys: [], previousKeys: []) }
         if let limit = retention.limit { try prune(collection, keeping: limit, newest: token, writer: writer) }
         return Int64(token)
+    }
+
+    /// The runs with each row of an entity once, as SwiftData records one change per object in
+    /// a transaction: a save that upserts onto one row twice (two new objects with the same
+    /// unique value, the later winning) records it twice as it writes. An insert and later
+    /// updates of a row are its insert; updates are one update of every attribute they name.
+    /// (Only updates can repeat a row: each row is inserted or deleted once in a save.)
+    static func oneChangePerRow(_ runs: [HistoryRecord.Run]) -> [HistoryRecord.Run] {
+        guard runs.count > 1, runs.contains(where: { $0.kind == .update }) else { return runs }
+        // Rows repeat only if two runs of one entity overlap: sort their ranges to see.
+        var ranges = runs.indices.map { (entity: runs[$0].entity, first: runs[$0].firstRow, end: runs[$0].firstRow + RowID(runs[$0].count)) }
+        ranges.sort { $0.entity != $1.entity ? $0.entity < $1.entity : $0.first < $1.first }
+        guard zip(ranges, ranges.dropFirst()).contains(where: { $0.entity == $1.entity && $1.first < $0.end }) else { return runs }
+        // Each row's change, in the order rows were first recorded.
+        struct Change { var kind: HistoryRecord.Kind; var attributes: [String]; var tombstone: [(name: String, bytes: [UInt8])]? }
+        struct Key: Hashable { let entity: String; let row: RowID }
+        var order: [Key] = []
+        var changes: [Key: Change] = [:]
+        for run in runs {
+            for i in 0..<run.count {
+                let key = Key(entity: run.entity, row: run.firstRow + RowID(i))
+                let tombstone = run.tombstones.isEmpty ? nil : run.tombstones[i]
+                guard var change = changes[key] else {
+                    order.append(key)
+                    changes[key] = Change(kind: run.kind, attributes: run.attributes, tombstone: tombstone)
+                    continue
+                }
+                switch (change.kind, run.kind) {
+                case (.update, .update):
+                    change.attributes += run.attributes.filter { !change.attributes.contains($0) }
+                case (_, .delete):
+                    change = Change(kind: .delete, attributes: [], tombstone: tombstone)
+                default:
+                    break   // an insert stays the insert; an update after it changes nothing more
+                }
+                changes[key] = change
+            }
+        }
+        var merged: [HistoryRecord.Run] = []
+        for key in order {
+            guard let change = changes[key] else { continue }
+            if var last = merged.last, last.kind == change.kind, last.entity == key.entity, last.firstRow + RowID(last.count) == key.row,
+               last.attributes == change.attributes, last.tombstones.isEmpty == (change.tombstone == nil) {
+                last.count += 1
+                if let tombstone = change.tombstone { last.tombstones.append(tombstone) }
+                merged[merged.count - 1] = last
+            } else {
+                merged.append(HistoryRecord.Run(kind: change.kind, entity: key.entity, firstRow: key.row, count: 1,
+                                                attributes: change.attributes, tombstones: change.tombstone.map { [$0] } ?? []))
+            }
+        }
+        return merged
     }
 
     /// Deletes the records older than the last `limit`, once they are a sixteenth of the limit

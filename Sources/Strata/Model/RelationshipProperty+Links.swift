@@ -50,26 +50,35 @@ extension RelationshipProperty {
         let context = ownerBacking.status == .detached ? nil : ownerBacking.context
         let old = references(of: owner) ?? []
         var new: [RelatedReference] = []
+        new.reserveCapacity(objects.count)
+        // A to-many holds an object once, where it was first put (as SwiftData's does): setting
+        // the inverse to-one may have put it there already before the list is assigned with it.
+        var newKeys = Set<ReferenceKey>(minimumCapacity: objects.count)
         for object in objects {
+            let reference: RelatedReference
             if let context, let b = context.insertRelated(object, entity: targetEntity) {
-                new.append(.row(b.rowID))
+                reference = .row(b.rowID)
             } else {
-                new.append(.object(object))
+                reference = .object(object)
             }
+            if newKeys.insert(key(of: reference)).inserted { new.append(reference) }
         }
         setReferences(new, of: owner)
         ownerBacking.relationshipDidChange(index)
-        guard let inverse = inverse(in: ownerEntity) else { return }
+        let inverses = inverses(in: ownerEntity)
+        guard !inverses.isEmpty else { return }
         let ownerKey = RelationshipProperty.key(of: owner, entity: ownerEntity)
-        let newKeys = Set(new.map(key(of:)))
         let oldKeys = Set(old.map(key(of:)))
         for reference in old where !newKeys.contains(key(of: reference)) {
-            if let target = object(of: reference, context: context) { inverse.unlink(ownerKey, from: target) }
+            guard let target = object(of: reference, context: context) else { continue }
+            for inverse in inverses { inverse.unlink(ownerKey, from: target) }
         }
         for reference in new where !oldKeys.contains(key(of: reference)) {
-            if let target = object(of: reference, context: context) {
-                inverse.link(owner, ownerKey: ownerKey, into: target, back: self, context: context)
-            }
+            guard let target = object(of: reference, context: context) else { continue }
+            // Of several inverse lists (a to-one that two to-manys name as their inverse), one
+            // that holds the owner already keeps it; else the first declared takes it.
+            if inverses.count > 1, inverses.contains(where: { $0.isLinked(target, to: owner, ownerKey: ownerKey) }) { continue }
+            inverses[0].link(owner, ownerKey: ownerKey, into: target, back: self, context: context)
         }
     }
 
@@ -90,10 +99,13 @@ extension RelationshipProperty {
         targetOwnerBacking(object)?.loadIfPartial()
         if isLinked(object, to: owner, ownerKey: ownerKey) { return }
         if !isToMany {
-            // A to-one holds one owner: the previous one loses this object.
+            // A to-one holds one owner: the previous one loses this object, from each of its
+            // lists that name this to-one as their inverse.
             let objectKey = RelationshipProperty.key(of: object, entity: back.targetEntity)
+            let lists = inverses(in: back.targetEntity)
             for reference in references(of: object) ?? [] {
-                if let previous = self.object(of: reference, context: context) { back.unlink(objectKey, from: previous) }
+                guard let previous = self.object(of: reference, context: context) else { continue }
+                for list in lists.isEmpty ? [back] : lists { list.unlink(objectKey, from: previous) }
             }
             setReferences([], of: object)
         }
@@ -105,7 +117,7 @@ extension RelationshipProperty {
     /// True when `object` already refers to `owner`: to its row, or to the object itself. (One
     /// object per row in a context, so no other object can stand for the owner's row: the
     /// check makes no key per reference, which made linking n children quadratic in cost.)
-    private func isLinked(_ object: AnyObject, to owner: AnyObject, ownerKey: ReferenceKey) -> Bool {
+    func isLinked(_ object: AnyObject, to owner: AnyObject, ownerKey: ReferenceKey) -> Bool {
         guard let references = references(of: object) else { return false }
         return references.contains { reference in
             switch reference {

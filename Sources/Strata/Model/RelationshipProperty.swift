@@ -12,7 +12,14 @@ final class RelationshipProperty: PersistedProperty, @unchecked Sendable {
     /// Where the storage keeps its references, from the start of the object.
     private let referencesOffset: Int
     private let lock = NSLock()
-    private var resolvedInverse: RelationshipProperty??
+    private var resolvedInverses: Inverses?
+
+    /// The relationships of the related model that point back here, and what was wrong if an
+    /// inferred inverse could be more than one.
+    private struct Inverses {
+        var properties: [RelationshipProperty]
+        var ambiguous: [RelationshipProperty] = []
+    }
 
     init<Value: RelationshipValue>(name: String, offset: Int, index: Int, relationship: RelationshipDeclaration, valueType: Value.Type,
                                    referencesOffset: Int, link: StorageLink) {
@@ -111,29 +118,54 @@ final class RelationshipProperty: PersistedProperty, @unchecked Sendable {
 
     // MARK: Inverse
 
-    /// The relationship of the related model that points back here: the declared `inverse:`,
-    /// or the only relationship of the related model back to this one (declared there either
-    /// way).
-    func inverse(in entity: Entity) -> RelationshipProperty? {
+    /// The relationship of the related model that points back here (see `inverses(in:)`); of
+    /// several, the first declared, which setting this to-one alone adds the owner to.
+    func inverse(in entity: Entity) -> RelationshipProperty? { inverses(in: entity).first }
+
+    /// The relationships of the related model that point back here: the declared `inverse:`;
+    /// else those of the related model that declare this one as theirs (several to-manys may:
+    /// `leadingPlants` and `trailingPlants`, both `inverse: \Plant.backyard`), in declaration
+    /// order; else the only relationship of the related model back to this model that declares
+    /// no inverse and that no other relationship here claims. `entity` owns this relationship.
+    func inverses(in entity: Entity) -> [RelationshipProperty] {
+        resolve(in: entity).properties
+    }
+
+    /// Throws a schema error when the inverse would be inferred and more than one relationship
+    /// of the related model could be it: Strata never guesses which.
+    func checkInverse(in entity: Entity) throws {
+        let ambiguous = resolve(in: entity).ambiguous
+        guard ambiguous.count > 1 else { return }
+        let names = ambiguous.map { "\(targetEntity.name).\($0.name)" }.joined(separator: " and ")
+        throw StrataError.schema("\(entity.name).\(name) could have \(names) as its inverse. Say which with @Relationship(inverse: \\\(targetEntity.name).<name>) on one side of each pair.")
+    }
+
+    private func resolve(in entity: Entity) -> Inverses {
         lock.lock()
         defer { lock.unlock() }
-        if let known = resolvedInverse { return known }
+        if let known = resolvedInverses { return known }
         let target = targetEntity
-        var found: RelationshipProperty? = nil
+        let found: Inverses
         if let keyPath = relationship.inverse {
-            found = target.property(for: keyPath) as? RelationshipProperty
+            found = Inverses(properties: [target.property(for: keyPath) as? RelationshipProperty].compactMap { $0 })
         } else {
-            // Declared on the other side?
             let pointingHere = target.relationships.filter { $0.targetType == entity.type && !($0 === self) }
-            if let declared = pointingHere.first(where: { other in
-                other.relationship.inverse.map { entity.property(for: $0) === self } ?? false
-            }) {
-                found = declared
-            } else if pointingHere.count == 1 {
-                found = pointingHere[0]
+            let declared = pointingHere.filter { other in other.relationship.inverse.map { entity.property(for: $0) === self } ?? false }
+            if !declared.isEmpty {
+                found = Inverses(properties: declared)
+            } else {
+                // Inferred: one that names no inverse of its own, and that no other relationship
+                // of this model names as its inverse.
+                let claimed = entity.relationships.filter { !($0 === self) }.compactMap { other in
+                    other.relationship.inverse.flatMap { target.property(for: $0) }
+                }
+                let candidates = pointingHere.filter { candidate in
+                    candidate.relationship.inverse == nil && !claimed.contains { $0 === candidate }
+                }
+                found = candidates.count == 1 ? Inverses(properties: candidates) : Inverses(properties: [], ambiguous: candidates)
             }
         }
-        resolvedInverse = .some(found)
+        resolvedInverses = found
         return found
     }
 }

@@ -53,6 +53,9 @@ public final class Schema: Hashable, @unchecked Sendable {
             result.append(entity)
             queue += entity.relationships.map(\.targetType)
         }
+        for entity in result {
+            for relationship in entity.relationships { try relationship.checkInverse(in: entity) }
+        }
         return result
     }
 

@@ -132,15 +132,17 @@ extension SaveOperation {
     }
 
     private func nullify(_ deletion: Deletion, _ relationship: RelationshipProperty, _ rows: [RowID]) throws {
-        guard let inverse = relationship.inverse(in: deletion.entity) else { return }
+        let inverses = relationship.inverses(in: deletion.entity)
         let target = relationship.targetEntity
-        for row in rows where !isDeleting(target, row) {
-            if let backing = context.registeredBacking(target, row) {
-                guard backing.status != .deleted else { continue }
-                recordUnlink(inverse, backing.object)
-                inverse.unlink(.row(deletion.row), from: backing.object)
-            } else if deletion.isStored {
-                edits[Edit.Target(entity: ObjectIdentifier(target), row: row), default: Edit(entity: target, row: row)].remove(deletion.row, from: inverse)
+        for inverse in inverses {
+            for row in rows where !isDeleting(target, row) {
+                if let backing = context.registeredBacking(target, row) {
+                    guard backing.status != .deleted else { continue }
+                    recordUnlink(inverse, backing.object)
+                    inverse.unlink(.row(deletion.row), from: backing.object)
+                } else if deletion.isStored {
+                    edits[Edit.Target(entity: ObjectIdentifier(target), row: row), default: Edit(entity: target, row: row)].remove(deletion.row, from: inverse)
+                }
             }
         }
     }

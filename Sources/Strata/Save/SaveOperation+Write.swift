@@ -35,9 +35,17 @@ extension SaveOperation {
         try writeDeletions()
         try applyEdits()
         for backing in changed { try writeChange(backing) }
+        if !vanished.isEmpty { throw conflict(vanished) }
         for backing in inserted where backing.status == .inserted && !superseded.contains(ObjectKey(backing.object)) {
             try writeInsert(backing.object, backing)
         }
+    }
+
+    /// The save changes or deletes objects whose rows another context or process deleted.
+    private func conflict(_ objects: [PersistentIdentifier]) -> StrataError {
+        let shown = objects.prefix(10).map { "\($0.entityName) \($0.rowID)" }.joined(separator: ", ")
+        let more = objects.count > 10 ? " and \(objects.count - 10) more" : ""
+        return StrataError(.saveConflict, "The save changes or deletes \(objects.count) object(s) that another context or process deleted after this context read them (\(shown)\(more)). Nothing was saved, and the context keeps its changes: call rollback() or fetch them again, then save.", objects: objects)
     }
 
     /// Deletes every row being deleted, with the index keys and blobs its record has.
@@ -67,7 +75,13 @@ extension SaveOperation {
                     if !preserved.isEmpty { tombstone = try HistoryRecorder.tombstone(preserved, view: view) }
                     return keys
                 }
-                guard found else { continue }
+                guard found else {
+                    // Deleting an object whose row is gone is a conflict; a row a rule reached is not.
+                    if deleted.prefix(requestedDeletions).contains(where: { $0.entity === entity && $0.rowID == row }) {
+                        vanished.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
+                    }
+                    continue
+                }
                 history?.delete(entity, row, tombstone: tombstone)
                 for blob in blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
                 saved.deleted.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
@@ -75,14 +89,27 @@ extension SaveOperation {
         }
     }
 
+    /// Writes a changed object over its stored row, found once for the keys it was stored
+    /// with. A row that is gone (deleted elsewhere) is not written back: it is a conflict.
     private func writeChange(_ backing: ModelBacking) throws {
         let object = backing.object
-        let (writer, table) = try writer(for: backing.entity)
+        let (writer, table, store) = try storeWriter(for: backing.entity)
+        guard let collection = table.collection else { return }
         if backing.unloaded != nil { _ = backing.loadUnloaded() }
-        let stored = try StoredRow.read(backing.rowID, table: table, reader: writer) ?? .none
-        try put(object, row: backing.rowID, previous: stored.keys, table: table, writer: writer)
-        location(backing.entity)?.store.history?.update(backing.entity, backing.rowID,
-                                                          attributes: backing.changedProperties.indexes.map { backing.entity.properties[$0].name })
+        let record = try encode(object, table: table)
+        var stored = false
+        let held = try record.withUnsafeBytes { bytes in
+            try writer.putUnlessHeld(bytes, row: backing.rowID, in: collection, indexKeys: table.indexKeys(for: object)) { old in
+                stored = true
+                return table.hasIndexes ? try table.indexKeys(of: RecordView(old, layouts: table.layouts)) : []
+            }
+        }
+        guard stored else {
+            let scope = store.handle.identifierScope(for: backing.entity)
+            return vanished.append(PersistentIdentifier(scope: scope, rowID: Int64(backing.rowID)))
+        }
+        if let held { throw uniqueViolation(held, table: table, object: object) }
+        store.history?.update(backing.entity, backing.rowID, attributes: backing.changedProperties.indexes.map { backing.entity.properties[$0].name })
     }
 
     /// Writes an insert at the row prepare decided, or (a model without relationships) at its

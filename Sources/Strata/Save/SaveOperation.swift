@@ -45,11 +45,17 @@ final class SaveOperation {
     @exclusivity(unchecked) var blobs: [ObjectIdentifier: [Int: UInt64]] = [:]
     @exclusivity(unchecked) var externalWrites: [(object: AnyObject, property: AttributeProperty, blob: UInt64)] = []
     @exclusivity(unchecked) var saved = Saved()
+    /// How many of `deleted` the context asked to delete (the first ones; rules add the rest).
+    let requestedDeletions: Int
+    /// Objects the save changes or deletes whose rows are gone (another context or process
+    /// deleted them after this context read them): the save fails with `saveConflict`.
+    @exclusivity(unchecked) var vanished: [PersistentIdentifier] = []
 
     init(_ context: ModelContext) {
         self.context = context
         self.stores = context.container.handles.map { StoreWork(handle: $0) }
         self.deleted = context.deleted.backings
+        self.requestedDeletions = deleted.count
         self.inserted = context.inserted.backings
     }
 

@@ -98,17 +98,20 @@ extension SaveOperation {
         let stored = context.registeredBacking(entity, holder)
         stored?.loadIfPartial()
         for relationship in entity.relationships {
-            guard let inverse = relationship.inverse(in: entity) else { continue }
+            let inverses = relationship.inverses(in: entity)
+            guard !inverses.isEmpty else { continue }
             let had = try stored.map { relationship.rows(of: $0.object) }
                 ?? writer.withRecord(holder, in: table) { try RelationshipProperty.decodeRows(try $0.field(relationship.index)) } ?? []
             let keep = Set(relationship.rows(of: object))
             let target = relationship.targetEntity
             for row in had where !keep.contains(row) {
-                if let related = context.registeredBacking(target, row) {
-                    recordUnlink(inverse, related.object)
-                    inverse.unlink(.row(holder), from: related.object)
-                } else {
-                    edits[Edit.Target(entity: ObjectIdentifier(target), row: row), default: Edit(entity: target, row: row)].remove(holder, from: inverse)
+                for inverse in inverses {
+                    if let related = context.registeredBacking(target, row) {
+                        recordUnlink(inverse, related.object)
+                        inverse.unlink(.row(holder), from: related.object)
+                    } else {
+                        edits[Edit.Target(entity: ObjectIdentifier(target), row: row), default: Edit(entity: target, row: row)].remove(holder, from: inverse)
+                    }
                 }
             }
         }
