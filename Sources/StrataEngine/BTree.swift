@@ -171,7 +171,11 @@ final class MutableTree {
         return child
     }
 
-    private func needsSplit(_ node: Node) -> Bool { node.encodedSize > targetSize && node.count >= 2 }
+    /// A node splits when its page would pass the target size and it has cells enough for two
+    /// nodes: a leaf two, a branch four (two children each). A branch of two or three long keys
+    /// (index keys run to 2038 bytes) passes the target, and splitting it would leave branches
+    /// of one child, each split then adding a level.
+    private func needsSplit(_ node: Node) -> Bool { node.encodedSize > targetSize && node.count >= (node.isLeaf ? 2 : 4) }
 
     /// Inserts `key` with `value`, or replaces the value it has.
     ///

@@ -556,6 +556,8 @@ final class Node {
                 if bytes >= half { break }
                 cut += 1
             }
+            // A branch keeps two children on each side (it splits with four or more).
+            if !isLeaf && count >= 4 { cut = Swift.min(Swift.max(cut, 2), count - 2) }
         }
         let right = Node(isLeaf: isLeaf, budget: budget)
         // The right node keeps the prefix: its keys share it too.

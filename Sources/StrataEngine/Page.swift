@@ -55,7 +55,12 @@ enum PageLayout {
     static let childReferenceSize = 8
     /// The most bytes a leaf keeps a value in; longer values go to value frames.
     static let inlineValueLimit = 1024
+    /// The longest tree key a writer makes: an index key and its row suffix.
     static let maximumKeyLength = 2048
+    /// The longest index key `put` takes: with a non-unique entry's row suffix it is at most
+    /// `maximumKeyLength`. (Index keys of any length have a stored form this long at most,
+    /// `KeyEncoding.storedForm`.)
+    static let maximumIndexKeyLength = maximumKeyLength - TreeKey.maximumRowSuffix
 }
 
 /// Unsigned LEB128 varints (7 bits a byte, low first), as cells use them.

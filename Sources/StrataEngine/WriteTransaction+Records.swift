@@ -22,8 +22,9 @@ extension WriteTransaction {
     /// - Throws: `StoreError` `.uniqueConstraintViolation` (with `conflict`) when a unique index
     ///   holds one of the keys for another row; `.indexKeyMismatch` when `previousKeys` are
     ///   not the keys the row was stored with (or name keys for a row that does not exist);
-    ///   `.keyTooLarge`, `.valueTooLarge`, `.notFound` for an unknown collection or index.
-    ///   Nothing is changed then.
+    ///   `.keyTooLarge` for an index key over 2038 bytes (an index holds a longer key as
+    ///   `KeyEncoding.storedForm(key)`), `.valueTooLarge`, `.notFound` for an unknown
+    ///   collection or index. Nothing is changed then.
     public func put(_ record: [UInt8], row: RowID, in collection: CollectionID, indexKeys: [IndexKey] = [], previousKeys: [IndexKey] = []) throws {
         try record.withUnsafeBytes { try put($0, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys) }
     }
@@ -108,8 +109,8 @@ extension WriteTransaction {
             guard let p = catalog.indexPosition(k.index.rawValue), catalog.indexes[p].collection == collection.rawValue else {
                 throw StoreError(.invalidArgument, "\(k.index) is not an index of \(collection).", path: store.path)
             }
-            guard k.key.count <= PageLayout.maximumKeyLength - 32 else {
-                throw StoreError(.keyTooLarge, "An index key has \(k.key.count) bytes; the most is \(PageLayout.maximumKeyLength - 32). Index a shorter value (or a hash of it).", path: store.path)
+            guard k.key.count <= PageLayout.maximumIndexKeyLength else {
+                throw StoreError(.keyTooLarge, "An index key has \(k.key.count) bytes; the most is \(PageLayout.maximumIndexKeyLength). Pass KeyEncoding.storedForm(key), which an index holds for a key of any length.", path: store.path)
             }
             // A key the row already has is this row's entry: an update that keeps its unique
             // values needs no lookup.

@@ -149,8 +149,18 @@ final class Entity: @unchecked Sendable {
     func uniqueIndexName(_ group: [Int]) -> String { "unique:" + group.map { properties[$0].name }.joined(separator: ",") }
     func indexName(_ group: [Int]) -> String { "index:" + group.map { properties[$0].name }.joined(separator: ",") }
 
-    /// The index key of a group of properties for an object.
+    /// The index key of a group of properties for an object, as the index holds it: the
+    /// encoded values, or their long form when longer than 2016 bytes
+    /// (`KeyEncoding.storedForm`, Docs/FileFormat.md, "Long index keys").
     func key(of group: [Int], object: AnyObject) -> [UInt8] {
+        var key = exactKey(of: group, object: object)
+        KeyEncoding.makeStoredForm(&key)
+        return key
+    }
+
+    /// The encoded values of a group of properties for an object, however long: what a long
+    /// key's form stands for, compared where two objects or rows must hold the same values.
+    func exactKey(of group: [Int], object: AnyObject) -> [UInt8] {
         var key: [UInt8] = []
         // Room for a UUID's or a number's key at once: a key grown from empty by appends was
         // allocated twice (a save computes two keys per object and index).
@@ -159,7 +169,7 @@ final class Entity: @unchecked Sendable {
         return key
     }
 
-    /// The index key of a group of properties for a stored record.
+    /// The index key of a group of properties for a stored record (as the index holds it).
     func key(of group: [Int], view: RecordView) throws -> [UInt8] {
         var key: [UInt8] = []
         try self.key(of: group, view: view, into: &key)
@@ -168,6 +178,12 @@ final class Entity: @unchecked Sendable {
 
     /// `key(of:view:)` into `key`, which keeps its memory.
     func key(of group: [Int], view: RecordView, into key: inout [UInt8]) throws {
+        try exactKey(of: group, view: view, into: &key)
+        KeyEncoding.makeStoredForm(&key)
+    }
+
+    /// The encoded values of a group of properties for a stored record, however long.
+    func exactKey(of group: [Int], view: RecordView, into key: inout [UInt8]) throws {
         key.removeAll(keepingCapacity: true)
         if key.capacity < Entity.keyCapacity { key.reserveCapacity(Entity.keyCapacity) }
         for p in group { try properties[p].appendKey(ofField: try view.field(p), to: &key) }

@@ -125,7 +125,9 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     }
 
     /// Results in the order of an index, when one sort descriptor names an indexed property
-    /// whose index order is Foundation's order.
+    /// whose index order is Foundation's order. (Those are numbers, dates and Bool, whose keys
+    /// are a few bytes: never in the long form, where keys that share their first 2016 bytes
+    /// sort by digest, not by value. Strings, data and arrays are sorted from their values.)
     private static func indexOrder(_ sortBy: [SortDescriptor<T>], table: Table) -> (index: IndexID, reverse: Bool)? {
         guard sortBy.count == 1, let sort = sortBy.first, let keyPath = sort.keyPath,
               let property = table.entity.property(for: keyPath), property.keyOrderIsValueOrder,

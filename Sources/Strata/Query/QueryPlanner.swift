@@ -69,11 +69,14 @@ enum QueryPlanner {
                 .map { RowID($0.rowID) }
             return (0, .rows(Array(Set(rows)).sorted()))
         case .equal(let p, let value):
-            guard let (index, unique) = index, let key = p.keyOfConstant(value) else { return nil }
+            // (Keys as the index holds them: a long one in its form, equal only for equal values,
+            // a SHA-256 collision aside, which the predicate checked on the row would catch.)
+            guard let (index, unique) = index, let exact = p.keyOfConstant(value) else { return nil }
+            let key = KeyEncoding.storedForm(exact)
             return unique ? (1, .lookup(index, key)) : (10, .ranges(index, [.exact(key)]))
         case .oneOf(let p, let values):
             guard let (index, unique) = index else { return nil }
-            let keys = values.compactMap { p.keyOfConstant(ConstantValue($0)) }
+            let keys = values.compactMap { p.keyOfConstant(ConstantValue($0)).map(KeyEncoding.storedForm) }
             guard keys.count == values.count else { return nil }
             return unique ? (keys.count + 1, .lookups(index, keys)) : (10 * keys.count + 10, .ranges(index, keys.map { KeyRange.exact($0) }))
         case .range(let p, let lower, let li, let upper, let ui):
@@ -81,10 +84,15 @@ enum QueryPlanner {
             let lk = lower.flatMap { p.keyOfConstant($0) }
             let uk = upper.flatMap { p.keyOfConstant($0) }
             if (lower != nil && lk == nil) || (upper != nil && uk == nil) { return nil }
-            return (1000, .ranges(index, [KeyRange(lower: lk, lowerInclusive: li, upper: uk, upperInclusive: ui)]))
+            // A bound longer than 2016 bytes is widened to the keys sharing its first 2016 (the
+            // predicate, checked on every row, keeps the right ones). Types whose key order is
+            // value order have keys of a few bytes, so this is for completeness.
+            return (1000, .ranges(index, [KeyEncoding.storedRange(KeyRange(lower: lk, lowerInclusive: li, upper: uk, upperInclusive: ui))]))
         case .prefix(let p, let prefix):
             guard let (index, _) = index, p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-            return (500, .ranges(index, [KeyRange(prefix: KeyEncoding.encode(prefix, asPrefix: true))]))
+            // Up to 2016 bytes exactly the keys (long forms keep their first 2016); a longer
+            // prefix, those sharing its first 2016 bytes, checked by the predicate.
+            return (500, .ranges(index, [KeyRange(prefix: KeyEncoding.storedPrefix(KeyEncoding.encode(prefix, asPrefix: true)))]))
         }
     }
 
@@ -99,17 +107,19 @@ enum QueryPlanner {
             }
             switch hint {
             case .equal(_, let value):
-                if let key = p.keyOfConstant(value) { term(.equal, [key]) }
+                if let key = p.keyOfConstant(value) { term(.equal, [KeyEncoding.storedForm(key)]) }
             case .oneOf(_, let values):
-                let keys = values.compactMap { p.keyOfConstant(ConstantValue($0)) }
+                let keys = values.compactMap { p.keyOfConstant(ConstantValue($0)).map(KeyEncoding.storedForm) }
                 if keys.count == values.count { term(.oneOf, keys) }
             case .range(_, let lower, let li, let upper, let ui):
                 guard p.keyOrderIsValueOrder else { continue }
-                if let lower, let key = p.keyOfConstant(lower) { term(li ? .greaterOrEqual : .greater, [key]) }
-                if let upper, let key = p.keyOfConstant(upper) { term(ui ? .lessOrEqual : .less, [key]) }
+                let range = KeyEncoding.storedRange(KeyRange(lower: lower.flatMap { p.keyOfConstant($0) }, lowerInclusive: li,
+                                                             upper: upper.flatMap { p.keyOfConstant($0) }, upperInclusive: ui))
+                if let key = range.lower { term(range.lowerInclusive ? .greaterOrEqual : .greater, [key]) }
+                if let key = range.upper { term(range.upperInclusive ? .lessOrEqual : .less, [key]) }
             case .prefix(_, let prefix):
                 guard p.valueType == String.self, prefix.utf8.allSatisfy({ $0 < 0x80 }) else { continue }
-                term(.prefix, [KeyEncoding.encode(prefix, asPrefix: true)])
+                term(.prefix, [KeyEncoding.storedPrefix(KeyEncoding.encode(prefix, asPrefix: true))])
             case .identifiers:
                 continue
             }

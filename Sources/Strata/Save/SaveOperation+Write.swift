@@ -133,6 +133,7 @@ extension SaveOperation {
             return store.decided.append((backing, backing.rowID))
         }
         let row = conflict.existingRow
+        try confirmHolder(conflict, keys: keys, of: object, table: table, reader: writer)
         if table.uniqueIndexes.count > 1 {
             for (group, index) in zip(backing.entity.uniqueGroups, table.uniqueIndexes) {
                 guard let holder = try writer.lookup(backing.entity.key(of: group, object: object), in: index), holder != backing.rowID else { continue }
@@ -197,7 +198,13 @@ extension SaveOperation {
         let entity = table.entity
         let which = zip(entity.uniqueGroups, table.uniqueIndexes).first { $0.1 == conflict.index }?.0
         let names = which.map { $0.map { entity.properties[$0].name }.joined(separator: ", ") } ?? "a unique attribute"
-        let values = which.map { $0.map { "\(entity.properties[$0].value(of: object).map { "\($0)" } ?? "nil")" }.joined(separator: ", ") } ?? ""
+        // (A long value, such as a unique URL of 100,000 bytes, is shown by its start.)
+        func shown(_ value: Any?) -> String {
+            guard let value else { return "nil" }
+            let text = "\(value)"
+            return text.count <= 200 ? text : "\(text.prefix(100))… (\(text.count) characters)"
+        }
+        let values = which.map { $0.map { shown(entity.properties[$0].value(of: object)) }.joined(separator: ", ") } ?? ""
         return StrataError(.uniqueConstraintViolation, "Another stored \(entity.name) (row \(conflict.existingRow)) already has \(names) = \(values); a changed object cannot take it. Change the value, or delete the other object first.")
     }
 }

@@ -40,9 +40,11 @@ extension SaveOperation {
             var target: RowID? = nil
             var keys: [(IndexID, [UInt8])] = []
             for (group, index) in zip(entity.uniqueGroups, table.uniqueIndexes) {
-                let key = entity.key(of: group, object: object)
+                // The values' whole encoding: objects of this save are told apart by it, stored
+                // rows by the key the index holds and, for a long one, by their records.
+                let key = entity.exactKey(of: group, object: object)
                 keys.append((index, key))
-                let holder = try claims[index]?[key] ?? changedKeys?[index]?[key] ?? storedHolder(key, index, group, entity, writer)
+                let holder = try claims[index]?[key] ?? changedKeys?[index]?[key] ?? storedHolder(key, index, group, table, writer)
                 guard let holder, holder != backing.rowID else { continue }
                 if let t = target, t != holder { throw twoHolders(entity, group) }
                 target = holder
@@ -53,14 +55,42 @@ extension SaveOperation {
         }
     }
 
-    /// The stored row holding `key`, unless this save deletes it or changes it to another value.
-    private func storedHolder(_ key: [UInt8], _ index: IndexID, _ group: [Int], _ entity: Entity, _ writer: any StorageWriter) throws -> RowID? {
-        guard let holder = try writer.lookup(key, in: index) else { return nil }
+    /// The stored row holding `key` (values encoded in full), unless this save deletes it or
+    /// changes it to another value.
+    private func storedHolder(_ key: [UInt8], _ index: IndexID, _ group: [Int], _ table: Table, _ writer: any StorageWriter) throws -> RowID? {
+        let entity = table.entity
+        guard let holder = try writer.lookup(KeyEncoding.storedForm(key), in: index) else { return nil }
         if deleting[ObjectIdentifier(entity)]?.contains(holder) == true { return nil }
-        if let changed = context.registeredBacking(entity, holder), changed.isChanged, entity.key(of: group, object: changed.object) != key {
-            return nil
+        if let changed = context.registeredBacking(entity, holder), changed.isChanged {
+            return entity.exactKey(of: group, object: changed.object) == key ? holder : nil
         }
+        if KeyEncoding.isLongForm(key) { try confirmLongKeyHolder(holder, holds: key, group: group, table: table, reader: writer) }
         return holder
+    }
+
+    /// Checks, for an insert whose unique key `conflict` names a stored row, that the row holds
+    /// the insert's values themselves when the key is long: the index holds a long key's
+    /// first 2016 bytes and digest (`KeyEncoding.storedForm`), the record the values. `keys`:
+    /// the insert's index keys. A short key needs nothing more (and costs nothing more).
+    func confirmHolder(_ conflict: StorageConflict, keys: [IndexKey], of object: AnyObject, table: Table, reader: any StorageReader) throws {
+        guard let form = keys.first(where: { $0.index == conflict.index }), KeyEncoding.isLongForm(form.key),
+              let group = zip(table.entity.uniqueGroups, table.uniqueIndexes).first(where: { $0.1 == conflict.index })?.0 else { return }
+        try confirmLongKeyHolder(conflict.existingRow, holds: table.entity.exactKey(of: group, object: object), group: group, table: table, reader: reader)
+    }
+
+    /// Throws unless stored row `holder`'s values of `group` encode to `key` (in full). Two
+    /// different values with one long form would be a SHA-256 collision: the save is refused
+    /// rather than one object taken for the other.
+    func confirmLongKeyHolder(_ holder: RowID, holds key: [UInt8], group: [Int], table: Table, reader: any StorageReader) throws {
+        var stored: [UInt8] = []
+        let entity = table.entity
+        let names = group.map { entity.properties[$0].name }.joined(separator: ", ")
+        guard try reader.withRecord(holder, in: table, { try entity.exactKey(of: group, view: $0, into: &stored) }) != nil else {
+            throw StrataError(.corruptRecord, "The unique index on \(entity.name).\(names) names row \(holder), which the store does not hold. Run `strata verify` on the store.")
+        }
+        guard stored == key else {
+            throw StrataError(.uniqueConstraintViolation, "A new \(entity.name) and the stored one at row \(holder) have different \(names) values of more than 2016 bytes that share their first 2016 bytes and the SHA-256 digest their unique index keeps, so the index cannot tell them apart. Change one of the values.")
+        }
     }
 
     /// The unique keys changed objects take with their new values, by index.
@@ -69,7 +99,7 @@ extension SaveOperation {
         for backing in changed {
             guard let (_, table) = container.location(of: backing.entity) else { continue }
             for (group, index) in zip(backing.entity.uniqueGroups, table.uniqueIndexes) {
-                keys[index, default: [:]][backing.entity.key(of: group, object: backing.object)] = backing.rowID
+                keys[index, default: [:]][backing.entity.exactKey(of: group, object: backing.object)] = backing.rowID
             }
         }
         return keys

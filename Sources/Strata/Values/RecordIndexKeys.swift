@@ -44,6 +44,9 @@ extension StoredModelSchema {
                           let part = try entity.withField(p, of: view, { field in try field.flatMap { try attribute.type.indexKey($0) } }) else { return nil }
                     key += part
                 }
+                // As the index holds it: a key longer than 2016 bytes in its long form, whose
+                // digest is checked with the rest (Docs/FileFormat.md, "Long index keys").
+                KeyEncoding.makeStoredForm(&key)
                 keys.append(IndexKey(index, key))
             }
             return keys
