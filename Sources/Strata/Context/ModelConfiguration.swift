@@ -13,7 +13,7 @@ public struct ModelConfiguration: Hashable, Sendable {
     /// The configuration's name; also the default store's file name.
     public let name: String
     /// The models kept in this configuration's store (nil: all of the container's schema).
-    public let schema: Schema?
+    public var schema: Schema?
     /// The store's data file. Side files (the blobs folder) sit next to it. Its folder must
     /// exist: a missing one is an error naming it, so a mistyped path never makes a new empty
     /// store elsewhere (the default location's folder is made on first use).

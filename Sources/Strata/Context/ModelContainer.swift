@@ -72,12 +72,28 @@ public final class ModelContainer: @unchecked Sendable {
     /// A container whose stores another storage backend keeps (the storage seam,
     /// `StorageBackend.swift`): `storage` opens each configuration's store.
     @_spi(StorageBackend)
-    public init(for givenSchema: Schema, configurations: [ModelConfiguration], storage: any StorageProvider) throws {
+    public convenience init(for givenSchema: Schema, configurations: [ModelConfiguration], storage: any StorageProvider) throws {
+        let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
+        try self.init(for: givenSchema, stores: configurations.map { StoreSpec(configuration: $0, provider: storage) }, storage: storage)
+    }
+
+    /// One store of a container: its configuration (for a custom store, one Strata makes to
+    /// stand for it: its name and models) and what opens it.
+    struct StoreSpec {
+        var configuration: ModelConfiguration
+        var provider: any StorageProvider
+        /// Set for a custom store's stand-in configuration, which `configurations` leaves out.
+        var isCustom = false
+    }
+
+    /// The designated initializer: each store opened by its own provider; `storage` makes the
+    /// copies of Strata's migrations.
+    init(for givenSchema: Schema, stores: [StoreSpec], storage: any StorageProvider) throws {
         let entities = try givenSchema.entities()
         self.storage = storage
         self.schema = givenSchema
-        let configurations = configurations.isEmpty ? [ModelConfiguration()] : configurations
-        self.configurations = configurations
+        let configurations = stores.map(\.configuration)
+        self.configurations = stores.filter { !$0.isCustom }.map(\.configuration)
         var handles: [StoreHandle] = []
         var byEntity: [ObjectKey: (StoreHandle, Table)] = [:]
         var assigned = Set<ObjectIdentifier>()
@@ -91,7 +107,9 @@ public final class ModelContainer: @unchecked Sendable {
                 mine = entities.filter { !assigned.contains(ObjectIdentifier($0.type)) && !laterClaims.contains(ObjectIdentifier($0.type)) }
             }
             let fresh = mine.filter { !assigned.contains(ObjectIdentifier($0.type)) }
-            let handle = try StoreHandle(configuration: configuration, entities: fresh, provider: storage)
+            var provider = stores[position].provider
+            if let custom = provider as? DataStoreProvider { provider = custom.with(entities: fresh) }
+            let handle = try StoreHandle(configuration: configuration, entities: fresh, provider: provider)
             handles.append(handle)
             for table in handle.tables {
                 assigned.insert(ObjectIdentifier(table.entity.type))

@@ -16,15 +16,15 @@ extension ModelContext {
             return UndiscoverableModel()
         }
         for p in table.entity.properties { p.clear(model) }
-        let backing = ModelBacking(object: model, entity: table.entity, row: RowID(max(0, persistentModelID.rowID)), handle: handle, context: self)
+        let backing = ModelBacking(object: model, entity: table.entity, row: handle.row(for: persistentModelID, table.entity) ?? 0, handle: handle, context: self)
         table.entity.attach(backing, to: model)
         return model
     }
 
     /// Strata extra: the object with this identifier, or nil if the store has no such object.
     public func existingModel(for persistentModelID: PersistentIdentifier) throws -> (any PersistentModel)? {
-        guard let (handle, table) = container.location(ofEntityNamed: persistentModelID.entityName), persistentModelID.rowID > 0 else { return nil }
-        let row = RowID(persistentModelID.rowID)
+        guard let (handle, table) = container.location(ofEntityNamed: persistentModelID.entityName),
+              let row = handle.row(for: persistentModelID, table.entity) else { return nil }
         if let registered = registeredObject(table.entity, row) { return registered as? any PersistentModel }
         do {
             return try handle.storage.read { reader in
@@ -35,7 +35,8 @@ extension ModelContext {
 
     /// The object with this identifier if this context has it registered. Same as SwiftData.
     public func registeredModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier) -> T? {
-        guard let (_, table) = container.location(ofEntityNamed: persistentModelID.entityName), persistentModelID.rowID > 0 else { return nil }
-        return registeredObject(table.entity, RowID(persistentModelID.rowID)) as? T
+        guard let (handle, table) = container.location(ofEntityNamed: persistentModelID.entityName),
+              let row = handle.row(for: persistentModelID, table.entity) else { return nil }
+        return registeredObject(table.entity, row) as? T
     }
 }

@@ -26,6 +26,7 @@ extension ModelContext {
         deleted.removeAll()
         changed.removeAll()
         batchDeletes.removeAll()
+        storeBatchDeletes.removeAll()
         rowCache.removeAll()
     }
 }

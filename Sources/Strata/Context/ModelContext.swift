@@ -48,6 +48,9 @@ public final class ModelContext {
     @exclusivity(unchecked) var deleted = OrderedObjects()
     /// Rows selected by `delete(model:where:)` that were not registered as objects, by model.
     @exclusivity(unchecked) var batchDeletes: [ObjectIdentifier: RowSet] = [:]
+    /// `delete(model:where:)` requests a custom store that deletes by predicate itself
+    /// (`DataStoreBatching`) gets at the next save, by store handle.
+    @exclusivity(unchecked) var storeBatchDeletes: [ObjectIdentifier: [StoreBatchDelete]] = [:]
     /// Records of prefetched related rows, by model (Query/Prefetch.swift).
     @exclusivity(unchecked) var rowCache: [ObjectIdentifier: [RowID: [UInt8]]] = [:]
 
@@ -72,7 +75,7 @@ public final class ModelContext {
     // MARK: State
 
     /// True when there are unsaved inserts, changes or deletions. Same as SwiftData.
-    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty || !batchDeletes.isEmpty }
+    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty || !batchDeletes.isEmpty || !storeBatchDeletes.isEmpty }
 
     /// The objects inserted since the last save. Same as SwiftData.
     public var insertedModelsArray: [any PersistentModel] { inserted.objects.compactMap { $0 as? any PersistentModel } }

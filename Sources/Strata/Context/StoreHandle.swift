@@ -17,12 +17,16 @@ final class StoreHandle: @unchecked Sendable {
     var storeIdentifier: String { identifier }
     /// Where the store is, for messages: its path (a name for an in-memory one).
     let location: String
+    /// The bridge to a custom store (`DataStore`), whose identifiers are the store's; nil for
+    /// Strata's engine and other record stores, whose identifiers name rows.
+    let custom: DataStoreStorage?
 
     init(configuration: ModelConfiguration, entities: [Entity], provider: any StorageProvider) throws {
         self.configuration = configuration
         let opened = try provider.open(configuration)
         storage = opened.backend
-        location = configuration.isStoredInMemoryOnly ? configuration.name : configuration.url.path
+        custom = opened.backend as? DataStoreStorage
+        location = custom != nil || configuration.isStoredInMemoryOnly ? opened.location : configuration.url.path
         let path = opened.location
         do {
             let tables = try StoreSchema.prepare(storage, entities: entities, writable: configuration.allowsSave, path: path, shared: opened.isShared)
@@ -39,6 +43,19 @@ final class StoreHandle: @unchecked Sendable {
         }
         tablePositions = Dictionary(uniqueKeysWithValues: tables.enumerated().map { (ObjectKey($1.entity), $0) })
         scopes = tables.map { [identifier] in IdentifierScope(entityName: $0.entity.name, storeIdentifier: identifier) }
+    }
+
+    /// The identifier of `entity`'s row in this store.
+    @inline(__always)
+    func identifier(_ entity: Entity, _ row: RowID) -> PersistentIdentifier {
+        if let custom { return custom.identifier(entity, row) }
+        return PersistentIdentifier(scope: identifierScope(for: entity), rowID: Int64(bitPattern: row))
+    }
+
+    /// The row of `entity` an identifier names in this store (nil: none).
+    func row(for id: PersistentIdentifier, _ entity: Entity) -> RowID? {
+        if let custom { return custom.row(for: id, entity) }
+        return id.rowID > 0 ? RowID(id.rowID) : nil
     }
 
     /// The scope of the identifiers of `entity`'s objects in this store.

@@ -168,7 +168,7 @@ final class ModelBacking {
 
     /// The object's identifier in its store (nil before it is in one).
     var storedIdentifier: PersistentIdentifier? {
-        handle.map { PersistentIdentifier(scope: $0.identifierScope(for: entity), rowID: Int64(bitPattern: rowID)) }
+        handle.map { $0.identifier(entity, rowID) }
     }
 
     private func updateAnchor() {

@@ -26,49 +26,74 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
         self.rowID = rowID
     }
 
-    /// True for an object that was never inserted into a context.
+    /// The primary key a custom store gave the object (`identifier(for:entityName:primaryKey:)`),
+    /// as its description; nil for Strata's own stores, whose identifiers name a row.
+    public var primaryKey: String? { scope.primaryKey }
+
+    /// True for an object that was never saved to a store.
     public var isTemporary: Bool { rowID < 0 }
 
+    /// The identifier a custom store gives an object it keeps: its store, its model and its
+    /// primary key (compared by its description).
+    ///
+    /// ```swift
+    /// let id = try PersistentIdentifier.identifier(for: store.identifier, entityName: "Trip", primaryKey: UUID())
+    /// ```
+    /// Same as SwiftData's `PersistentIdentifier.identifier(for:entityName:primaryKey:)`.
+    public static func identifier<T>(for storeIdentifier: String, entityName: String, primaryKey: T) throws -> PersistentIdentifier
+        where T: Comparable, T: CustomStringConvertible, T: Decodable, T: Encodable, T: Hashable {
+        PersistentIdentifier(scope: IdentifierScope(entityName: entityName, storeIdentifier: storeIdentifier, primaryKey: primaryKey.description), rowID: 0)
+    }
+
     public static func == (a: Self, b: Self) -> Bool {
-        a.rowID == b.rowID && (a.scope === b.scope || (a.entityName == b.entityName && a.storeIdentifier == b.storeIdentifier))
+        a.rowID == b.rowID && (a.scope === b.scope
+            || (a.entityName == b.entityName && a.storeIdentifier == b.storeIdentifier && a.primaryKey == b.primaryKey))
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(entityName)
         hasher.combine(storeIdentifier)
         hasher.combine(rowID)
+        hasher.combine(primaryKey)
     }
 
     public static func < (a: Self, b: Self) -> Bool {
-        (a.entityName, a.storeIdentifier ?? "", a.rowID) < (b.entityName, b.storeIdentifier ?? "", b.rowID)
+        (a.entityName, a.storeIdentifier ?? "", a.primaryKey ?? "", a.rowID) < (b.entityName, b.storeIdentifier ?? "", b.primaryKey ?? "", b.rowID)
     }
 
-    public var description: String { "\(entityName)/\(rowID)\(storeIdentifier.map { "@\($0)" } ?? "")" }
+    public var description: String {
+        "\(entityName)/\(primaryKey ?? String(rowID))\(storeIdentifier.map { "@\($0)" } ?? "")"
+    }
 
-    private enum CodingKeys: String, CodingKey { case entityName, storeIdentifier, rowID }
+    private enum CodingKeys: String, CodingKey { case entityName, storeIdentifier, rowID, primaryKey }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(entityName: try c.decode(String.self, forKey: .entityName),
-                  storeIdentifier: try c.decodeIfPresent(String.self, forKey: .storeIdentifier),
-                  rowID: try c.decode(Int64.self, forKey: .rowID))
+        self.init(scope: IdentifierScope(entityName: try c.decode(String.self, forKey: .entityName),
+                                         storeIdentifier: try c.decodeIfPresent(String.self, forKey: .storeIdentifier),
+                                         primaryKey: try c.decodeIfPresent(String.self, forKey: .primaryKey)),
+                  rowID: try c.decodeIfPresent(Int64.self, forKey: .rowID) ?? 0)
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(entityName, forKey: .entityName)
         try c.encodeIfPresent(storeIdentifier, forKey: .storeIdentifier)
+        try c.encodeIfPresent(primaryKey, forKey: .primaryKey)
         try c.encode(rowID, forKey: .rowID)
     }
 }
 
-/// A model in a store, as its identifiers name it: one per table (`StoreHandle`), shared.
+/// A model in a store, as its identifiers name it: one per table (`StoreHandle`), shared; or,
+/// for an identifier a custom store made, that identifier's own, with its primary key.
 final class IdentifierScope: Sendable {
     let entityName: String
     let storeIdentifier: String?
+    let primaryKey: String?
 
-    init(entityName: String, storeIdentifier: String?) {
+    init(entityName: String, storeIdentifier: String?, primaryKey: String? = nil) {
         self.entityName = entityName
         self.storeIdentifier = storeIdentifier
+        self.primaryKey = primaryKey
     }
 }

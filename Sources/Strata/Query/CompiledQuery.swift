@@ -72,11 +72,16 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         // Only a context with unsaved inserts or changes evaluates the predicate on objects.
         var pendingTest: ((AnyObject) throws -> Bool)? = nil
         if let predicate, !context.inserted.isEmpty || !context.changed.isEmpty { pendingTest = predicate.evaluator(T.self) }
-        let common = RunCommon(compare: sorted ? CompiledQuery.compare(descriptor.sortBy) : nil, pendingTest: pendingTest,
+        var common = RunCommon(compare: sorted ? CompiledQuery.compare(descriptor.sortBy) : nil, pendingTest: pendingTest,
                                paging: Paging(offset: descriptor.fetchOffset, limit: descriptor.fetchLimit),
                                includePendingChanges: descriptor.includePendingChanges)
+        if parts.contains(where: { $0.handle.custom != nil }) {
+            // A custom store is asked with the descriptor itself (its subclasses' models whole).
+            common.storeFetch = DescriptorFetch(descriptor: descriptor)
+            common.pendingRows = context.changed.count + context.deleted.count
+        }
         guard let predicate else {
-            return QueryRuns(count: parts.count) { parts[$0].run(nil, filter: .all, common) }
+            return QueryRuns(count: parts.count) { parts[$0].run(nil, filter: .all, common, ownModel: $0 == 0) }
         }
         return withTreeBytes(predicate.expression) { tree in
             for part in parts where !part.layout.matches(tree, input: predicate.input) { return nil }
@@ -86,7 +91,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                 if let test = part.test { filter = .record(test(b)) } else {
                     filter = .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle, context: context))
                 }
-                return part.run(b, filter: filter, common)
+                return part.run(b, filter: filter, common, ownModel: i == 0)
             }
         }
     }
@@ -181,13 +186,20 @@ private struct RunCommon {
     let pendingTest: ((AnyObject) throws -> Bool)?
     let paging: Paging
     let includePendingChanges: Bool
+    /// For a custom store: the fetch to ask it, and the rows unsaved changes may take out.
+    var storeFetch: (any StoreFetch)? = nil
+    var pendingRows = 0
 }
 
 extension QueryPart {
     /// This model's run, its rows chosen with the predicate's constants `b` (nil: none).
-    func run(_ b: Bindings?, filter: RowFilter, _ common: RunCommon) -> QueryRun {
+    func run(_ b: Bindings?, filter: RowFilter, _ common: RunCommon, ownModel: Bool) -> QueryRun {
         let rows = b.map { QueryPlanner.source(source, $0, table: table, storeIdentifier: handle.identifier) } ?? .scan
-        let storageQuery = handle.storage.evaluatesQueries ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil
+        var storageQuery = handle.storage.evaluatesQueries ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil
+        if handle.custom != nil, let collection = table.collection {
+            storageQuery = StorageQuery(collection: collection, terms: [],
+                                        storeFetch: ownModel ? common.storeFetch : StoreFetches.all(table.entity.type), pendingRows: common.pendingRows)
+        }
         return QueryRun(handle: handle, table: table, filter: filter, source: rows,
                         sort: common.compare.map { ResultSort(compare: $0, properties: sortProperties, indexOrder: indexOrder) },
                         paging: common.paging, includePendingChanges: common.includePendingChanges, pendingTest: common.pendingTest,

@@ -46,6 +46,8 @@ extension ModelContext {
             let stored = try run.handle.storage.read { reader -> Int in
                 guard let collection = run.table.collection else { return 0 }
                 if run.filter.isAll && run.source.isScan && pending.excluded.isEmpty { return try reader.count(in: collection) }
+                // A custom store that evaluates the predicate counts itself.
+                if pending.excluded.isEmpty, let query = run.storageQuery, query.storeFetch != nil, let n = try reader.count(query) { return n }
                 var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
                 return try rows.count(reader)
             }
@@ -63,11 +65,12 @@ extension ModelContext {
             }
             let run = runs[0]
             let scope = run.handle.identifierScope(for: run.entity)
+            let custom = run.handle.custom
             return try run.handle.storage.read { reader in
                 try results(run, reader: reader, materialize: false).compactMap { item in
                     switch item {
                     case .stored(let row):
-                        return PersistentIdentifier(scope: scope, rowID: Int64(row))
+                        return custom?.identifier(run.entity, row) ?? PersistentIdentifier(scope: scope, rowID: Int64(row))
                     case .object(let o):
                         return (o as? any PersistentModel)?.persistentModelID
                     }

@@ -24,7 +24,7 @@ struct StoredRows {
         self.run = run
         self.excluded = excluded
         isDone = run.table.collection == nil
-        if let query = run.storageQuery, !run.source.isRows, let rows = try reader.candidates(query) {
+        if let query = run.storageQuery, query.storeFetch != nil || !run.source.isRows, let rows = try reader.candidates(query) {
             // A backend that evaluates the query's indexed terms itself selected the rows (it
             // applies every term at once, where the planner's source uses one index).
             candidates = .listed(rows)

@@ -24,6 +24,7 @@ extension ModelContext {
         changed.removeAll()
         deleted.removeAll()
         batchDeletes.removeAll()
+        storeBatchDeletes.removeAll()
         rowCache.removeAll()
         NotificationCenter.default.post(name: ModelContext.didSave, object: self, userInfo: [
             NotificationKey.insertedIdentifiers.rawValue: saved.inserted,
@@ -39,6 +40,7 @@ extension ModelContext {
     public func delete<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true) throws {
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
+        if try deleteInStore(model: model, where: predicate, includeSubclasses: includeSubclasses) { return }
         do {
             for run in try runs(descriptor, includeSubclasses: includeSubclasses) {
                 var rows: [RowID] = []
@@ -70,5 +72,29 @@ extension ModelContext {
                 }
             }
         } catch { throw StrataError.store(error, while: "delete \(T.self) objects") }
+    }
+}
+
+/// A `delete(model:where:)` a custom store that is `DataStoreBatching` does itself.
+typealias StoreBatchDelete = (any AnyDataStore, EditingState) throws -> Void
+
+extension ModelContext {
+    /// Hands `delete(model:where:)` to a custom store that deletes by predicate itself
+    /// (`DataStoreBatching`), sent at the next save before its changes: when the model has no
+    /// subclasses to reach, no relationship rule to apply and no object in this context (the
+    /// store cannot tell the context which of them it deleted). Unsaved inserts the predicate
+    /// selects are deleted here. False when the rows are to be deleted one by one instead.
+    func deleteInStore<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool) throws -> Bool {
+        guard let (handle, table) = try? container.location(of: T.self), let custom = handle.custom, custom.box.isBatching,
+              (try? container.locations(of: T.self, includeSubclasses: includeSubclasses).count) == 1,
+              table.entity.relationships.allSatisfy({ $0.relationship.deleteRule == .noAction }),
+              !hasRegisteredObjects(of: table.entity) else { return false }
+        for backing in inserted.backings where backing.entity === table.entity {
+            if let object = backing.object as? T, try predicate.map({ try $0.evaluate(object) }) ?? true { delete(object) }
+        }
+        storeBatchDeletes[ObjectIdentifier(handle), default: []].append { store, editingState in
+            _ = try store.delete(T.self, where: predicate, includeSubclasses: includeSubclasses, editingState)
+        }
+        return true
     }
 }

@@ -56,7 +56,9 @@ extension SaveOperation {
             guard let entity = entities[model] else { continue }
             let (writer, table) = try writer(for: entity)
             guard let collection = table.collection else { continue }
-            let scope = location(entity)?.store.handle.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
+            let handle = location(entity)?.store.handle
+            let scope = handle?.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
+            let custom = handle?.custom
             let history = location(entity)?.store.history
             history?.reserveRuns(rows.count)
             let preserved = history == nil ? [] : entity.preservedOnDeletion
@@ -78,13 +80,13 @@ extension SaveOperation {
                 guard found else {
                     // Deleting an object whose row is gone is a conflict; a row a rule reached is not.
                     if deleted.prefix(requestedDeletions).contains(where: { $0.entity === entity && $0.rowID == row }) {
-                        vanished.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
+                        vanished.append(custom?.identifier(entity, row) ?? PersistentIdentifier(scope: scope, rowID: Int64(row)))
                     }
                     continue
                 }
                 history?.delete(entity, row, tombstone: tombstone)
                 for blob in blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
-                saved.deleted.append(PersistentIdentifier(scope: scope, rowID: Int64(row)))
+                saved.deleted.append(custom?.identifier(entity, row) ?? PersistentIdentifier(scope: scope, rowID: Int64(row)))
             }
         }
     }
@@ -105,8 +107,7 @@ extension SaveOperation {
             }
         }
         guard stored else {
-            let scope = store.handle.identifierScope(for: backing.entity)
-            return vanished.append(PersistentIdentifier(scope: scope, rowID: Int64(backing.rowID)))
+            return vanished.append(store.handle.identifier(backing.entity, backing.rowID))
         }
         if let held { throw uniqueViolation(held, table: table, object: object) }
         store.history?.update(backing.entity, backing.rowID, attributes: backing.changedProperties.indexes.map { backing.entity.properties[$0].name })

@@ -112,13 +112,18 @@ final class SaveOperation {
         let pending = inserted + context.changed.backings + deleted
         for store in stores {
             let handle = store.handle
+            let storeBatches = context.storeBatchDeletes[ObjectIdentifier(handle)]
             let hasWork = pending.contains { handle.table(for: $0.entity) != nil }
-                || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
+                || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil } || storeBatches != nil
             if hasWork && !handle.configuration.allowsSave {
                 throw StrataError(.readOnly, "The store \(handle.location) was opened with allowsSave: false; it cannot save changes.")
             }
             guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
             store.writer = try handle.storage.beginWrite()
+            if let storeBatches, let bridge = store.writer as? BridgeWriter {
+                bridge.batchDeletes = storeBatches
+                store.touched = true
+            }
             if handle.configuration.historyRetention.isRecording { store.history = HistoryRecorder(retention: handle.configuration.historyRetention) }
         }
     }
@@ -147,10 +152,27 @@ final class SaveOperation {
             if store.touched {
                 store.token = try store.history?.write(to: writer, author: context.author)
                 try writer.commit()
+                takeMovedRows(writer.movedRows, store)
             } else {
                 writer.rollback()
             }
             store.writer = nil
+        }
+    }
+}
+
+extension SaveOperation {
+    /// Inserts a store put in the place of objects it held (a custom store resolving an insert
+    /// by a unique value, `StorageWriter.movedRows`): they are saved at those rows, and
+    /// references to them follow (`apply`).
+    func takeMovedRows(_ moves: [CollectionID: [RowID: RowID]], _ store: StoreWork) {
+        guard !moves.isEmpty else { return }
+        for table in store.handle.tables {
+            guard let collection = table.collection, let moved = moves[collection] else { continue }
+            movedRows[ObjectIdentifier(table.entity), default: [:]].merge(moved) { _, new in new }
+            for i in store.decided.indices where store.decided[i].backing.entity === table.entity {
+                if let to = moved[store.decided[i].row] { store.decided[i].row = to }
+            }
         }
     }
 }
@@ -202,13 +224,5 @@ struct StoredRow {
     init(_ view: RecordView, table: Table, replacedBy record: RecordView, recordKeys: [IndexKey]) throws {
         keys = try table.sameIndexedFields(view, record) ? recordKeys : try table.indexKeys(of: view)
         blobs = try StoredRow.blobs(view, table: table)
-    }
-
-    /// The row's stored state, or nil when there is no such row. A table without index keys
-    /// or external values has nothing to read: `.none`, without looking the row up (writing or
-    /// deleting it finds it anyway).
-    static func read(_ row: RowID, table: Table, reader: any StorageReader) throws -> StoredRow? {
-        guard table.hasIndexes || !table.entity.externals.isEmpty else { return StoredRow.none }
-        return try reader.withRecord(row, in: table) { try StoredRow($0, table: table) }
     }
 }

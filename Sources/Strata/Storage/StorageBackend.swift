@@ -97,6 +97,9 @@ public protocol StorageReader: AnyObject {
     /// when it does not evaluate this query (the object layer then reads and filters every
     /// row itself). Asked only of a backend whose `evaluatesQueries` is true.
     func candidates(_ query: StorageQuery) throws -> [RowID]?
+    /// How many rows match the query, counted by the backend itself; nil when it does not
+    /// count it (the object layer then counts the rows it reads). (Default: nil.)
+    func count(_ query: StorageQuery) throws -> Int?
     func blob(_ id: BlobID) throws -> [UInt8]
     /// A blob's bytes as `Data`; a backend that can hands over its bytes without a copy.
     func blobData(_ id: BlobID) throws -> Data
@@ -109,6 +112,7 @@ public protocol StorageReader: AnyObject {
 
 extension StorageReader {
     public var commitSequence: UInt64? { nil }
+    public func count(_ query: StorageQuery) throws -> Int? { nil }
 
     /// A blob's bytes, copied into a `Data`.
     public func blobData(_ id: BlobID) throws -> Data { Data(try blob(id)) }
@@ -157,9 +161,14 @@ public protocol StorageWriter: StorageReader {
     func setMetadata(_ name: String, _ value: [UInt8]?) throws
     func commit() throws
     func rollback()
+    /// After `commit()`: new rows the backend put where a row it held is (an insert it
+    /// resolved onto a stored object by a unique value), by collection. (Default: none.)
+    var movedRows: [CollectionID: [RowID: RowID]] { get }
 }
 
 extension StorageWriter {
+    public var movedRows: [CollectionID: [RowID: RowID]] { [:] }
+
     /// Reads the record (if the row is stored), then puts the row with the keys it gives.
     public func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
                               previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> StorageConflict? {
@@ -209,6 +218,11 @@ public struct StorageQuery: Sendable {
 
     public let collection: CollectionID
     public let terms: [Term]
+    /// For a custom store (`DataStore`): the fetch to ask it, with the descriptor.
+    var storeFetch: (any StoreFetch)? = nil
+    /// For a custom store: rows the context's unsaved changes take out of the store's answer,
+    /// which a limit sent to the store must leave room for.
+    var pendingRows = 0
 }
 
 /// A copy of a store that a migration changes, then puts in the store's place: the storage

@@ -42,6 +42,10 @@ final class AttributeAccess: @unchecked Sendable {
     let setMarker: (Int, UnsafeMutableRawPointer) -> Bool
     /// True if the value is marker `variant`.
     let isMarker: (Int, Any) -> Bool
+    /// A field's value in a custom store's snapshot (`SnapshotValue`).
+    let snapshotOfField: (UnsafeRawBufferPointer) throws -> SnapshotValue
+    /// Appends the field of a snapshot's value (throws when it is not of the type).
+    let fieldOfSnapshot: (SnapshotValue, inout [UInt8]) throws -> Void
 
     init(valueType: Any.Type, keyOrderIsValueOrder: Bool,
          hasValue: @escaping (UnsafeMutableRawPointer) -> Bool, clear: @escaping (UnsafeMutableRawPointer) -> Void,
@@ -52,7 +56,9 @@ final class AttributeAccess: @unchecked Sendable {
          keyOfConstant: @escaping (ConstantValue) -> [UInt8]?, value: @escaping (UnsafeMutableRawPointer) -> Any?,
          fieldValue: @escaping (UnsafeRawBufferPointer) throws -> Any, rowReader: @escaping (Int) -> Any,
          scalarTest: @escaping (ConstantValue, ComparisonOperator, Int) -> RowTest?,
-         setMarker: @escaping (Int, UnsafeMutableRawPointer) -> Bool, isMarker: @escaping (Int, Any) -> Bool) {
+         setMarker: @escaping (Int, UnsafeMutableRawPointer) -> Bool, isMarker: @escaping (Int, Any) -> Bool,
+         snapshotOfField: ((UnsafeRawBufferPointer) throws -> SnapshotValue)? = nil,
+         fieldOfSnapshot: @escaping (SnapshotValue, inout [UInt8]) throws -> Void) {
         self.valueType = valueType
         self.keyOrderIsValueOrder = keyOrderIsValueOrder
         self.hasValue = hasValue
@@ -68,6 +74,8 @@ final class AttributeAccess: @unchecked Sendable {
         self.scalarTest = scalarTest
         self.setMarker = setMarker
         self.isMarker = isMarker
+        self.snapshotOfField = snapshotOfField ?? { try SnapshotValue(try fieldValue($0)) }
+        self.fieldOfSnapshot = fieldOfSnapshot
     }
 
     /// The index key of a storage's value.
@@ -128,7 +136,8 @@ extension AttributeAccess {
                 at(p).pointee.value = marker
                 return true
             },
-            isMarker: { variant, value in sameBytes(value as? V, V.marker(variant), V.encode) })
+            isMarker: { variant, value in sameBytes(value as? V, V.marker(variant), V.encode) },
+            fieldOfSnapshot: { value, bytes in try V.encode(try value.decode(V.self), into: &bytes) })
     }
 
     /// The accesses of any other `Codable` type, over its codec.
@@ -163,7 +172,8 @@ extension AttributeAccess {
                 at(p).pointee.value = marker
                 return true
             },
-            isMarker: { variant, value in sameBytes(value as? V, Marker.make(V.self, variant), codec.encode) })
+            isMarker: { variant, value in sameBytes(value as? V, Marker.make(V.self, variant), codec.encode) },
+            fieldOfSnapshot: { value, bytes in try codec.encode(try value.decode(V.self), into: &bytes) })
     }
 }
 

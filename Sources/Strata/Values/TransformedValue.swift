@@ -86,7 +86,17 @@ extension AttributeAccess {
             rowReader: { i in { (view: RecordView) throws -> V in try decode(try view.field(i)) } },
             scalarTest: { _, _, _ in nil },
             setMarker: { _, _ in false },
-            isMarker: { _, _ in false })
+            isMarker: { _, _ in false },
+            // A custom store keeps the bytes the transformer makes (nil: none).
+            snapshotOfField: { raw in raw.first == 1 ? .data(Data(UnsafeRawBufferPointer(rebasing: raw[1...]))) : .null },
+            fieldOfSnapshot: { value, bytes in
+                switch value {
+                case .null: bytes.append(0)
+                case .data(let data): bytes.append(1); bytes.append(contentsOf: data)
+                default:
+                    throw DecodingError.typeMismatch(Data.self, DecodingError.Context(codingPath: [], debugDescription: "a transformable attribute's snapshot value is its transformer's Data, not \(value)"))
+                }
+            })
         access.storedTypeName = String(reflecting: Data?.self)
         return access
     }

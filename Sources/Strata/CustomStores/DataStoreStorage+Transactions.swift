@@ -1,0 +1,290 @@
+import Foundation
+import StrataEngine
+
+/// A read of a custom store through its bridge: what the bridge keeps, and what the store
+/// answers for the descriptors the context sends (`candidates`).
+class BridgeReader: StorageReader {
+    let bridge: DataStoreStorage
+
+    init(_ bridge: DataStoreStorage) { self.bridge = bridge }
+
+    func collection(named name: String) -> CollectionID? { bridge.withState { $0.collections[name] } }
+
+    func indexID(named name: String, in collection: CollectionID) -> IndexID? {
+        bridge.withState { $0.indexes[collection.rawValue]?.first { $0.name == name }?.id }
+    }
+
+    func indexNames(of collection: CollectionID) -> [(id: IndexID, name: String)] { bridge.withState { $0.indexes[collection.rawValue] ?? [] } }
+
+    func count(in collection: CollectionID) throws -> Int {
+        let entity = try bridge.entity(collection)
+        let fetch = StoreFetches.all(entity.type)
+        if let n = try fetch.count(in: bridge.box, bridge.editingState) { return n }
+        return try fetch.fetch(in: bridge.box, extra: 0, bridge.editingState).fetched.count
+    }
+
+    func nextRowID(in collection: CollectionID) throws -> RowID { 1 }
+
+    func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard let record = try record(row, collection) else { return false }
+        try record.withUnsafeBytes { try body($0) }
+        return true
+    }
+
+    func record(_ row: RowID, _ collection: CollectionID) throws -> [UInt8]? { try bridge.record(row, try bridge.entity(collection)) }
+
+    /// Every object of the collection's model, from the store, in row order.
+    func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let entity = try bridge.entity(collection)
+        let answer = try StoreFetches.all(entity.type).fetch(in: bridge.box, extra: 0, bridge.editingState)
+        let rows = try bridge.ingest(answer.fetched, related: answer.related).filter { $0.entity == entity.name }.map(\.row).sorted()
+        for row in rows where row >= (start ?? 0) {
+            guard let record = try record(row, collection) else { continue }
+            if try !record.withUnsafeBytes({ try body(row, $0) }) { return }
+        }
+    }
+
+    /// A custom store keeps no Strata index entries: a unique value is the store's to resolve.
+    func lookup(_ key: [UInt8], in index: IndexID) throws -> RowID? { nil }
+
+    func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws {
+        throw StrataError(.storeFailure, "A custom store keeps no Strata index entries; this read should have gone to the store (please report it).")
+    }
+
+    /// The rows the store answers with for the run's descriptor, in the store's order (those
+    /// of the run's model: a store may answer with snapshots of others too).
+    func candidates(_ query: StorageQuery) throws -> [RowID]? {
+        guard let fetch = query.storeFetch else { return nil }
+        let answer = try fetch.fetch(in: bridge.box, extra: query.pendingRows, bridge.editingState)
+        let name = try bridge.entity(query.collection).name
+        return try bridge.ingest(answer.fetched, related: answer.related).filter { $0.entity == name }.map(\.row)
+    }
+
+    func count(_ query: StorageQuery) throws -> Int? {
+        try query.storeFetch?.count(in: bridge.box, bridge.editingState)
+    }
+
+    func blob(_ id: BlobID) throws -> [UInt8] {
+        guard let bytes = bridge.withState({ $0.blobs[id.rawValue] }) else {
+            throw StrataError(.storeFailure, "The external value \(id) is not held by the custom store's bridge.")
+        }
+        return bytes
+    }
+
+    func blobFileExists(_ id: BlobID) throws -> Bool { bridge.withState { $0.blobs[id.rawValue] != nil } }
+
+    func metadata(_ name: String) throws -> [UInt8]? { bridge.withState { $0.metadata[name] } }
+
+    var commitSequence: UInt64? { bridge.withState { $0.commits } }
+}
+
+/// The writer of a custom store's bridge: a save's writes, sent to the store as one request
+/// when it commits.
+final class BridgeWriter: BridgeReader, StorageWriter {
+    private struct Put { let entity: Entity; let record: [UInt8] }
+    private struct Target: Hashable { let collection: CollectionID; let row: RowID }
+    private var puts: [Target: Put] = [:]
+    private var putOrder: [Target] = []
+    private var deletes: [(entity: Entity, row: RowID)] = []
+    private var metadataChanges: [String: [UInt8]?] = [:]
+    private var pendingBlobs: [UInt64: [UInt8]] = [:]
+    private var finished = false
+    /// `delete(model:where:)` requests for a `DataStoreBatching` store, sent before the save.
+    var batchDeletes: [StoreBatchDelete] = []
+    /// After commit: inserted rows the store resolved onto objects it holds, by collection.
+    private(set) var movedRows: [CollectionID: [RowID: RowID]] = [:]
+
+    deinit { finish() }
+
+    private func finish() {
+        guard !finished else { return }
+        finished = true
+        bridge.endWriting()
+    }
+
+    func createCollection(named name: String) throws -> CollectionID {
+        bridge.withState { state in
+            if let id = state.collections[name] { return id }
+            let id = CollectionID(rawValue: UInt32(state.collections.count + 1))
+            state.collections[name] = id
+            state.collectionNames[id.rawValue] = name
+            return id
+        }
+    }
+
+    func createIndex(named name: String, on collection: CollectionID, unique: Bool) throws -> IndexID {
+        bridge.withState { state in
+            if let found = state.indexes[collection.rawValue]?.first(where: { $0.name == name }) { return found.id }
+            let id = IndexID(rawValue: state.nextIndex)
+            state.nextIndex += 1
+            state.indexes[collection.rawValue, default: []].append((id, name))
+            return id
+        }
+    }
+
+    func dropIndex(_ index: IndexID) throws {
+        bridge.withState { state in for key in state.indexes.keys { state.indexes[key]?.removeAll { $0.id == index } } }
+    }
+
+    override func record(_ row: RowID, _ collection: CollectionID) throws -> [UInt8]? {
+        if let put = puts[Target(collection: collection, row: row)] { return put.record }
+        return try super.record(row, collection)
+    }
+
+    private func isStored(_ row: RowID, _ entity: Entity) -> Bool {
+        bridge.withState { $0.tables[entity.name]?.idByRow[row] != nil }
+    }
+
+    func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey], previousKeys: [IndexKey]) throws {
+        let entity = try bridge.entity(collection)
+        let target = Target(collection: collection, row: row)
+        if puts[target] == nil { putOrder.append(target) }
+        puts[target] = Put(entity: entity, record: Array(record))
+    }
+
+    func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID,
+                       indexKeys: [IndexKey], previousKeys: [IndexKey]) throws -> StorageConflict? {
+        try put(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: previousKeys)
+        return nil
+    }
+
+    func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
+                       previousKeysOf: (UnsafeRawBufferPointer) throws -> [IndexKey]) throws -> StorageConflict? {
+        let entity = try bridge.entity(collection)
+        if isStored(row, entity) || puts[Target(collection: collection, row: row)] != nil, let old = try self.record(row, collection) {
+            _ = try old.withUnsafeBytes { try previousKeysOf($0) }
+        }
+        try put(record, row: row, in: collection, indexKeys: indexKeys, previousKeys: [])
+        return nil
+    }
+
+    @discardableResult
+    func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey]) throws -> Bool {
+        let entity = try bridge.entity(collection)
+        let target = Target(collection: collection, row: row)
+        let pending = puts.removeValue(forKey: target) != nil
+        putOrder.removeAll { $0 == target }
+        guard isStored(row, entity) else { return pending }
+        deletes.append((entity, row))
+        return true
+    }
+
+    func putBlob(_ bytes: [UInt8]) throws -> BlobID {
+        let id = bridge.withState { state -> UInt64 in
+            defer { state.nextBlob += 1 }
+            return state.nextBlob
+        }
+        pendingBlobs[id] = bytes
+        return BlobID(rawValue: id)
+    }
+
+    func deleteBlob(_ id: BlobID) throws {}
+
+    override func blob(_ id: BlobID) throws -> [UInt8] {
+        if let bytes = pendingBlobs[id.rawValue] { return bytes }
+        return try super.blob(id)
+    }
+
+    func setMetadata(_ name: String, _ value: [UInt8]?) throws { metadataChanges[name] = .some(value) }
+
+    override func metadata(_ name: String) throws -> [UInt8]? {
+        if let changed = metadataChanges[name] { return changed }
+        return try super.metadata(name)
+    }
+
+    func rollback() { finish() }
+
+    /// Sends the writes to the store as one save request; the bridge's map and records change
+    /// only once the store has saved them.
+    func commit() throws {
+        defer { finish() }
+        // Batch deletions first (they are requests of their own: a save that fails after them
+        // does not bring their objects back; Docs/CustomStores.md).
+        for delete in batchDeletes { try delete(bridge.box, bridge.editingState) }
+        if !batchDeletes.isEmpty { bridge.withState { $0.commits += 1 } }
+        let plan = try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
+                                deletes: deletes, bridge: bridge, blobs: pendingBlobs)
+        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+        var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
+        if !plan.isEmpty {
+            (remapped, reregister) = try bridge.box.save(inserted: plan.inserted.map(\.snapshot), updated: plan.updated.map(\.snapshot),
+                                                         deleted: plan.deleted.map(\.snapshot), bridge.editingState)
+        }
+        movedRows = try bridge.withState { state in
+            let moved = try plan.apply(remapped: remapped, to: &state, rows: bridge.rows)
+            for (name, value) in metadataChanges { state.metadata[name] = value }
+            for (id, bytes) in pendingBlobs { state.blobs[id] = bytes }
+            if !plan.isEmpty { state.commits += 1 }
+            return moved
+        }
+        if !reregister.isEmpty { try bridge.ingest(Array(reregister.values), related: [:]) }
+    }
+}
+
+extension DataStoreStorage {
+    func endWriting() { writerGate.signal() }
+}
+
+/// One save's writes as the snapshots a store receives.
+struct SavePlan {
+    struct Item {
+        let entity: Entity
+        let row: RowID
+        let snapshot: DefaultSnapshot
+    }
+    private(set) var inserted: [Item] = []
+    private(set) var updated: [Item] = []
+    private(set) var deleted: [Item] = []
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    init(puts: [(RowID, Entity, [UInt8])], deletes: [(entity: Entity, row: RowID)], bridge: DataStoreStorage, blobs: [UInt64: [UInt8]]) throws {
+        func values(_ record: [UInt8], _ entity: Entity) throws -> [String: SnapshotValue] {
+            try record.withUnsafeBytes { raw in
+                try SnapshotRecords(entity: entity).values(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { id in
+                    if let bytes = blobs[id] ?? bridge.withState({ $0.blobs[id] }) { return bytes }
+                    throw StrataError(.storeFailure, "The external value \(id) of a \(entity.name) is not held by the custom store's bridge.")
+                })
+            }
+        }
+        for (row, entity, record) in puts {
+            let id = bridge.identifier(entity, row)
+            let item = Item(entity: entity, row: row, snapshot: DefaultSnapshot(persistentIdentifier: id, values: try values(record, entity)))
+            if id.isTemporary { inserted.append(item) } else { updated.append(item) }
+        }
+        for (entity, row) in deletes {
+            // The stored values go with a deletion, as a store may want them (a tombstone).
+            let stored = try bridge.withState { $0.tables[entity.name]?.records[row] }.map { try values($0, entity) } ?? [:]
+            deleted.append(Item(entity: entity, row: row, snapshot: DefaultSnapshot(persistentIdentifier: bridge.identifier(entity, row), values: stored)))
+        }
+    }
+
+    /// After the store saved: each inserted row is named by its permanent identifier (or, an
+    /// insert the store resolved onto an object it holds, moves to that object's row), the
+    /// records are kept, the deleted rows forgotten. Returns the moved rows, by collection.
+    func apply(remapped: [PersistentIdentifier: PersistentIdentifier], to state: inout BridgeState, rows: RowAllocator) throws -> [CollectionID: [RowID: RowID]] {
+        var moved: [CollectionID: [RowID: RowID]] = [:]
+        for item in inserted {
+            let temporary = item.snapshot.persistentIdentifier
+            let permanent = remapped[temporary] ?? temporary
+            state.remapped[temporary] = permanent
+            let name = item.entity.name
+            if let existing = state.tables[name]?.rowByID[permanent], existing != item.row {
+                if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
+            } else {
+                state.tables[name, default: BridgeState.EntityRows()].rowByID[permanent] = item.row
+                state.tables[name, default: BridgeState.EntityRows()].idByRow[item.row] = permanent
+            }
+        }
+        for item in inserted + updated {
+            let row = state.tables[item.entity.name]?.rowByID[state.remapped[item.snapshot.persistentIdentifier] ?? item.snapshot.persistentIdentifier] ?? item.row
+            state.tables[item.entity.name, default: BridgeState.EntityRows()].records[row] = try state.record(of: item.snapshot.values, item.entity, rows: rows)
+        }
+        for item in deleted {
+            let id = item.snapshot.persistentIdentifier
+            state.tables[item.entity.name]?.rowByID[id] = nil
+            state.tables[item.entity.name]?.idByRow[item.row] = nil
+            state.tables[item.entity.name]?.records[item.row] = nil
+        }
+        return moved
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import StrataEngine
+
+/// A custom store (`DataStore`) behind the storage seam: the context reads and writes records
+/// by row as it does on Strata's engine, and this bridge speaks to the store in snapshots.
+///
+/// - Rows are this process's names for the store's objects: the bridge maps each row to the
+///   identifier the store gave (`PersistentIdentifier.identifier(for:entityName:primaryKey:)`),
+///   or, before the first save, to a temporary identifier (negative `rowID`). The store's
+///   remapped identifiers replace the temporary ones in the map, so every relationship that
+///   names a row (its record holds rows) names the permanent identifier from then on.
+/// - A fetch goes to the store with the descriptor (`candidates`, from `StoreFetch`): the
+///   snapshots it answers with, and its related snapshots, are kept as records by row; the
+///   context then reads, filters, sorts and pages those rows itself, so a predicate or a sort
+///   the store refuses is done in memory, and an answer is never trusted beyond what it holds.
+/// - A save's writes are gathered and sent as one `save` request at commit: inserted rows
+///   (no identifier from the store yet), updated rows and deleted rows, as snapshots. A store
+///   that resolves an insert onto an object it holds (a unique value it has) answers with that
+///   object's identifier: the row it was known by takes the insert's place (`movedRows`).
+/// - The store keeps nothing of Strata's: collections, indexes and metadata live in the
+///   bridge, for the process's life. Its indexes hold no entries; no read asks them.
+final class DataStoreStorage: StorageBackend, @unchecked Sendable {
+    let box: any AnyDataStore
+    let rows = RowAllocator()
+    let editingState = EditingState(id: UUID(), author: nil)
+    let isReadOnly = false
+    let evaluatesQueries = true
+    /// Entities by name (the models this store keeps).
+    private let entities: [String: Entity]
+    private let lock = NSLock()
+    private var state = BridgeState()
+    /// One save at a time goes to the store.
+    let writerGate = DispatchSemaphore(value: 1)
+
+    init(_ box: any AnyDataStore, entities: [Entity]) {
+        self.box = box
+        self.entities = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        state.metadata[HistoryRecord.storeIdentifierMetadata] = Array(box.identifier.utf8)
+    }
+
+    func read(_ body: (any StorageReader) throws -> Void) throws { try body(BridgeReader(self)) }
+    func beginRead() throws -> any StorageReader { BridgeReader(self) }
+
+    func beginWrite() throws -> any StorageWriter {
+        writerGate.wait()
+        return BridgeWriter(self)
+    }
+
+    func sync() throws {}
+    func compact() throws {}
+
+    // MARK: Rows and identifiers
+
+    /// The identifier of `entity`'s row: the store's, or a temporary one before the first save.
+    func identifier(_ entity: Entity, _ row: RowID) -> PersistentIdentifier {
+        withState { $0.tables[entity.name]?.idByRow[row] } ?? Self.temporary(entity, row)
+    }
+
+    static func temporary(_ entity: Entity, _ row: RowID) -> PersistentIdentifier {
+        PersistentIdentifier(entityName: entity.name, storeIdentifier: nil, rowID: -Int64(bitPattern: row))
+    }
+
+    /// The row an identifier names: a temporary one's own, a known one's, or a new row for an
+    /// identifier the store made that this process has not read yet.
+    func row(for id: PersistentIdentifier, _ entity: Entity) -> RowID? {
+        if id.isTemporary { return RowID(-id.rowID) }
+        guard id.primaryKey != nil, id.storeIdentifier == box.identifier else { return nil }
+        return withState { state in state.row(for: id, entity, rows: rows) }
+    }
+
+    func withState<R>(_ body: (inout BridgeState) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+
+    func entity(_ collection: CollectionID) throws -> Entity {
+        guard let name = withState({ $0.collectionNames[collection.rawValue] }), let entity = entities[name] else {
+            throw StrataError(.unknownModel, "The custom store \(box.identifier) has no collection \(collection).")
+        }
+        return entity
+    }
+
+    func entity(named name: String) -> Entity? { entities[name] }
+
+    // MARK: Reading from the store
+
+    /// Keeps the store's snapshots as records; the models and rows of `fetched`, in order.
+    @discardableResult
+    func ingest(_ fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) throws -> [(entity: String, row: RowID)] {
+        try withState { state in
+            for snapshot in related.values { _ = try state.keep(snapshot, entities: entities, rows: rows) }
+            return try fetched.compactMap { snapshot in
+                try state.keep(snapshot, entities: entities, rows: rows).map { (snapshot.persistentIdentifier.entityName, $0) }
+            }
+        }
+    }
+
+    /// The record of a row, read from the store if this process has not kept it.
+    func record(_ row: RowID, _ entity: Entity) throws -> [UInt8]? {
+        let (kept, id) = withState { ($0.tables[entity.name]?.records[row], $0.tables[entity.name]?.idByRow[row]) }
+        if let kept { return kept }
+        guard let id else { return nil }
+        let answer = try StoreFetches.one(entity.type, id).fetch(in: box, extra: 0, editingState)
+        try ingest(answer.fetched.filter { $0.persistentIdentifier == id }, related: answer.related)
+        return withState { $0.tables[entity.name]?.records[row] }
+    }
+}
+
+/// What the bridge keeps: its catalog, metadata, blobs, and each model's rows.
+struct BridgeState {
+    var collections: [String: CollectionID] = [:]
+    var collectionNames: [UInt32: String] = [:]
+    var indexes: [UInt32: [(id: IndexID, name: String)]] = [:]
+    var nextIndex: UInt32 = 1
+    var metadata: [String: [UInt8]] = [:]
+    var tables: [String: EntityRows] = [:]
+    /// External values saved through the bridge, by the blob id their objects remember.
+    var blobs: [UInt64: [UInt8]] = [:]
+    var nextBlob: UInt64 = 1
+    var commits: UInt64 = 0
+    /// Temporary identifiers and the permanent ones the store gave them (a store that kept a
+    /// reference to a temporary identifier is read as referring to the permanent one).
+    var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+
+    struct EntityRows {
+        var rowByID: [PersistentIdentifier: RowID] = [:]
+        var idByRow: [RowID: PersistentIdentifier] = [:]
+        var records: [RowID: [UInt8]] = [:]
+    }
+
+    mutating func row(for id: PersistentIdentifier, _ entity: Entity, rows: RowAllocator) -> RowID {
+        let id = remapped[id] ?? id
+        if let row = tables[entity.name]?.rowByID[id] { return row }
+        if id.isTemporary { return RowID(-id.rowID) }
+        let row = rows.allocate(entity.name)
+        tables[entity.name, default: EntityRows()].rowByID[id] = row
+        tables[entity.name, default: EntityRows()].idByRow[row] = id
+        return row
+    }
+
+    /// Keeps a snapshot as its row's record; its row (nil for a model this store does not keep).
+    mutating func keep(_ snapshot: DefaultSnapshot, entities: [String: Entity], rows: RowAllocator) throws -> RowID? {
+        guard let entity = entities[snapshot.persistentIdentifier.entityName] else {
+            throw StrataError(.unknownModel, "A custom store answered with a snapshot of \(snapshot.persistentIdentifier.entityName), which is not a model this container keeps in it. Answer with snapshots of its schema's models only.")
+        }
+        let row = row(for: snapshot.persistentIdentifier, entity, rows: rows)
+        tables[entity.name, default: EntityRows()].records[row] = try record(of: snapshot.values, entity, rows: rows)
+        return row
+    }
+
+    /// The record of a snapshot's values, its related identifiers named by rows.
+    mutating func record(of values: [String: SnapshotValue], _ entity: Entity, rows: RowAllocator) throws -> [UInt8] {
+        var related: [PersistentIdentifier: RowID] = [:]
+        for relationship in entity.relationships {
+            guard case .identifiers(let ids)? = values[relationship.name] else { continue }
+            for id in ids { related[id] = row(for: id, relationship.targetEntity, rows: rows) }
+        }
+        return try SnapshotRecords(entity: entity).record(of: values) { target, id in
+            guard let row = related[id] else {
+                throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) refers to \(id), which is not a \(target.name).")
+            }
+            return row
+        }
+    }
+}

@@ -1,0 +1,307 @@
+import Foundation
+
+/// An object's values at one moment, as a store receives and returns them.
+///
+/// Same as SwiftData's `DataStoreSnapshot`. A store may keep its own snapshot type; Strata
+/// reads one by its `Codable` form, which must be `DefaultSnapshot`'s (a keyed container:
+/// `persistentIdentifier`, then each persisted property by name).
+public protocol DataStoreSnapshot: Codable, Sendable {
+    var persistentIdentifier: PersistentIdentifier { get }
+    init(from: any BackingData, relatedBackingDatas: inout [PersistentIdentifier: any BackingData])
+    /// The same values under another identifier, with references to remapped identifiers
+    /// (temporary to permanent) replaced.
+    func copy(persistentIdentifier: PersistentIdentifier, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]?) -> Self
+}
+
+/// What a snapshot is made from: an object's identifier and its persisted values.
+///
+/// Same as SwiftData's `BackingData` in role; Strata's gives the values by property name
+/// (`snapshotValues`, Strata-only) rather than by key path.
+public protocol BackingData: AnyObject {
+    /// The object's identifier: temporary for an object not saved yet.
+    var persistentModelID: PersistentIdentifier? { get }
+    /// Strata-only: each persisted property's value by name; a relationship's is the
+    /// identifiers of the related objects.
+    var snapshotValues: [String: SnapshotValue] { get }
+}
+
+/// The keys of a snapshot's coded form. Same as SwiftData's `DataStoreSnapshotCodingKey`.
+public enum DataStoreSnapshotCodingKey: CodingKey {
+    case persistentIdentifier
+    case modeledProperty(String)
+
+    public var stringValue: String {
+        switch self {
+        case .persistentIdentifier: "persistentIdentifier"
+        case .modeledProperty(let name): name
+        }
+    }
+
+    public init?(stringValue: String) {
+        self = stringValue == "persistentIdentifier" ? .persistentIdentifier : .modeledProperty(stringValue)
+    }
+
+    public var intValue: Int? { nil }
+    public init?(intValue: Int) { nil }
+}
+
+/// The type of a value a snapshot holds. Same as SwiftData's `DataStoreSnapshotValue`.
+public typealias DataStoreSnapshotValue = Codable & Sendable
+
+/// An object's snapshot as Strata makes it: its identifier and each persisted property's value.
+///
+/// A store that keeps one column per attribute reads a value with `value(_:as:)` or
+/// `values[name]`, and makes a snapshot from values with `init(persistentIdentifier:values:)`
+/// (both Strata-only: SwiftData's `DefaultSnapshot` shows its values to no one).
+///
+/// ```swift
+/// let name = try snapshot.value("name", as: String.self)
+/// let stops = snapshot.relatedIdentifiers("stops")
+/// ```
+/// Same as SwiftData's `DefaultSnapshot`, with those additions.
+public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
+    public let persistentIdentifier: PersistentIdentifier
+    /// Strata-only: each persisted property's value, by name. A relationship's is `.identifiers`.
+    public let values: [String: SnapshotValue]
+
+    /// Strata-only: a snapshot of these values.
+    public init(persistentIdentifier: PersistentIdentifier, values: [String: SnapshotValue]) {
+        self.persistentIdentifier = persistentIdentifier
+        self.values = values
+    }
+
+    public init(from backingData: any BackingData, relatedBackingDatas: inout [PersistentIdentifier: any BackingData]) {
+        self.init(persistentIdentifier: backingData.persistentModelID ?? PersistentIdentifier(entityName: "", storeIdentifier: nil, rowID: -1),
+                  values: backingData.snapshotValues)
+    }
+
+    public func copy(persistentIdentifier: PersistentIdentifier, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]? = [:]) -> DefaultSnapshot {
+        guard let remap = remappedIdentifiers, !remap.isEmpty else { return DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values) }
+        return DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values.mapValues { value in
+            guard case .identifiers(let ids) = value else { return value }
+            return .identifiers(ids.map { remap[$0] ?? $0 })
+        })
+    }
+
+    /// Strata-only: property `name`'s value as a `V` (nil when the snapshot has no such property).
+    /// Throws when the value is not a `V`.
+    public func value<V: Decodable>(_ name: String, as type: V.Type) throws -> V? {
+        guard let value = values[name] else { return nil }
+        return try value.decode(V.self)
+    }
+
+    /// Strata-only: the objects relationship `name` refers to.
+    public func relatedIdentifiers(_ name: String) -> [PersistentIdentifier] {
+        if case .identifiers(let ids)? = values[name] { return ids }
+        return []
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: DataStoreSnapshotCodingKey.self)
+        persistentIdentifier = try c.decode(PersistentIdentifier.self, forKey: .persistentIdentifier)
+        var values: [String: SnapshotValue] = [:]
+        for key in c.allKeys {
+            guard case .modeledProperty(let name) = key else { continue }
+            values[name] = try c.decode(SnapshotValue.self, forKey: key)
+        }
+        self.values = values
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: DataStoreSnapshotCodingKey.self)
+        try c.encode(persistentIdentifier, forKey: .persistentIdentifier)
+        for name in values.keys.sorted() {
+            if let value = values[name] { try c.encode(value, forKey: .modeledProperty(name)) }
+        }
+    }
+}
+
+/// Strata-only: one value of a snapshot, typed as a store with columns needs it.
+///
+/// Numbers, text, dates, bytes, identifiers and decimals are themselves; any other `Codable`
+/// value (arrays, dictionaries, sets, structs, enums) is its JSON (sorted keys), and a
+/// relationship is the identifiers of the related objects.
+public enum SnapshotValue: Hashable, Sendable, Codable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    /// An unsigned integer above `Int64.max`.
+    case uint(UInt64)
+    case double(Double)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+    case decimal(Decimal)
+    /// Any other `Codable` value, as JSON with sorted keys.
+    case json(Data)
+    /// A relationship: the related objects, in order (none, or one for a to-one).
+    case identifiers([PersistentIdentifier])
+
+    /// The snapshot form of a property's value.
+    public init(_ value: Any) throws {
+        if let optional = value as? any OptionalValue {
+            guard let wrapped = optional.wrapped else { self = .null; return }
+            self = try SnapshotValue(wrapped)
+            return
+        }
+        switch value {
+        case let v as Bool: self = .bool(v)
+        case let v as Int: self = .int(Int64(v))
+        case let v as Int8: self = .int(Int64(v))
+        case let v as Int16: self = .int(Int64(v))
+        case let v as Int32: self = .int(Int64(v))
+        case let v as Int64: self = .int(v)
+        case let v as UInt8: self = .int(Int64(v))
+        case let v as UInt16: self = .int(Int64(v))
+        case let v as UInt32: self = .int(Int64(v))
+        case let v as UInt: self = v <= UInt(Int64.max) ? .int(Int64(v)) : .uint(UInt64(v))
+        case let v as UInt64: self = v <= UInt64(Int64.max) ? .int(Int64(v)) : .uint(v)
+        case let v as Float: self = .double(Double(v))
+        case let v as Double: self = .double(v)
+        case let v as String: self = .string(v)
+        case let v as Date: self = .date(v)
+        case let v as Data: self = .data(v)
+        case let v as UUID: self = .uuid(v)
+        case let v as URL: self = .url(v)
+        case let v as Decimal: self = .decimal(v)
+        case let v as PersistentIdentifier: self = .identifiers([v])
+        case let v as any Encodable: self = .json(try SnapshotValue.jsonEncoder.encode(v))
+        default:
+            throw DataStoreError.unsupportedFeature
+        }
+    }
+
+    private enum Kind: String, CodingKey {
+        case null, bool, int, uint, double, string, date, data, uuid, url, decimal, json, identifiers
+    }
+
+    /// One key naming the kind, its value the value: `{"string": "Lisbon"}`, `{"null": true}`;
+    /// a Codable value's JSON is kept as text (`{"json": "[\"a\"]"}`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Kind.self)
+        switch self {
+        case .null: try c.encode(true, forKey: .null)
+        case .bool(let v): try c.encode(v, forKey: .bool)
+        case .int(let v): try c.encode(v, forKey: .int)
+        case .uint(let v): try c.encode(v, forKey: .uint)
+        case .double(let v): try c.encode(v, forKey: .double)
+        case .string(let v): try c.encode(v, forKey: .string)
+        case .date(let v): try c.encode(v, forKey: .date)
+        case .data(let v): try c.encode(v, forKey: .data)
+        case .uuid(let v): try c.encode(v, forKey: .uuid)
+        case .url(let v): try c.encode(v, forKey: .url)
+        case .decimal(let v): try c.encode(v, forKey: .decimal)
+        case .json(let v): try c.encode(String(decoding: v, as: UTF8.self), forKey: .json)
+        case .identifiers(let v): try c.encode(v, forKey: .identifiers)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Kind.self)
+        guard let kind = c.allKeys.first, c.allKeys.count == 1 else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: c.codingPath, debugDescription: "a snapshot value is one key naming its kind"))
+        }
+        switch kind {
+        case .null: self = .null
+        case .bool: self = .bool(try c.decode(Bool.self, forKey: kind))
+        case .int: self = .int(try c.decode(Int64.self, forKey: kind))
+        case .uint: self = .uint(try c.decode(UInt64.self, forKey: kind))
+        case .double: self = .double(try c.decode(Double.self, forKey: kind))
+        case .string: self = .string(try c.decode(String.self, forKey: kind))
+        case .date: self = .date(try c.decode(Date.self, forKey: kind))
+        case .data: self = .data(try c.decode(Data.self, forKey: kind))
+        case .uuid: self = .uuid(try c.decode(UUID.self, forKey: kind))
+        case .url: self = .url(try c.decode(URL.self, forKey: kind))
+        case .decimal: self = .decimal(try c.decode(Decimal.self, forKey: kind))
+        case .json: self = .json(Data(try c.decode(String.self, forKey: kind).utf8))
+        case .identifiers: self = .identifiers(try c.decode([PersistentIdentifier].self, forKey: kind))
+        }
+    }
+
+    static let jsonEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    /// The value as a `V`; throws `DecodingError` when it is not one.
+    public func decode<V: Decodable>(_ type: V.Type) throws -> V {
+        if case .null = self {
+            guard let none = (V.self as? any ExpressibleByNilLiteral.Type)?.init(nilLiteral: ()) as? V else {
+                throw mismatch(V.self)
+            }
+            return none
+        }
+        if let direct = directValue(as: V.self) { return direct }
+        // Through JSON: a Codable value, or a plain value a store kept in another form.
+        let json: Data
+        switch self {
+        case .json(let data): json = data
+        default: json = try SnapshotValue.jsonEncoder.encode(JSONForm(value: self))
+        }
+        do { return try JSONDecoder().decode(JSONWrapped<V>.self, from: wrap(json)).value } catch { throw mismatch(V.self) }
+    }
+
+    /// The value cast to `V` where it already is one (or a plain conversion makes one).
+    private func directValue<V>(as: V.Type) -> V? {
+        switch self {
+        case .bool(let v): return v as? V
+        case .int(let v): return Self.integer(v, as: V.self)
+        case .uint(let v): return (v as? V) ?? (UInt(exactly: v) as? V)
+        case .double(let v): return (v as? V) ?? (Float(v) as? V)
+        case .string(let v): return (v as? V) ?? (URL(string: v) as? V) ?? (UUID(uuidString: v) as? V) ?? (Decimal(string: v) as? V)
+        case .date(let v): return v as? V
+        case .data(let v): return v as? V
+        case .uuid(let v): return v as? V
+        case .url(let v): return v as? V
+        case .decimal(let v): return v as? V
+        case .identifiers(let ids): return (ids as? V) ?? (ids.first as? V)
+        case .null, .json: return nil
+        }
+    }
+
+    /// An integer as whichever integer type (or number type) `V` is, if it fits.
+    private static func integer<V>(_ v: Int64, as: V.Type) -> V? {
+        let conversions: [(Int64) -> Any?] = [
+            { Int(exactly: $0) }, { $0 }, { Int32(exactly: $0) }, { Int16(exactly: $0) }, { Int8(exactly: $0) },
+            { UInt(exactly: $0) }, { UInt64(exactly: $0) }, { UInt32(exactly: $0) }, { UInt16(exactly: $0) }, { UInt8(exactly: $0) },
+            { Double(exactly: $0) }, { Decimal($0) },
+        ]
+        for convert in conversions { if let value = convert(v) as? V { return value } }
+        return nil
+    }
+
+    private func mismatch<V>(_ type: V.Type) -> DecodingError {
+        DecodingError.typeMismatch(V.self, DecodingError.Context(codingPath: [], debugDescription: "a snapshot holds \(self), which is not a \(V.self)"))
+    }
+
+    private func wrap(_ json: Data) -> Data { Data("{\"value\":".utf8) + json + Data("}".utf8) }
+}
+
+/// A value wrapped in an object, so that any JSON value (a bare string too) decodes.
+private struct JSONWrapped<V: Decodable>: Decodable { let value: V }
+
+/// A plain snapshot value as JSON, for decoding it as a `Codable` type.
+private struct JSONForm: Encodable {
+    let value: SnapshotValue
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch value {
+        case .null: try c.encodeNil()
+        case .bool(let v): try c.encode(v)
+        case .int(let v): try c.encode(v)
+        case .uint(let v): try c.encode(v)
+        case .double(let v): try c.encode(v)
+        case .string(let v): try c.encode(v)
+        case .date(let v): try c.encode(v)
+        case .data(let v): try c.encode(v)
+        case .uuid(let v): try c.encode(v)
+        case .url(let v): try c.encode(v)
+        case .decimal(let v): try c.encode(v)
+        case .json(let data): try c.encode(String(decoding: data, as: UTF8.self))
+        case .identifiers(let ids): try c.encode(ids)
+        }
+    }
+}

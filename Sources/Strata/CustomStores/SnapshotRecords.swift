@@ -1,0 +1,89 @@
+import Foundation
+import StrataEngine
+
+/// An object's record turned into a snapshot's values and back, for a custom store: the
+/// context keeps records (the same code as for Strata's engine), a custom store snapshots.
+///
+/// Attributes go through their value type's codec (`AttributeAccess.snapshotOfField` and
+/// `fieldOfSnapshot`); an external value is kept inline in the record made from a snapshot;
+/// a relationship's rows become identifiers and back through `identifiers` and `rows`.
+struct SnapshotRecords {
+    let entity: Entity
+
+    /// The values of a record. `identifier` names a related row; `blob` gives an external
+    /// value's bytes (its field encoding).
+    func values(of record: UnsafeRawBufferPointer, identifier: (Entity, RowID) -> PersistentIdentifier,
+                blob: (UInt64) throws -> [UInt8]) throws -> [String: SnapshotValue] {
+        let view = try RecordView(record)
+        var values: [String: SnapshotValue] = [:]
+        values.reserveCapacity(entity.properties.count)
+        for property in entity.properties {
+            let field = try view.field(property.index)
+            switch property {
+            case let relationship as RelationshipProperty:
+                let target = relationship.targetEntity
+                values[property.name] = .identifiers(try RelationshipProperty.decodeRows(field).map { identifier(target, $0) })
+            case let attribute as AttributeProperty where attribute.isExternal:
+                guard let tag = field.first else { throw decodingFailure("an empty external-storage field") }
+                if tag == 1, let id = AttributeProperty.blob(ofField: field) {
+                    values[property.name] = try blob(id).withUnsafeBytes { try attribute.access.snapshotOfField($0) }
+                } else {
+                    values[property.name] = try attribute.access.snapshotOfField(UnsafeRawBufferPointer(rebasing: field[1...]))
+                }
+            case let attribute as AttributeProperty:
+                values[property.name] = try attribute.access.snapshotOfField(field)
+            default:
+                continue
+            }
+        }
+        return values
+    }
+
+    /// The record of a snapshot's values (every external value inline). `row` gives the row of
+    /// a related identifier. A property the snapshot lacks takes the model's default value when
+    /// it is optional; a missing value of a non-optional attribute is an error naming it.
+    func record(of values: [String: SnapshotValue], row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
+        if values.keys.contains(where: { entity.propertyIndex[$0] == nil }) {
+            let unknown = values.keys.filter { entity.propertyIndex[$0] == nil }.sorted()
+            throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) names \(unknown.joined(separator: ", ")), which \(entity.name) does not have as a persisted property. Answer with the model's properties only.")
+        }
+        var fields: [UInt8] = []
+        var ends: [Int] = []
+        ends.reserveCapacity(entity.properties.count)
+        for property in entity.properties {
+            switch property {
+            case let relationship as RelationshipProperty:
+                var ids: [PersistentIdentifier] = []
+                if case .identifiers(let listed)? = values[property.name] { ids = listed }
+                let target = relationship.targetEntity
+                RelationshipProperty.encodeRows(try ids.map { try row(target, $0) }, into: &fields)
+            case let attribute as AttributeProperty:
+                if attribute.isExternal { fields.append(0) }
+                do { try attribute.access.fieldOfSnapshot(values[property.name] ?? .null, &fields) } catch {
+                    throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) has \(values[property.name].map { "\($0)" } ?? "no value") for \(property.name), which is not a \(attribute.valueType).", underlying: error)
+                }
+            default:
+                break
+            }
+            ends.append(fields.count)
+        }
+        return RecordLayout.wideRecord(fields: fields, ends: ends)
+    }
+}
+
+extension RecordLayout {
+    /// A wide record (format 2, `u32` offsets) of these fields, `ends` being where each ends.
+    static func wideRecord(fields: [UInt8], ends: [Int], layoutVersion: UInt16 = 0) -> [UInt8] {
+        var record: [UInt8] = [RecordLayout.wide, UInt8(truncatingIfNeeded: layoutVersion), UInt8(truncatingIfNeeded: layoutVersion >> 8),
+                               UInt8(truncatingIfNeeded: ends.count), UInt8(truncatingIfNeeded: ends.count >> 8)]
+        record.reserveCapacity(record.count + 4 * (ends.count + 1) + fields.count)
+        for v in [0] + ends {
+            record.append(UInt8(truncatingIfNeeded: v))
+            record.append(UInt8(truncatingIfNeeded: v >> 8))
+            record.append(UInt8(truncatingIfNeeded: v >> 16))
+            record.append(UInt8(truncatingIfNeeded: v >> 24))
+        }
+        record.append(contentsOf: fields)
+        return record
+    }
+}

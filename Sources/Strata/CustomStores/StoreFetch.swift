@@ -1,0 +1,74 @@
+import Foundation
+
+/// A fetch as a custom store is asked it: a descriptor of a known model type, asked again
+/// without the part the store refuses (`DataStoreError.preferInMemoryFilter`,
+/// `.preferInMemorySort`). The context filters and sorts every answer itself anyway (it
+/// checks the predicate on each row it reads), so a refusal only costs rows.
+protocol StoreFetch: Sendable {
+    /// The store's snapshots for the descriptor. A limit goes to the store as offset + limit +
+    /// `extra` (rows the context's unsaved changes may take out), without an offset: the
+    /// context pages the rows itself.
+    func fetch(in store: any AnyDataStore, extra: Int, _ editingState: EditingState) throws
+        -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot])
+    /// How many objects the store counts for the predicate (no paging), or nil when it
+    /// does not evaluate the predicate.
+    func count(in store: any AnyDataStore, _ editingState: EditingState) throws -> Int?
+}
+
+/// A `StoreFetch` of a typed descriptor.
+struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
+    // @unchecked: a descriptor's key paths are not Sendable; it is only read.
+    let descriptor: FetchDescriptor<T>
+
+    func fetch(in store: any AnyDataStore, extra: Int, _ editingState: EditingState) throws
+        -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
+        var asked = descriptor
+        asked.fetchOffset = nil
+        asked.fetchLimit = descriptor.fetchLimit.map { $0 + (descriptor.fetchOffset ?? 0) + extra }
+        for _ in 0..<3 {
+            do {
+                return try store.fetch(asked, editingState)
+            } catch DataStoreError.preferInMemoryFilter where asked.predicate != nil {
+                asked.predicate = nil
+                asked.fetchLimit = nil
+            } catch DataStoreError.preferInMemorySort where !asked.sortBy.isEmpty {
+                asked.sortBy = []
+                asked.fetchLimit = nil
+            }
+        }
+        return try store.fetch(asked, editingState)
+    }
+
+    func count(in store: any AnyDataStore, _ editingState: EditingState) throws -> Int? {
+        var asked = descriptor
+        asked.fetchOffset = nil
+        asked.fetchLimit = nil
+        asked.sortBy = []
+        do { return try store.fetchCount(asked, editingState) } catch DataStoreError.preferInMemoryFilter {
+            return nil
+        } catch DataStoreError.preferInMemorySort {
+            return nil
+        }
+    }
+
+}
+
+enum StoreFetches {
+    /// Every object of the model `type` (for a scan or a count).
+    static func all(_ type: any PersistentModel.Type) -> any StoreFetch {
+        func make<M: PersistentModel>(_: M.Type) -> any StoreFetch { DescriptorFetch<M>(descriptor: FetchDescriptor<M>()) }
+        return make(type)
+    }
+
+    /// The object of the model `type` with identifier `id`.
+    static func one(_ type: any PersistentModel.Type, _ id: PersistentIdentifier) -> any StoreFetch {
+        func make<M: PersistentModel>(_: M.Type) -> any StoreFetch {
+            let predicate = Predicate<M> { object in
+                PredicateExpressions.build_Equal(lhs: PredicateExpressions.build_KeyPath(root: object, keyPath: \M.persistentModelID),
+                                                 rhs: PredicateExpressions.build_Arg(id))
+            }
+            return DescriptorFetch<M>(descriptor: FetchDescriptor<M>(predicate: predicate))
+        }
+        return make(type)
+    }
+}

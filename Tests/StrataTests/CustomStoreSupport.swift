@@ -1,0 +1,199 @@
+// Custom stores for the tests, written the way WWDC24's "Create a custom data store with
+// SwiftData" and Apple's pages write them (shipped names): a JSON-file store, and a store that
+// counts the calls it gets and resolves unique values itself.
+import Foundation
+import Synchronization
+import Strata
+
+// MARK: The JSON-file store (WWDC24's, with the shipped spelling)
+
+final class JSONStoreConfiguration: DataStoreConfiguration {
+    typealias Store = JSONStore
+    var name: String
+    var schema: Schema?
+    var fileURL: URL
+
+    init(name: String = "JSONStore", schema: Schema? = nil, fileURL: URL) {
+        self.name = name
+        self.schema = schema
+        self.fileURL = fileURL
+    }
+
+    static func == (lhs: JSONStoreConfiguration, rhs: JSONStoreConfiguration) -> Bool { lhs.name == rhs.name }
+    func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+final class JSONStore: DataStore {
+    typealias Configuration = JSONStoreConfiguration
+    typealias Snapshot = DefaultSnapshot
+
+    var configuration: JSONStoreConfiguration
+    var name: String
+    var schema: Schema
+    var identifier: String
+
+    init(_ configuration: JSONStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        self.configuration = configuration
+        self.name = configuration.name
+        guard let schema = configuration.schema else { throw DataStoreError.unsupportedFeature }
+        self.schema = schema
+        self.identifier = configuration.fileURL.lastPathComponent
+    }
+
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        if request.descriptor.predicate != nil {
+            throw DataStoreError.preferInMemoryFilter
+        } else if request.descriptor.sortBy.count > 0 {
+            throw DataStoreError.preferInMemorySort
+        }
+        let objects = try read()
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: Array(objects.values), relatedSnapshots: objects)
+    }
+
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        var remappedIdentifiers = [PersistentIdentifier: PersistentIdentifier]()
+        var serializedObjects = try read()
+        // Every new object's identifier first, so that new objects that refer to each other
+        // are stored with the permanent identifiers (Docs/CustomStores.md).
+        for snapshot in request.inserted {
+            let permanentIdentifier = try PersistentIdentifier.identifier(for: identifier, entityName: snapshot.persistentIdentifier.entityName,
+                                                                          primaryKey: UUID())
+            remappedIdentifiers[snapshot.persistentIdentifier] = permanentIdentifier
+        }
+        for snapshot in request.inserted {
+            guard let permanentIdentifier = remappedIdentifiers[snapshot.persistentIdentifier] else { continue }
+            serializedObjects[permanentIdentifier] = snapshot.copy(persistentIdentifier: permanentIdentifier, remappedIdentifiers: remappedIdentifiers)
+        }
+        for snapshot in request.updated {
+            serializedObjects[snapshot.persistentIdentifier] = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier,
+                                                                             remappedIdentifiers: remappedIdentifiers)
+        }
+        for snapshot in request.deleted {
+            serializedObjects[snapshot.persistentIdentifier] = nil
+        }
+        try write(serializedObjects)
+        return DataStoreSaveChangesResult<DefaultSnapshot>(for: identifier, remappedIdentifiers: remappedIdentifiers)
+    }
+
+    func read() throws -> [PersistentIdentifier: DefaultSnapshot] {
+        guard FileManager.default.fileExists(atPath: configuration.fileURL.path) else { return [:] }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let trips = try decoder.decode([DefaultSnapshot].self, from: try Data(contentsOf: configuration.fileURL))
+        var result = [PersistentIdentifier: DefaultSnapshot]()
+        for trip in trips { result[trip.persistentIdentifier] = trip }
+        return result
+    }
+
+    func write(_ trips: [PersistentIdentifier: DefaultSnapshot]) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let jsonData = try encoder.encode(trips.values.map { $0 })
+        try jsonData.write(to: configuration.fileURL)
+    }
+}
+
+// MARK: A store that counts its calls, keeps its objects in memory, evaluates what it can and
+// resolves unique values itself (an insert whose `code` it holds updates that object).
+
+final class CountingStoreConfiguration: DataStoreConfiguration {
+    typealias Store = CountingStore
+    var name: String
+    var schema: Schema?
+    /// The property whose value is unique among objects of a model (the store upserts on it).
+    let uniqueProperty: String?
+    /// Whether the store evaluates predicates and sorts (otherwise it asks for them in memory).
+    let evaluates: Bool
+    /// Makes the next save throw this error.
+    let failNextSave = Mutex<(any Error)?>(nil)
+    let calls = Mutex<[String: Int]>([:])
+    let objects = Mutex<[PersistentIdentifier: DefaultSnapshot]>([:])
+
+    init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false) {
+        self.name = name
+        self.schema = schema
+        self.uniqueProperty = uniqueProperty
+        self.evaluates = evaluates
+    }
+
+    func count(_ call: String) -> Int { calls.withLock { $0[call] ?? 0 } }
+
+    static func == (lhs: CountingStoreConfiguration, rhs: CountingStoreConfiguration) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+final class CountingStore: DataStore, DataStoreBatching {
+    typealias Configuration = CountingStoreConfiguration
+    typealias Snapshot = DefaultSnapshot
+    let configuration: CountingStoreConfiguration
+    let schema: Schema
+    let identifier = "counting-\(UUID().uuidString)"
+
+    init(_ configuration: CountingStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        self.configuration = configuration
+        schema = configuration.schema ?? Schema([])
+        note("init")
+    }
+
+    private func note(_ call: String) { configuration.calls.withLock { $0[call, default: 0] += 1 } }
+
+    private func matching<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [DefaultSnapshot] {
+        let all = configuration.objects.withLock { Array($0.values) }.filter { $0.persistentIdentifier.entityName == String(describing: T.self) }
+            .sorted { $0.persistentIdentifier < $1.persistentIdentifier }
+        guard configuration.evaluates else {
+            if descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
+            if !descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
+            return all
+        }
+        // This store evaluates only a descriptor without a predicate, sorted by nothing: it
+        // shows that the context asks again without what a store refuses, part by part.
+        if descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
+        if !descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
+        return Array(all.prefix(descriptor.fetchLimit ?? .max))
+    }
+
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        note("fetch")
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: try matching(request.descriptor),
+                                    relatedSnapshots: configuration.objects.withLock { $0 })
+    }
+
+    func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        note("fetchCount")
+        return try matching(request.descriptor).count
+    }
+
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        note("save")
+        if let failure = configuration.failNextSave.withLock({ f -> (any Error)? in defer { f = nil }; return f }) { throw failure }
+        return try configuration.objects.withLock { objects in
+            var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+            for snapshot in request.inserted {
+                let entity = snapshot.persistentIdentifier.entityName
+                // An upsert: an object of the model with the same unique value is updated.
+                if let unique = configuration.uniqueProperty, let value = snapshot.values[unique],
+                   let holder = objects.values.first(where: { $0.persistentIdentifier.entityName == entity && $0.values[unique] == value }) {
+                    remapped[snapshot.persistentIdentifier] = holder.persistentIdentifier
+                    continue
+                }
+                remapped[snapshot.persistentIdentifier] = try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: UUID())
+            }
+            for snapshot in request.inserted {
+                guard let permanent = remapped[snapshot.persistentIdentifier] else { continue }
+                objects[permanent] = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped)
+            }
+            for snapshot in request.updated {
+                guard objects[snapshot.persistentIdentifier] != nil else { throw DataStoreError.unsupportedFeature }
+                objects[snapshot.persistentIdentifier] = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+            }
+            for snapshot in request.deleted { objects[snapshot.persistentIdentifier] = nil }
+            return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped)
+        }
+    }
+
+    func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        note("batchDelete")
+        throw DataStoreError.unsupportedFeature
+    }
+}
