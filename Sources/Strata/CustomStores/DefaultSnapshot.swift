@@ -229,10 +229,9 @@ public enum SnapshotValue: Hashable, Sendable, Codable {
     /// The value as a `V`; throws `DecodingError` when it is not one.
     public func decode<V: Decodable>(_ type: V.Type) throws -> V {
         if case .null = self {
-            guard let none = (V.self as? any ExpressibleByNilLiteral.Type)?.init(nilLiteral: ()) as? V else {
-                throw mismatch(V.self)
-            }
-            return none
+            // nil, for an optional `V` (decoded from JSON's null: a cast to
+            // `ExpressibleByNilLiteral.Type` crashed the 6.3 compiler when specialized).
+            do { return try JSONDecoder().decode(JSONWrapped<V>.self, from: Data("{\"value\":null}".utf8)).value } catch { throw mismatch(V.self) }
         }
         if let direct = directValue(as: V.self) { return direct }
         // Through JSON: a Codable value, or a plain value a store kept in another form.
