@@ -49,10 +49,19 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ]
         ),
+        // A multi-file, public model layer shaped like a real app's, in the Swift 5 language
+        // mode as such packages often are (Apple's Backyard Birds sample is): it compiles only if
+        // what `@Model` writes does not depend on the order in which the compiler sees the files.
+        .target(
+            name: "ModelLayerFixture",
+            dependencies: ["StrataData"],
+            path: "Tests/ModelLayerFixture",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // Models written as SwiftData writes them, used through Strata.
         .testTarget(
             name: "StrataDataTests",
-            dependencies: ["StrataData"]
+            dependencies: ["StrataData", "ModelLayerFixture"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,6 +4,8 @@
 @_exported import SwiftData
 #else
 @_exported import Strata
+// As SwiftData's does: a model file with only `import SwiftData` uses UUID and Date.
+@_exported import Foundation
 
 /// Makes a class a persisted model: every stored `var` is persisted — an attribute, or a
 /// relationship when its type is a model, an optional model or an array of models — unless it

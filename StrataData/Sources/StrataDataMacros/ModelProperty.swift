@@ -61,18 +61,14 @@ struct ModelProperty {
         return type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
     }
 
-    /// The declared type as an expression's metatype, `String.self` (`T!` becomes `T?`, the
-    /// type Swift stores).
-    var typeExpression: String? {
+    /// The type the property stores, as a generic argument: the declared type (`T!` becomes
+    /// `T?`, the type Swift stores).
+    var storedType: String? {
         guard var type else { return nil }
         if let iuo = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
             type = TypeSyntax(OptionalTypeSyntax(wrappedType: iuo.wrappedType.trimmed))
         }
-        let text = type.trimmedDescription
-        // A composition or a function type needs parentheses before `.self`.
-        let needsParentheses = type.is(CompositionTypeSyntax.self) || type.is(FunctionTypeSyntax.self)
-            || type.is(SomeOrAnyTypeSyntax.self) || type.is(AttributedTypeSyntax.self)
-        return needsParentheses ? "(\(text)).self" : "\(text).self"
+        return type.trimmedDescription
     }
 }
 

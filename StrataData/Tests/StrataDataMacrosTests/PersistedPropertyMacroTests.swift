@@ -31,7 +31,7 @@ private let propertyMacro: [String: MacroSpec] = ["_PersistedProperty": MacroSpe
                     }
                 }
 
-                private var _name = Strata._modelProperty(String.self)
+                private var _name: Strata._ModelStorage<String> = .init()
 
                 private var _$name: Strata._ModelPropertyInitialized
             }
@@ -85,7 +85,7 @@ private let propertyMacro: [String: MacroSpec] = ["_PersistedProperty": MacroSpe
                     }
                 }
 
-                private var _id = Strata._modelAttribute(UUID.self, .unique, originalName: "key")
+                private var _id: Strata.Attribute<UUID> = .init(.unique, originalName: "key")
 
                 private var _$id: Strata._ModelPropertyInitialized
                 @Relationship(deleteRule: .cascade, inverse: \\Stop.trip) var stops: [Stop] {
@@ -102,7 +102,7 @@ private let propertyMacro: [String: MacroSpec] = ["_PersistedProperty": MacroSpe
                     }
                 }
 
-                private var _stops = Strata._modelRelationship([Stop].self, deleteRule: .cascade, inverse: \\Stop.trip)
+                private var _stops: Strata._ModelRelationship<[Stop]> = .init(deleteRule: .cascade, inverse: \\Stop.trip)
 
                 private var _$stops: Strata._ModelPropertyInitialized
                 @Transient var isExpanded {
@@ -136,7 +136,7 @@ private let propertyMacro: [String: MacroSpec] = ["_PersistedProperty": MacroSpe
                     }
                 }
 
-                private var _cache = Strata._modelTransient([String: Int]?.self)
+                private var _cache: Strata._TransientValue<[String: Int]?> = .init()
 
                 private var _$cache: Strata._ModelPropertyInitialized
                 var legacy: String! {
@@ -153,7 +153,7 @@ private let propertyMacro: [String: MacroSpec] = ["_PersistedProperty": MacroSpe
                     }
                 }
 
-                private var _legacy = Strata._modelProperty(String?.self)
+                private var _legacy: Strata._ModelStorage<String?> = .init()
 
                 private var _$legacy: Strata._ModelPropertyInitialized
                 var `default`: Int {
@@ -170,9 +170,118 @@ private let propertyMacro: [String: MacroSpec] = ["_PersistedProperty": MacroSpe
                     }
                 }
 
-                private var _default = Strata._modelProperty(Int.self)
+                private var _default: Strata._ModelStorage<Int> = .init()
 
                 private var _$default: Strata._ModelPropertyInitialized
+            }
+            """,
+            macros: propertyMacro)
+    }
+
+    /// The storage's type is written by syntax alone: `_ModelStorage` for a model type too
+    /// (`BirdSpecies?`, which the macro cannot tell from a `Codable` one), never the result of
+    /// overload resolution, which depended on whether the compiler had yet seen that
+    /// `BirdSpecies` is a model (issue 27, item 9). A former name alone keeps the plain storage
+    /// (it may be a relationship's); attribute options make an `Attribute`. When only the
+    /// initial value tells the type, the call that makes the storage has one overload.
+    @Test func theStoragesTypeDoesNotDependOnWhetherTheValueIsAModel() {
+        assertExpansion(
+            """
+            public class Bird {
+                @_PersistedProperty public var species: BirdSpecies?
+                @_PersistedProperty @Attribute(originalName: "kinds") public var foods: [BirdFood]
+                @_PersistedProperty @Attribute(.unique) var code = "b"
+                @_PersistedProperty @Attribute(originalName: "n") var number = 0
+                @_PersistedProperty @Relationship(deleteRule: .cascade) var eggs = [Egg]()
+            }
+            """,
+            expandedSource: """
+            public class Bird {
+                public var species: BirdSpecies? {
+                    @storageRestrictions(initializes: _$species, accesses: _species)
+                    init(initialValue) {
+                        _species._initialize(initialValue)
+                        _$species = Strata._ModelPropertyInitialized()
+                    }
+                    get {
+                        Strata._modelGet(self, \\.species, \\._species)
+                    }
+                    set {
+                        Strata._modelSet(self, \\.species, \\._species, newValue)
+                    }
+                }
+
+                private var _species: Strata._ModelStorage<BirdSpecies?> = .init()
+
+                private var _$species: Strata._ModelPropertyInitialized
+                @Attribute(originalName: "kinds") public var foods: [BirdFood] {
+                    @storageRestrictions(initializes: _$foods, accesses: _foods)
+                    init(initialValue) {
+                        _foods._initialize(initialValue)
+                        _$foods = Strata._ModelPropertyInitialized()
+                    }
+                    get {
+                        Strata._modelGet(self, \\.foods, \\._foods)
+                    }
+                    set {
+                        Strata._modelSet(self, \\.foods, \\._foods, newValue)
+                    }
+                }
+
+                private var _foods: Strata._ModelStorage<[BirdFood]> = .init(originalName: "kinds")
+
+                private var _$foods: Strata._ModelPropertyInitialized
+                @Attribute(.unique) var code {
+                    @storageRestrictions(initializes: _$code, accesses: _code)
+                    init(initialValue) {
+                        _code._initialize(initialValue)
+                        _$code = Strata._ModelPropertyInitialized()
+                    }
+                    get {
+                        Strata._modelGet(self, \\.code, \\._code)
+                    }
+                    set {
+                        Strata._modelSet(self, \\.code, \\._code, newValue)
+                    }
+                }
+
+                private var _code = Strata._modelAttribute(inferredFrom: "b", .unique)
+
+                private var _$code: Strata._ModelPropertyInitialized
+                @Attribute(originalName: "n") var number {
+                    @storageRestrictions(initializes: _$number, accesses: _number)
+                    init(initialValue) {
+                        _number._initialize(initialValue)
+                        _$number = Strata._ModelPropertyInitialized()
+                    }
+                    get {
+                        Strata._modelGet(self, \\.number, \\._number)
+                    }
+                    set {
+                        Strata._modelSet(self, \\.number, \\._number, newValue)
+                    }
+                }
+
+                private var _number = Strata._modelProperty(inferredFrom: 0, originalName: "n")
+
+                private var _$number: Strata._ModelPropertyInitialized
+                @Relationship(deleteRule: .cascade) var eggs {
+                    @storageRestrictions(initializes: _$eggs, accesses: _eggs)
+                    init(initialValue) {
+                        _eggs._initialize(initialValue)
+                        _$eggs = Strata._ModelPropertyInitialized()
+                    }
+                    get {
+                        Strata._modelGet(self, \\.eggs, \\._eggs)
+                    }
+                    set {
+                        Strata._modelSet(self, \\.eggs, \\._eggs, newValue)
+                    }
+                }
+
+                private var _eggs = Strata._modelRelationship(inferredFrom: [Egg](), deleteRule: .cascade)
+
+                private var _$eggs: Strata._ModelPropertyInitialized
             }
             """,
             macros: propertyMacro)
