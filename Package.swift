@@ -10,18 +10,23 @@ let package = Package(
         .library(name: "StrataEngine", targets: ["StrataEngine"]),
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["StrataTool"]),
+        // Object-layer scenarios written once and run on every kind of store (the engine, custom
+        // stores, PostgreSQL): the StrataPostgres package depends on it.
+        .library(name: "StrataConformance", targets: ["StrataConformance"]),
     ],
     targets: [
         .target(name: "StrataEngine"),
         .target(name: "Strata", dependencies: ["StrataEngine"]),
         .executableTarget(name: "StrataTool", dependencies: ["Strata", "StrataEngine"]),
+        // The conformance suite of the object layer: public API only, no Testing (a library).
+        .target(name: "StrataConformance", dependencies: ["Strata"]),
         // A simulated file system (fault seam) and the torture workload, shared by the test
         // suites and the reliability tools.
         .target(name: "StrataTestSupport", dependencies: ["StrataEngine", "Strata"]),
         // A child process for the tests: holds a store open, or saves in a loop until killed.
         .executableTarget(name: "StrataTestHelper", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
         .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport", "StrataConformance"]),
         // Runs the built `strata` tool as a process on real stores (clean, damaged, locked).
         .testTarget(name: "StrataToolTests", dependencies: ["StrataEngine", "Strata", "StrataTool", "StrataTestSupport"]),
         // Kill -9, power loss and I/O faults at the object level, fuzz regressions, two processes.

@@ -93,6 +93,14 @@ public protocol DataStoreBatching: DataStore {
     func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws
 }
 
+/// Strata-only: a store that tells when it changed, whoever changed it (another process, on
+/// another machine), so that a container's observers (`ResultsObserver`, `historyChanges()`)
+/// follow it. SwiftData has no such protocol.
+public protocol ObservableDataStore: DataStore {
+    /// A number that grows with every change of the store, by any writer.
+    func changeToken() throws -> UInt64
+}
+
 /// A store that keeps the history of its saves. Same as SwiftData's `HistoryProviding`.
 public protocol HistoryProviding {
     associatedtype HistoryType: HistoryTransaction

@@ -7,11 +7,18 @@ protocol AnyDataStore: AnyObject {
     var isBatching: Bool { get }
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot])
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> Int
-    func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], _ editingState: EditingState) throws
-        -> (remapped: [PersistentIdentifier: PersistentIdentifier], reregister: [PersistentIdentifier: DefaultSnapshot])
+    func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], history: DataStoreHistoryRecord?,
+              _ editingState: EditingState) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], reregister: [PersistentIdentifier: DefaultSnapshot])
+    /// True for a `HistoryRecordingDataStore`.
+    var recordsHistory: Bool { get }
+    func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)]
+    func deleteHistoryRecords(_ tokens: [Int64]) throws
+    func newestHistoryToken() throws -> Int64
     /// Deletes what the predicate selects, if the store is `DataStoreBatching` (false if not).
     func delete<T: PersistentModel>(_ model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool, _ editingState: EditingState) throws -> Bool
     func erase() throws
+    /// The store's change token, if it is an `ObservableDataStore` that can tell it now.
+    func changeToken() -> UInt64?
 }
 
 /// `AnyDataStore` over a store of type `S`.
@@ -32,12 +39,42 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
         try store.fetchCount(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState))
     }
 
-    func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], _ editingState: EditingState) throws
-        -> (remapped: [PersistentIdentifier: PersistentIdentifier], reregister: [PersistentIdentifier: DefaultSnapshot]) {
+    func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], history: DataStoreHistoryRecord?,
+              _ editingState: EditingState) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], reregister: [PersistentIdentifier: DefaultSnapshot]) {
         let request = DataStoreSaveChangesRequest(inserted: try inserted.map(Self.own), updated: try updated.map(Self.own),
                                                   deleted: try deleted.map(Self.own), editingState: editingState)
-        let result = try store.save(request)
+        let result: DataStoreSaveChangesResult<S.Snapshot>
+        if let history, let recording = store as? any HistoryRecordingDataStore {
+            result = try Self.save(recording, request, history)
+        } else {
+            result = try store.save(request)
+        }
         return (result.remappedIdentifiers, try result.snapshotsToReregister.mapValues(Self.common))
+    }
+
+    private static func save<R: HistoryRecordingDataStore>(_ store: R, _ request: DataStoreSaveChangesRequest<S.Snapshot>,
+                                                          _ history: DataStoreHistoryRecord) throws -> DataStoreSaveChangesResult<S.Snapshot> {
+        // (R is S: the store was checked to record history.)
+        guard let own = request as? DataStoreSaveChangesRequest<R.Snapshot> else { throw DataStoreError.unsupportedFeature }
+        let result = try store.save(own, history: history)
+        guard let back = result as? DataStoreSaveChangesResult<S.Snapshot> else { throw DataStoreError.unsupportedFeature }
+        return back
+    }
+
+    var recordsHistory: Bool { store is any HistoryRecordingDataStore }
+
+    func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)] {
+        guard let recording = store as? any HistoryRecordingDataStore else { return [] }
+        return try recording.historyRecords(after: token)
+    }
+
+    func deleteHistoryRecords(_ tokens: [Int64]) throws {
+        guard let recording = store as? any HistoryRecordingDataStore else { return }
+        try recording.deleteHistoryRecords(tokens)
+    }
+
+    func newestHistoryToken() throws -> Int64 {
+        try (store as? any HistoryRecordingDataStore)?.newestHistoryToken() ?? 0
     }
 
     func delete<T: PersistentModel>(_ model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool, _ editingState: EditingState) throws -> Bool {
@@ -51,6 +88,8 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
     }
 
     func erase() throws { try store.erase() }
+
+    func changeToken() -> UInt64? { try? (store as? any ObservableDataStore)?.changeToken() }
 
     /// A store's snapshot as a `DefaultSnapshot`: itself, or read through its coded form.
     static func common(_ snapshot: S.Snapshot) throws -> DefaultSnapshot {

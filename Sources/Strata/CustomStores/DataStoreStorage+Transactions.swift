@@ -17,13 +17,18 @@ class BridgeReader: StorageReader {
     func indexNames(of collection: CollectionID) -> [(id: IndexID, name: String)] { bridge.withState { $0.indexes[collection.rawValue] ?? [] } }
 
     func count(in collection: CollectionID) throws -> Int {
+        if bridge.isHistory(collection) { return try bridge.box.historyRecords(after: 0).count }
         let entity = try bridge.entity(collection)
         let fetch = StoreFetches.all(entity.type)
         if let n = try fetch.count(in: bridge.box, bridge.editingState) { return n }
         return try fetch.fetch(in: bridge.box, extra: 0, bridge.editingState).fetched.count
     }
 
-    func nextRowID(in collection: CollectionID) throws -> RowID { 1 }
+    func nextRowID(in collection: CollectionID) throws -> RowID {
+        // (A history token is the store's to give: this one only names the save's record.)
+        if bridge.isHistory(collection) { return RowID(max(0, try bridge.box.newestHistoryToken())) + 1 }
+        return 1
+    }
 
     func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         guard let record = try record(row, collection) else { return false }
@@ -31,10 +36,23 @@ class BridgeReader: StorageReader {
         return true
     }
 
-    func record(_ row: RowID, _ collection: CollectionID) throws -> [UInt8]? { try bridge.record(row, try bridge.entity(collection)) }
+    func record(_ row: RowID, _ collection: CollectionID) throws -> [UInt8]? {
+        if bridge.isHistory(collection) {
+            return try bridge.box.historyRecords(after: Int64(row) - 1).first { $0.token == Int64(row) }.map { try $0.record.historyRecord(bridge: bridge).encode() }
+        }
+        return try bridge.record(row, try bridge.entity(collection))
+    }
 
     /// Every object of the collection's model, from the store, in row order.
     func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if bridge.isHistory(collection) {
+            // The store's history records, their objects named by rows of this process.
+            for (token, record) in try bridge.box.historyRecords(after: Int64(max(1, start ?? 1)) - 1) {
+                let bytes = try record.historyRecord(bridge: bridge).encode()
+                if try !bytes.withUnsafeBytes({ try body(RowID(token), $0) }) { return }
+            }
+            return
+        }
         let entity = try bridge.entity(collection)
         let answer = try StoreFetches.all(entity.type).fetch(in: bridge.box, extra: 0, bridge.editingState)
         let rows = try bridge.ingest(answer.fetched, related: answer.related).filter { $0.entity == entity.name }.map(\.row).sorted()
@@ -75,7 +93,9 @@ class BridgeReader: StorageReader {
 
     func metadata(_ name: String) throws -> [UInt8]? { bridge.withState { $0.metadata[name] } }
 
-    var commitSequence: UInt64? { bridge.withState { $0.commits } }
+    /// The store's own change token when it has one (changes by other processes show), else
+    /// the saves made through this bridge.
+    var commitSequence: UInt64? { bridge.box.changeToken() ?? bridge.withState { $0.commits } }
 }
 
 /// The writer of a custom store's bridge: a save's writes, sent to the store as one request
@@ -89,6 +109,12 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     private var metadataChanges: [String: [UInt8]?] = [:]
     private var pendingBlobs: [UInt64: [UInt8]] = [:]
     private var finished = false
+    /// Who saves (`ModelContext.author`), told to the store in the request's editing state.
+    var author: String?
+    /// The save's history record (the context wrote it in the history collection), and the
+    /// history records `deleteHistory` deletes.
+    private var history: DataStoreHistoryRecord?
+    private var historyDeletes: [Int64] = []
     /// `delete(model:where:)` requests for a `DataStoreBatching` store, sent before the save.
     var batchDeletes: [StoreBatchDelete] = []
     /// After commit: inserted rows the store resolved onto objects it holds, by collection.
@@ -132,10 +158,15 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     }
 
     private func isStored(_ row: RowID, _ entity: Entity) -> Bool {
-        bridge.withState { $0.tables[entity.name]?.idByRow[row] != nil }
+        bridge.withState { $0.tables[entity.name].map { $0.idByRow[row] != nil && !$0.deleted.contains(row) } ?? false }
     }
 
     func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey], previousKeys: [IndexKey]) throws {
+        if bridge.isHistory(collection) {
+            // Named by identifiers now, while the new objects' temporary ones are in the map.
+            history = try DataStoreHistoryRecord(try HistoryRecord(decoding: record), bridge: bridge)
+            return
+        }
         let entity = try bridge.entity(collection)
         let target = Target(collection: collection, row: row)
         if puts[target] == nil { putOrder.append(target) }
@@ -160,6 +191,10 @@ final class BridgeWriter: BridgeReader, StorageWriter {
 
     @discardableResult
     func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey]) throws -> Bool {
+        if bridge.isHistory(collection) {
+            historyDeletes.append(Int64(row))
+            return true
+        }
         let entity = try bridge.entity(collection)
         let target = Target(collection: collection, row: row)
         let pending = puts.removeValue(forKey: target) != nil
@@ -200,7 +235,8 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         defer { finish() }
         // Batch deletions first (they are requests of their own: a save that fails after them
         // does not bring their objects back; Docs/CustomStores.md).
-        for delete in batchDeletes { try delete(bridge.box, bridge.editingState) }
+        let editingState = EditingState(id: bridge.editingState.id, author: author)
+        for delete in batchDeletes { try delete(bridge.box, editingState) }
         if !batchDeletes.isEmpty { bridge.withState { $0.commits += 1 } }
         let plan = try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
                                 deletes: deletes, bridge: bridge, blobs: pendingBlobs)
@@ -208,8 +244,9 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
         if !plan.isEmpty {
             (remapped, reregister) = try bridge.box.save(inserted: plan.inserted.map(\.snapshot), updated: plan.updated.map(\.snapshot),
-                                                         deleted: plan.deleted.map(\.snapshot), bridge.editingState)
+                                                         deleted: plan.deleted.map(\.snapshot), history: history, editingState)
         }
+        if !historyDeletes.isEmpty { try bridge.box.deleteHistoryRecords(historyDeletes) }
         movedRows = try bridge.withState { state in
             let moved = try plan.apply(remapped: remapped, to: &state, rows: bridge.rows)
             for (name, value) in metadataChanges { state.metadata[name] = value }
@@ -280,10 +317,9 @@ struct SavePlan {
             state.tables[item.entity.name, default: BridgeState.EntityRows()].records[row] = try state.record(of: item.snapshot.values, item.entity, rows: rows)
         }
         for item in deleted {
-            let id = item.snapshot.persistentIdentifier
-            state.tables[item.entity.name]?.rowByID[id] = nil
-            state.tables[item.entity.name]?.idByRow[item.row] = nil
+            // The row keeps its identifier: the deleted object's `persistentModelID` stays.
             state.tables[item.entity.name]?.records[item.row] = nil
+            state.tables[item.entity.name]?.deleted.insert(item.row)
         }
         return moved
     }

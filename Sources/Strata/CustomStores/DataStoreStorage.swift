@@ -36,6 +36,12 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         self.box = box
         self.entities = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         state.metadata[HistoryRecord.storeIdentifierMetadata] = Array(box.identifier.utf8)
+        // The history collection stands for the store's history records
+        // (`HistoryRecordingDataStore`): the context reads and writes it as on the engine.
+        if box.recordsHistory {
+            state.collections[HistoryRecord.collection] = BridgeState.historyCollection
+            state.collectionNames[BridgeState.historyCollection.rawValue] = HistoryRecord.collection
+        }
     }
 
     func read(_ body: (any StorageReader) throws -> Void) throws { try body(BridgeReader(self)) }
@@ -74,6 +80,8 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         return try body(&state)
     }
 
+    func isHistory(_ collection: CollectionID) -> Bool { collection == BridgeState.historyCollection }
+
     func entity(_ collection: CollectionID) throws -> Entity {
         guard let name = withState({ $0.collectionNames[collection.rawValue] }), let entity = entities[name] else {
             throw StrataError(.unknownModel, "The custom store \(box.identifier) has no collection \(collection).")
@@ -98,9 +106,10 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
 
     /// The record of a row, read from the store if this process has not kept it.
     func record(_ row: RowID, _ entity: Entity) throws -> [UInt8]? {
-        let (kept, id) = withState { ($0.tables[entity.name]?.records[row], $0.tables[entity.name]?.idByRow[row]) }
+        let (kept, id, deleted) = withState { ($0.tables[entity.name]?.records[row], $0.tables[entity.name]?.idByRow[row],
+                                               $0.tables[entity.name]?.deleted.contains(row) == true) }
         if let kept { return kept }
-        guard let id else { return nil }
+        guard let id, !deleted else { return nil }
         let answer = try StoreFetches.one(entity.type, id).fetch(in: box, extra: 0, editingState)
         try ingest(answer.fetched.filter { $0.persistentIdentifier == id }, related: answer.related)
         return withState { $0.tables[entity.name]?.records[row] }
@@ -109,6 +118,8 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
 
 /// What the bridge keeps: its catalog, metadata, blobs, and each model's rows.
 struct BridgeState {
+    /// The history collection's id (the models' collections are numbered from 1).
+    static let historyCollection = CollectionID(rawValue: UInt32.max)
     var collections: [String: CollectionID] = [:]
     var collectionNames: [UInt32: String] = [:]
     var indexes: [UInt32: [(id: IndexID, name: String)]] = [:]
@@ -127,6 +138,9 @@ struct BridgeState {
         var rowByID: [PersistentIdentifier: RowID] = [:]
         var idByRow: [RowID: PersistentIdentifier] = [:]
         var records: [RowID: [UInt8]] = [:]
+        /// Rows this bridge saw deleted: they keep their identifier (a deleted object's
+        /// `persistentModelID`, a conflict's objects), and are stored no more.
+        var deleted = Set<RowID>()
     }
 
     mutating func row(for id: PersistentIdentifier, _ entity: Entity, rows: RowAllocator) -> RowID {
@@ -146,6 +160,7 @@ struct BridgeState {
         }
         let row = row(for: snapshot.persistentIdentifier, entity, rows: rows)
         tables[entity.name, default: EntityRows()].records[row] = try record(of: snapshot.values, entity, rows: rows)
+        tables[entity.name]?.deleted.remove(row)
         return row
     }
 

@@ -268,7 +268,8 @@ public enum SnapshotValue: Hashable, Sendable, Codable {
             { UInt(exactly: $0) }, { UInt64(exactly: $0) }, { UInt32(exactly: $0) }, { UInt16(exactly: $0) }, { UInt8(exactly: $0) },
             { Double(exactly: $0) }, { Decimal($0) },
         ]
-        for convert in conversions { if let value = convert(v) as? V { return value } }
+        // A conversion that does not fit gives nil, which would cast to an optional `V` as nil.
+        for convert in conversions { if let converted = convert(v), let value = converted as? V { return value } }
         return nil
     }
 

@@ -14,6 +14,24 @@ extension ModelContainer {
         try self.init(for: Schema(forTypes), migrationPlan: nil, configurations: configurations)
     }
 
+    /// The same for a schema, the configurations listed. Same as SwiftData's
+    /// `init(for:configurations:)` with a schema.
+    public convenience init(for givenSchema: Schema, configurations: any DataStoreConfiguration...) throws {
+        try self.init(for: givenSchema, migrationPlan: nil, configurations: configurations)
+    }
+
+    /// The same, the configurations given without a label: `ModelContainer(for: schema, trips, people)`.
+    /// Same as SwiftData's `init(for:_:)`.
+    public convenience init(for givenSchema: Schema, _ first: any DataStoreConfiguration, _ rest: any DataStoreConfiguration...) throws {
+        try self.init(for: givenSchema, migrationPlan: nil, configurations: [first] + rest)
+    }
+
+    /// The same after migrating (see `init(for:migrationPlan:configurations:)` with an array).
+    public convenience init(for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)?,
+                            configurations: any DataStoreConfiguration...) throws {
+        try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
+    }
+
     /// A container for a schema in the stores of `configurations`, of any kinds. Same as
     /// SwiftData's `init(for:configurations:)` taking `[any DataStoreConfiguration]`.
     public convenience init(for givenSchema: Schema, configurations: [any DataStoreConfiguration]) throws {
@@ -49,9 +67,11 @@ extension ModelContainer {
         if given.schema == nil { given.schema = schema }
         try given.validate()
         let store = try C.Store(given, migrationPlan: migrationPlan)
+        let box = DataStoreBox(store)
         var standIn = ModelConfiguration(given.name, schema: subset, isStoredInMemoryOnly: true)
-        standIn.historyRetention = .off
-        return StoreSpec(configuration: standIn, provider: DataStoreProvider(box: DataStoreBox(store), entities: []), isCustom: true)
+        // A store that records history keeps every transaction until deleteHistory deletes it.
+        standIn.historyRetention = box.recordsHistory ? .unlimited : .off
+        return StoreSpec(configuration: standIn, provider: DataStoreProvider(box: box, entities: []), isCustom: true)
     }
 }
 

@@ -24,7 +24,14 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
         -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
         var asked = descriptor
         asked.fetchOffset = nil
-        asked.fetchLimit = descriptor.fetchLimit.map { $0 + (descriptor.fetchOffset ?? 0) + extra }
+        // A limit of 0 or below is no limit, an offset below 0 is 0, and a sum past Int.max is no
+        // limit (the context pages any value a caller passes; FetchEdgeTests).
+        asked.fetchLimit = descriptor.fetchLimit.flatMap { limit -> Int? in
+            guard limit > 0 else { return nil }
+            let (withOffset, overflow) = limit.addingReportingOverflow(max(0, descriptor.fetchOffset ?? 0))
+            let (total, overflowAgain) = withOffset.addingReportingOverflow(extra)
+            return overflow || overflowAgain ? nil : total
+        }
         for _ in 0..<3 {
             do {
                 return try store.fetch(asked, editingState)

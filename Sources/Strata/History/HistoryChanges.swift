@@ -94,9 +94,13 @@ public struct HistoryChanges: AsyncSequence, Sendable {
         private func notice(_ record: HistoryRecord, token: RowID, handle: StoreHandle) -> HistoryNotice {
             var inserted: [PersistentIdentifier] = [], updated: [PersistentIdentifier] = [], deleted: [PersistentIdentifier] = []
             for run in record.runs {
-                let scope = container.location(ofEntityNamed: run.entity).map { $0.0.identifierScope(for: $0.1.entity) }
-                    ?? IdentifierScope(entityName: run.entity, storeIdentifier: handle.identifier)
-                let ids = (0..<run.count).map { PersistentIdentifier(scope: scope, rowID: Int64(run.firstRow) + Int64($0)) }
+                let location = container.location(ofEntityNamed: run.entity)
+                let scope = location.map { $0.0.identifierScope(for: $0.1.entity) } ?? IdentifierScope(entityName: run.entity, storeIdentifier: handle.identifier)
+                let ids = (0..<run.count).map { i -> PersistentIdentifier in
+                    let row = run.firstRow + RowID(i)
+                    if let (owner, table) = location, let custom = owner.custom { return custom.identifier(table.entity, row) }
+                    return PersistentIdentifier(scope: scope, rowID: Int64(row))
+                }
                 switch run.kind {
                 case .insert: inserted += ids
                 case .update: updated += ids

@@ -115,7 +115,8 @@ enum HistoryReading {
                 }
             }
             for i in 0..<run.count {
-                let id = PersistentIdentifier(scope: scope, rowID: Int64(run.firstRow) + Int64(i))
+                let row = run.firstRow + RowID(i)
+                let id = handle.custom?.identifier(entity, row) ?? PersistentIdentifier(scope: scope, rowID: Int64(row))
                 changes.append(change(entity.type, run, id: id, position: changes.count, transaction: value,
                                       tombstone: i < tombstones.count ? tombstones[i] : []))
             }

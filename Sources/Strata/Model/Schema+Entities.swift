@@ -89,6 +89,17 @@ extension Schema {
         /// The relationships by name. Same as SwiftData's `relationshipsByName`.
         public var relationshipsByName: [String: Relationship] { Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0) }) }
 
+        /// Strata-only: the name of the persisted property a key path of the model reads (nil
+        /// for another key path), for a store that translates predicates and sorts itself.
+        public func propertyName(for keyPath: AnyKeyPath) -> String? {
+            EntityRegistry.shared.entity(for: modelType)?.property(for: keyPath)?.name
+        }
+
+        /// Strata-only: the model of a relationship's destination.
+        public func destinationType(of relationship: Relationship) -> (any PersistentModel.Type)? {
+            (EntityRegistry.shared.entity(for: modelType)?.properties.first { $0.name == relationship.name } as? RelationshipProperty)?.targetType
+        }
+
         public static func == (a: Entity, b: Entity) -> Bool { a.name == b.name && a.modelType == b.modelType }
         public func hash(into hasher: inout Hasher) { hasher.combine(name) }
         public var description: String { "Entity \(name): \(properties.map(\.name).joined(separator: ", "))" }

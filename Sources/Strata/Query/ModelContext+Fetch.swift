@@ -166,7 +166,8 @@ extension ModelContext {
             }
             let run = runs[0]
             let snapshot = try run.handle.storage.beginRead()
-            let items = try results(run, reader: snapshot, materialize: false)
+            // A custom store's rows are not a snapshot to read again later: its objects are made now.
+            let items = try results(run, reader: snapshot, materialize: run.handle.custom != nil)
             return FetchResultsCollection(context: self, run: run, snapshot: snapshot, items: items, batchSize: max(1, batchSize))
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
     }

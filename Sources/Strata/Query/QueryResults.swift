@@ -41,7 +41,8 @@ extension ModelContext {
     func results(_ run: QueryRun, reader: any StorageReader, materialize: Bool) throws -> [FetchItem] {
         let pending = try pendingResults(run)
         guard let sort = run.sort else { return try rowOrderResults(run, pending, reader, materialize) }
-        if pending.objects.isEmpty, let order = sort.indexOrder, run.source.isScan || run.filter.isAll {
+        // A custom store keeps no index entries: its rows are sorted from their values.
+        if pending.objects.isEmpty, run.handle.custom == nil, let order = sort.indexOrder, run.source.isScan || run.filter.isAll {
             return try indexOrderResults(run, order, pending.excluded, reader, materialize)
         }
         return try sortedResults(run, sort, pending, reader, materialize)

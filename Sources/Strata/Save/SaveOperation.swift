@@ -120,9 +120,12 @@ final class SaveOperation {
             }
             guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
             store.writer = try handle.storage.beginWrite()
-            if let storeBatches, let bridge = store.writer as? BridgeWriter {
-                bridge.batchDeletes = storeBatches
-                store.touched = true
+            if let bridge = store.writer as? BridgeWriter {
+                bridge.author = context.author
+                if let storeBatches {
+                    bridge.batchDeletes = storeBatches
+                    store.touched = true
+                }
             }
             if handle.configuration.historyRetention.isRecording { store.history = HistoryRecorder(retention: handle.configuration.historyRetention) }
         }

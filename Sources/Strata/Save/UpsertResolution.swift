@@ -31,7 +31,10 @@ extension SaveOperation {
         for backing in inserted where backing.status == .inserted {
             let entity = backing.entity
             guard !entity.uniqueGroups.isEmpty else { continue }
-            let resolves = last.flatMap { $0.entity === entity ? $0.resolves : nil } ?? takesPartInRelationships(entity)
+            // (A custom store's models too: the context merges its inserts of one unique value
+            // before the request, the store resolves them against what it holds.)
+            let resolves = last.flatMap { $0.entity === entity ? $0.resolves : nil }
+                ?? (takesPartInRelationships(entity) || location(entity)?.store.handle.custom != nil)
             last = (entity, resolves)
             guard resolves else { continue }
             let object = backing.object

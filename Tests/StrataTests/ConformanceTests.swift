@@ -1,0 +1,144 @@
+// The object layer's conformance scenarios (Sources/StrataConformance), written once, run here
+// on Strata's engine and on the two custom stores of CustomStoreSupport.swift. StrataPostgres
+// runs the same scenarios on PostgreSQL.
+import Foundation
+import Testing
+import Strata
+import StrataConformance
+
+/// A folder for one test's stores, removed when the test ends.
+private final class ScenarioFolder: Sendable {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-conformance-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func file(_ scenario: String, _ ext: String) -> URL { url.appendingPathComponent("\(scenario)-\(UUID().uuidString).\(ext)") }
+}
+
+/// Why the custom stores of the tests skip some scenarios (Docs/CustomStores.md and
+/// CustomStoreSupport.swift say the same).
+private let customStoreLacks: [ConformanceCapability: String] = [
+    .recordsHistory: "a custom store keeps no Strata history (Docs/CustomStores.md, History and migration)",
+    .rejectsUniqueViolations: "unique constraints are the store's (Docs/CustomStores.md), and this test store checks none on updates",
+    .detectsSaveConflicts: "the test store takes an update or deletion of an object another container deleted without a typed conflict (within one container the context finds it)",
+    .resolvesCompoundUniqueValues: "unique constraints are the store's (Docs/CustomStores.md), and this test store resolves no compound one",
+]
+
+/// Scenarios that show a bug of the custom-store bridge (Sources/Strata/CustomStores) on the
+/// custom stores: run as known issues (the run says so, and says when one stops failing), or not
+/// run at all where the bug traps and would stop the test process. Remove an entry when its bug
+/// is fixed.
+private struct BridgeBug {
+    let stores: Set<String>
+    let traps: Bool
+    let reason: String
+    init(_ reason: String, on stores: Set<String> = ["counting", "json"], traps: Bool = false) {
+        self.stores = stores
+        self.traps = traps
+        self.reason = reason
+    }
+}
+
+private let bridgeBugs: [String: BridgeBug] = [
+    "rollbackUndoesDeleteModelWhere": BridgeBug(
+        "a delete(model:where:) handed to a DataStoreBatching store (ModelContext.deleteInStore) is not applied to the context's own fetches and counts before the save, as it is on the engine",
+        on: ["counting"]),
+    "anUpsertReplacesTheStoredObjectsRelationships": BridgeBug(
+        "after an insert the store resolved onto a stored object, the objects of the stored object's to-many still name it in their to-one (its snapshot lists only the insert's objects): the graph is left inconsistent",
+        on: ["counting"]),
+]
+
+@Suite struct ConformanceTests {
+    /// Strata's engine: a store file per scenario; reopen is a new container on its url.
+    private static func engine(_ folder: ScenarioFolder) -> ConformanceStore {
+        ConformanceStore(name: "engine") { schema, scenario in
+            let url = folder.file(scenario, "store")
+            let open = { try ModelContainer(for: schema, configurations: [ModelConfiguration(url: url)]) }
+            return ConformanceSession(container: try open(), reopen: open)
+        }
+    }
+
+    /// The counting store: its objects live in its configuration, which a reopen shares. It
+    /// resolves one unique property by name (`code`, as every scenario model spells it).
+    private static func counting() -> ConformanceStore {
+        var lacks = customStoreLacks
+        lacks[.acceptsBatchDeletes] = "the counting store refuses batch deletions on purpose (CountingStore.delete throws unsupportedFeature)"
+        lacks[.resolvesUniqueValuesAfterTheSavesUpdates] = "the counting store resolves a request's inserts against its objects as they were before the request, and applies the request's updates after its inserts"
+        lacks[.stableIdentifiers] = "the counting store names itself with a new UUID in each container (CountingStore.identifier), so another container's identifiers name another store"
+        return ConformanceStore(name: "counting", lacks: lacks) { schema, _ in
+            let configuration = CountingStoreConfiguration(schema: schema, uniqueProperty: "code")
+            let open = { try ModelContainer(for: schema, configurations: [configuration] as [any DataStoreConfiguration]) }
+            return ConformanceSession(container: try open(), reopen: open)
+        }
+    }
+
+    /// WWDC24's JSON-file store: a file per scenario; reopen is a new container on the file.
+    private static func json(_ folder: ScenarioFolder) -> ConformanceStore {
+        var lacks = customStoreLacks
+        lacks[.resolvesUniqueValues] = "the JSON store does not resolve unique values (Docs/CustomStores.md, Unique constraints are the store's)"
+        lacks[.exactDates] = "the JSON store encodes dates as ISO 8601 text (whole seconds), as WWDC24's sample does"
+        lacks[.nonFiniteNumbers] = "the JSON store's JSONEncoder refuses NaN and infinities"
+        lacks[.stableUnsortedOrder] = "the JSON store answers with a Dictionary's values, whose order changes from one read of the file to the next"
+        return ConformanceStore(name: "json", lacks: lacks) { schema, scenario in
+            let url = folder.file(scenario, "json")
+            let open = { try ModelContainer(for: schema, configurations: [JSONStoreConfiguration(schema: schema, fileURL: url)] as [any DataStoreConfiguration]) }
+            return ConformanceSession(container: try open(), reopen: open)
+        }
+    }
+
+    private func run(_ name: String, on store: ConformanceStore) throws {
+        guard let scenario = Conformance.scenario(named: name) else {
+            Issue.record("no conformance scenario is named \(name)")
+            return
+        }
+        // A cancelled test case shows as passed: the reason is printed too, so that no skip is silent.
+        if let reason = store.skipReason(for: scenario.requires) {
+            print("conformance: \(store.name) skips \(name): \(reason)")
+            try Test.cancel("skipped: \(reason)")
+        }
+        guard let bug = bridgeBugs[name], bug.stores.contains(store.name) else { return try perform(scenario, on: store) }
+        if bug.traps {
+            print("conformance: \(store.name) does not run \(name): known custom-store bridge bug: \(bug.reason)")
+            try Test.cancel("not run: known custom-store bridge bug: \(bug.reason)")
+        }
+        withKnownIssue("known custom-store bridge bug: \(bug.reason)") { try perform(scenario, on: store) }
+    }
+
+    /// Runs the scenario; a failed check is an issue at the scenario's line.
+    private func perform(_ scenario: ConformanceScenario, on store: ConformanceStore) throws {
+        do {
+            try scenario.run(store)
+        } catch let failure as ConformanceFailure {
+            Issue.record("\(store.name) / \(scenario.name): \(failure.message)",
+                         sourceLocation: SourceLocation(fileID: "StrataConformance/\(URL(fileURLWithPath: failure.file).lastPathComponent)",
+                                                        filePath: failure.file, line: failure.line, column: 1))
+        }
+    }
+
+    @Test(arguments: Conformance.scenarios.map(\.name))
+    func engine(_ name: String) throws {
+        let folder = ScenarioFolder()
+        try run(name, on: Self.engine(folder))
+    }
+
+    @Test(arguments: Conformance.scenarios.map(\.name))
+    func countingStore(_ name: String) throws {
+        try run(name, on: Self.counting())
+    }
+
+    @Test(arguments: Conformance.scenarios.map(\.name))
+    func jsonStore(_ name: String) throws {
+        let folder = ScenarioFolder()
+        try run(name, on: Self.json(folder))
+    }
+
+    /// Every scenario has a unique name and says where it came from; the engine lacks nothing.
+    @Test func theScenarioListIsWellFormed() {
+        let names = Conformance.scenarios.map(\.name)
+        #expect(Set(names).count == names.count, "scenario names are unique")
+        #expect(Conformance.scenarios.allSatisfy { !$0.origin.isEmpty })
+        #expect(Self.engine(ScenarioFolder()).lacks.isEmpty)
+    }
+}
