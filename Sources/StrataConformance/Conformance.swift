@@ -50,7 +50,7 @@
 //         ValueRoundTripTests.decimalNaNRoundTrips [needs nonFiniteNumbers]
 //   decimalsKeepTheirDigits <- ValueRoundTripTests.everythingAtItsEdges
 //   stringsKeepTheirScalars <- ValueRoundTripTests.everythingAtItsEdges
-//   stringsWithNUL <- ValueRoundTripTests.everythingAtItsEdges
+//   stringsWithNUL <- ValueRoundTripTests.everythingAtItsEdges [needs nulInStrings]
 //   datesRoundTripExactly <- ValueRoundTripTests.everythingAtItsEdges,
 //         ValueRoundTripTests.optionalsNestedCodablesAndCollections [needs exactDates]
 //   dataUUIDsAndURLs <- ValueRoundTripTests.everythingAtItsEdges

@@ -31,6 +31,9 @@ public enum ConformanceCapability: String, Sendable, Hashable, CaseIterable, Cus
     case exactDates
     /// NaN and infinities (`Double`, `Float`, `Decimal.nan`) are stored and come back.
     case nonFiniteNumbers
+    /// A string with the character U+0000 is stored and comes back. (PostgreSQL's text cannot
+    /// hold it: there the save fails with a typed error instead, saving nothing.)
+    case nulInStrings
     /// A fetch without a sort gives the objects in the same order each time (so that pages of
     /// an unsorted fetch make the whole). Sorted fetches are required to page right everywhere.
     case stableUnsortedOrder

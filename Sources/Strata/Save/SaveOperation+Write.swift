@@ -157,9 +157,11 @@ extension SaveOperation {
         let reads = table.hasIndexes || !entity.externals.isEmpty || history != nil
         var stored = StoredRow.none
         var changed: [String]?
+        var existed = false
         let conflict = try record.withUnsafeBytes { bytes in
             let new = reads ? try RecordView(bytes) : nil
             return try writer.putUnlessHeld(bytes, row: row, in: collection, indexKeys: keys) { old in
+                existed = true
                 guard let new else { return [] }
                 let view = try RecordView(old, layouts: table.layouts)
                 stored = try StoredRow(view, table: table, replacedBy: new, recordKeys: keys)
@@ -169,6 +171,9 @@ extension SaveOperation {
         }
         if let conflict { throw uniqueViolation(conflict, table: table, object: object) }
         if let changed { history?.update(entity, row, attributes: changed) }
+        // The row of an earlier insert of this save that this one took the place of (and that
+        // was not written): this insert is the object's insert.
+        if !existed { history?.insert(entity, row) }
         for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
     }
 
