@@ -38,6 +38,44 @@ public enum MigrationStage: @unchecked Sendable {
     var to: any VersionedSchema.Type {
         switch self { case .lightweight(_, let t), .custom(_, let t, _, _): t }
     }
+
+    /// The version the stage starts from, for a store that migrates itself.
+    /// Strata-only: SwiftData gives it in the case alone.
+    public var fromVersion: any VersionedSchema.Type { from }
+    /// The version the stage ends at. Strata-only, as `fromVersion`.
+    public var toVersion: any VersionedSchema.Type { to }
+}
+
+extension SchemaMigrationPlan {
+    /// The stages that take a store written with version `stored` to the plan's last version,
+    /// in order (none: it is there). For a custom store that migrates itself in
+    /// `DataStore.init(_:migrationPlan:)`, by the same rules as a file; `location` names the
+    /// store in the errors.
+    ///
+    /// - Throws: `StrataError` `.schemaMismatch` when the plan does not list `stored`, or lacks a
+    ///   stage from a version on the way.
+    ///
+    /// Strata-only: SwiftData runs a plan's stages for its own stores alone.
+    public static func stages(from stored: Schema.Version, location: String) throws -> [MigrationStage] {
+        let plan: any SchemaMigrationPlan.Type = Self.self
+        guard let start = schemas.firstIndex(where: { $0.versionIdentifier == stored }) else {
+            throw StrataError(.schemaMismatch, "The store at \(location) has schema version \(stored), which \(plan) does not list. Add that version to its schemas.")
+        }
+        var found: [MigrationStage] = []
+        var version = start
+        while version < schemas.count - 1 {
+            let from = schemas[version].versionIdentifier
+            guard let stage = stages.first(where: { $0.from.versionIdentifier == from }) else {
+                throw StrataError(.schemaMismatch, "\(plan) has no stage from version \(from); add a MigrationStage from it to the next version.")
+            }
+            guard let next = schemas.firstIndex(where: { $0.versionIdentifier == stage.to.versionIdentifier }), next > version else {
+                throw StrataError(.schemaMismatch, "\(plan)'s stage from \(from) goes to a version not after it.")
+            }
+            found.append(stage)
+            version = next
+        }
+        return found
+    }
 }
 
 /// Where a migration is, for `ModelConfiguration.migrationProgress` (a Strata extra; SwiftData
@@ -83,7 +121,7 @@ enum Migrator {
         let path = configuration.url.path
         guard let copy = try storage.prepareCopy(of: configuration) else { return }
         guard let stored = try storedVersion(copy, plan: plan) else { return }
-        let stages = try stagesToRun(plan: plan, from: stored, path: path)
+        let stages = try plan.stages(from: stored, location: path)
         if stages.isEmpty { return }
         let report = configuration.migrationProgress
         let parts = stages.count + 1   // copying the store, then each stage
@@ -126,28 +164,6 @@ enum Migrator {
             return StrataError(.storeFailure, "Strata could not migrate the store at \(path): \(error). The store was left as it was; free space or fix the cause and open it again.", underlying: error)
         }
         return error
-    }
-
-    /// The stages from version `stored` to the plan's last version, in order.
-    private static func stagesToRun(plan: any SchemaMigrationPlan.Type, from stored: Schema.Version, path: String) throws -> [MigrationStage] {
-        let schemas = plan.schemas
-        guard let start = schemas.firstIndex(where: { $0.versionIdentifier == stored }) else {
-            throw StrataError(.schemaMismatch, "The store at \(path) has schema version \(stored), which \(plan) does not list. Add that version to its schemas.")
-        }
-        var stages: [MigrationStage] = []
-        var version = start
-        while version < schemas.count - 1 {
-            let from = schemas[version].versionIdentifier
-            guard let stage = plan.stages.first(where: { $0.from.versionIdentifier == from }) else {
-                throw StrataError(.schemaMismatch, "\(plan) has no stage from version \(from); add a MigrationStage from it to the next version.")
-            }
-            guard let next = schemas.firstIndex(where: { $0.versionIdentifier == stage.to.versionIdentifier }), next > version else {
-                throw StrataError(.schemaMismatch, "\(plan)'s stage from \(from) goes to a version not after it.")
-            }
-            stages.append(stage)
-            version = next
-        }
-        return stages
     }
 
     private static func run(_ body: (ModelContext) throws -> Void, models: [any PersistentModel.Type], url: URL,

@@ -100,6 +100,22 @@ extension Schema {
             (EntityRegistry.shared.entity(for: modelType)?.properties.first { $0.name == relationship.name } as? RelationshipProperty)?.targetType
         }
 
+        /// Strata-only: the value each attribute has in a new object of the model (its
+        /// `init()`), as a snapshot holds it; an attribute `init()` leaves unset is absent. For a
+        /// store that adds a column to rows that exist (a lightweight migration), as the engine
+        /// fills a property added to stored records.
+        public func defaultValues() throws -> [String: SnapshotValue] {
+            guard let entity = EntityRegistry.shared.entity(for: modelType) else { return [:] }
+            let instance = entity.newInstance()
+            var values: [String: SnapshotValue] = [:]
+            for case let attribute as AttributeProperty in entity.properties where !attribute.isExternal && attribute.hasValue(instance) {
+                var bytes: [UInt8] = []
+                try attribute.encode(instance, into: &bytes, .plain)
+                values[attribute.name] = try bytes.withUnsafeBytes { try attribute.access.snapshotOfField($0) }
+            }
+            return values
+        }
+
         public static func == (a: Entity, b: Entity) -> Bool { a.name == b.name && a.modelType == b.modelType }
         public func hash(into hasher: inout Hasher) { hasher.combine(name) }
         public var description: String { "Entity \(name): \(properties.map(\.name).joined(separator: ", "))" }
