@@ -1,0 +1,77 @@
+import Foundation
+import PostgresNIO
+import Strata
+
+/// The server's errors as Strata's typed errors: a message that says what happened where and
+/// what to do, the server's error (with its SQLSTATE) as the cause.
+enum PostgresStoreError {
+    /// The SQLSTATE of a server error (`23505`...), looked for under Strata's wrapping too.
+    static func sqlState(_ error: any Error) -> String? {
+        if let psql = error as? PSQLError { return psql.serverInfo?[.sqlState] }
+        if let strata = error as? StrataError, let underlying = strata.underlying { return sqlState(underlying) }
+        return nil
+    }
+
+    /// The server's message, if it sent one.
+    static func serverMessage(_ error: any Error) -> String? {
+        if let psql = error as? PSQLError {
+            guard let info = psql.serverInfo, let message = info[.message] else { return nil }
+            return [message, info[.detail], info[.hint]].compactMap { $0 }.joined(separator: " ")
+        }
+        if let strata = error as? StrataError, let underlying = strata.underlying { return serverMessage(underlying) }
+        return nil
+    }
+
+    /// A serialization failure or a deadlock: the transaction may be run again.
+    static func isRetryable(_ error: any Error) -> Bool {
+        guard let state = sqlState(error) else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    /// The connection itself failed (closed, lost, never opened): it is not used again.
+    static func isConnectionLevel(_ error: any Error) -> Bool {
+        if let psql = error as? PSQLError {
+            switch psql.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .messageDecodingFailure,
+                 .unexpectedBackendMessage:
+                return true
+            default:
+                return false
+            }
+        }
+        if let strata = error as? StrataError, let underlying = strata.underlying { return isConnectionLevel(underlying) }
+        return error is ChannelError || error is IOError
+    }
+
+    static func connection(_ error: any Error, location: String) -> StrataError {
+        StrataError(.storeFailure, "Strata could not connect to the PostgreSQL server at \(location): \(describe(error)). Check that the server runs, and the URL's host, port, user, password and database.",
+                    underlying: error)
+    }
+
+    static func statement(_ error: any Error, sql: String, location: String) -> any Error {
+        let state = sqlState(error)
+        let message = serverMessage(error) ?? describe(error)
+        switch state {
+        case "23505":
+            return StrataError(.uniqueConstraintViolation, "The PostgreSQL server at \(location) refused a row whose unique values another row has: \(message)", underlying: error)
+        case "40001", "40P01":
+            return StrataError(.storeFailure, "The PostgreSQL server at \(location) stopped the save for another writer (\(state ?? "")): \(message). Strata retries this a few times; save again.", underlying: error)
+        case "25006":
+            return StrataError(.readOnly, "The PostgreSQL server at \(location) takes no writes (a standby, or a read-only transaction): \(message). Save to the primary.", underlying: error)
+        case "42P01", "42703":
+            return StrataError(.schemaMismatch, "The tables at \(location) are not those of these models: \(message). Open the store with the models that made it, or migrate it.", underlying: error)
+        default:
+            if isConnectionLevel(error) {
+                return StrataError(.storeFailure, "Strata lost its connection to the PostgreSQL server at \(location): \(message). Nothing of the statement under way was committed; try again once the server is back.", underlying: error)
+            }
+            return StrataError(.storeFailure, "The PostgreSQL server at \(location) refused a statement: \(message)\(state.map { " (SQLSTATE \($0))" } ?? "").", underlying: error)
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let psql = error as? PSQLError {
+            return serverMessage(psql) ?? "\(psql.code)\(psql.underlying.map { " (\($0))" } ?? "")"
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import Strata
+
+extension PostgresStore {
+    /// The rows a descriptor selects, as snapshots: one `SELECT` with the predicate, sort, limit
+    /// and offset translated, then each to-many relationship's join rows and the external values
+    /// of those rows, one query each.
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let table = try table(T.self)
+        let (sql, binds) = try select(table, request.descriptor, columns: rowColumns(table))
+        let fetched = try session.withConnection { c in try self.snapshots(table, rows: try c.query(sql, binds), c) }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: fetched)
+    }
+
+    /// `COUNT(*)` of the rows the predicate selects.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        let table = try table(T.self)
+        var descriptor = request.descriptor
+        descriptor.sortBy = []
+        let (sql, binds) = try select(table, descriptor, columns: ["count(*)::text"], ordered: false)
+        let rows = try session.withConnection { try $0.query(sql, binds) }
+        let counted = Int(rows.first?.first.flatMap { $0 } ?? "0") ?? 0
+        // A limit and an offset apply to the rows the count is of.
+        let afterOffset = max(0, counted - (request.descriptor.fetchOffset ?? 0))
+        return request.descriptor.fetchLimit.map { min($0, afterOffset) } ?? afterOffset
+    }
+
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+        let table = try table(T.self)
+        let (sql, binds) = try select(table, request.descriptor, columns: ["t0.\"id\"::text"])
+        let rows = try session.withConnection { try $0.query(sql, binds) }
+        return try rows.compactMap { row in try row.first.flatMap { $0 }.flatMap(Int64.init).map { try identifier(table.name, $0) } }
+    }
+
+    /// The columns a snapshot is read from: id, version, each attribute, each to-one.
+    func rowColumns(_ table: PostgresTable) -> [String] {
+        ["t0.\"id\"::text", "t0.\"_version\"::text"] + table.columns.map { "t0.\($0.name)::text" } + table.toOnes.map { "t0.\($0.column)::text" }
+    }
+
+    /// The `SELECT` of a descriptor, its binds as text. Throws `preferInMemoryFilter` or
+    /// `preferInMemorySort` for a part that does not translate.
+    func select<T: PersistentModel>(_ table: PostgresTable, _ descriptor: FetchDescriptor<T>, columns: [String], ordered: Bool = true) throws -> (String, [String?]) {
+        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(table.qualified) t0"
+        var binds: [String?] = []
+        if let predicate = descriptor.predicate {
+            guard let condition = PredicateSQL.condition(predicate, resolver: self) else { throw DataStoreError.preferInMemoryFilter }
+            sql += " WHERE " + Self.cast(condition)
+            binds = try condition.binds.map(Self.text)
+        }
+        if ordered {
+            if descriptor.sortBy.isEmpty {
+                sql += " ORDER BY t0.\"id\""
+            } else {
+                guard let order = PredicateSQL.order(descriptor.sortBy, resolver: self) else { throw DataStoreError.preferInMemorySort }
+                sql += " ORDER BY \(order), t0.\"id\""
+            }
+        }
+        if let limit = descriptor.fetchLimit, limit > 0 { sql += " LIMIT \(limit)" }
+        if let offset = descriptor.fetchOffset, offset > 0 { sql += " OFFSET \(offset)" }
+        return (sql, binds)
+    }
+
+    /// The snapshots of rows read with `rowColumns`.
+    func snapshots(_ table: PostgresTable, rows: [[String?]], _ c: SQLConnection) throws -> [DefaultSnapshot] {
+        guard !rows.isEmpty else { return [] }
+        let ids = rows.map { $0.first.flatMap { $0 }.flatMap(Int64.init) ?? 0 }
+        let idList = PostgresValues.arrayLiteral(ids.map { String($0) })
+        var related: [String: [Int64: [Int64]]] = [:]
+        for toMany in table.toManys {
+            var lists: [Int64: [Int64]] = [:]
+            for row in try c.query("SELECT \"owner_id\"::text, \"target_id\"::text FROM \(toMany.table) WHERE \"owner_id\" = ANY($1::bigint[]) ORDER BY \"owner_id\", \"position\"", [idList]) {
+                guard row.count == 2, let owner = row[0].flatMap(Int64.init), let target = row[1].flatMap(Int64.init) else { continue }
+                lists[owner, default: []].append(target)
+            }
+            related[toMany.relationship.name] = lists
+        }
+        var externals: [Int64: [String: String?]] = [:]
+        if !table.externals.isEmpty {
+            for row in try c.query("SELECT \"id\"::text, \"property\", \"data\"::text FROM \(table.externalTable) WHERE \"id\" = ANY($1::bigint[])", [idList]) {
+                guard row.count == 3, let id = row[0].flatMap(Int64.init), let property = row[1] else { continue }
+                externals[id, default: [:]][property] = .some(row[2])
+            }
+        }
+        var snapshots: [DefaultSnapshot] = []
+        snapshots.reserveCapacity(rows.count)
+        var seen: [(Int64, Int64)] = []
+        seen.reserveCapacity(rows.count)
+        for (row, id) in zip(rows, ids) {
+            var values: [String: SnapshotValue] = [:]
+            values.reserveCapacity(table.columns.count + table.toOnes.count + table.toManys.count + table.externals.count)
+            var i = 2
+            for column in table.columns {
+                values[column.property] = try PostgresValues.value(row[i], column.kind)
+                i += 1
+            }
+            for toOne in table.toOnes {
+                values[toOne.relationship.name] = .identifiers(try row[i].flatMap(Int64.init).map { [try identifier(toOne.target, $0)] } ?? [])
+                i += 1
+            }
+            for toMany in table.toManys {
+                values[toMany.relationship.name] = .identifiers(try (related[toMany.relationship.name]?[id] ?? []).map { try identifier(toMany.target, $0) })
+            }
+            for external in table.externals {
+                let kind = PostgresColumn.kind(of: external.valueType)
+                let stored = externals[id]?[external.name] ?? nil
+                values[external.name] = try stored.map { try PostgresValues.value($0, .bytea) }.map { value in
+                    // An external Data is kept as its bytes; another type as the JSON of its value.
+                    guard kind != .bytea, case .data(let bytes) = value else { return value }
+                    return .json(bytes)
+                } ?? .null
+            }
+            snapshots.append(DefaultSnapshot(persistentIdentifier: try identifier(table.name, id), values: values))
+            if let version = row[1].flatMap(Int64.init) { seen.append((id, version)) }
+        }
+        rememberVersions(table.name, seen)
+        return snapshots
+    }
+
+    /// A translated condition with every parameter cast from text to its type (the session
+    /// binds parameters as text).
+    static func cast(_ fragment: SQLFragment) -> String {
+        var out = ""
+        var text = Substring(fragment.text)
+        while let dollar = text.firstIndex(of: "$") {
+            out += text[..<dollar]
+            var end = text.index(after: dollar)
+            while end < text.endIndex, text[end].isNumber { end = text.index(after: end) }
+            let digits = text[text.index(after: dollar)..<end]
+            guard let n = Int(digits), n >= 1, n <= fragment.binds.count else {
+                out += text[dollar..<end]
+                text = text[end...]
+                continue
+            }
+            let alreadyCast = text[end...].hasPrefix("::")
+            out += alreadyCast ? "$\(n)" : "($\(n)::\(type(of: fragment.binds[n - 1])))"
+            text = text[end...]
+        }
+        return out + text
+    }
+
+    /// The PostgreSQL type a bound value is cast to.
+    static func type(of value: SQLValue) -> String {
+        switch value {
+        case .null, .text: return "text"
+        case .bool: return "boolean"
+        case .int: return "bigint"
+        case .double: return "double precision"
+        case .bytes: return "bytea"
+        case .uuid: return "uuid"
+        case .numeric: return "numeric"
+        case .jsonb: return "jsonb"
+        case .textArray: return "text[]"
+        case .intArray: return "bigint[]"
+        default: return "text"
+        }
+    }
+
+    /// A bound value as text.
+    static func text(_ value: SQLValue) throws -> String? {
+        switch value {
+        case .null: return nil
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d): return PostgresValues.double(d)
+        case .text(let s): return s
+        case .bytes(let b): return PostgresValues.hex(Data(b))
+        case .uuid(let u): return u.uuidString
+        case .numeric(let n): return n
+        case .jsonb(let j): return j
+        case .textArray(let items): return PostgresValues.arrayLiteral(items)
+        case .intArray(let items): return PostgresValues.arrayLiteral(items.map { String($0) })
+        default:
+            throw StrataError(.storeFailure, "A predicate's value \(value) has no text form for PostgreSQL.")
+        }
+    }
+}

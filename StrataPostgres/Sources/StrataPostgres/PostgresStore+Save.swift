@@ -1,0 +1,463 @@
+import Foundation
+import Strata
+
+extension PostgresStore {
+    /// One save in one SQL transaction (Docs/Postgres.md, "Saves"), retried as a whole on a
+    /// serialization failure, a deadlock, or a unique value another writer took meanwhile.
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try saveChanges(request, history: nil)
+    }
+
+    /// The save, with its history record written in the same transaction (Strata-only,
+    /// `HistoryRecordingDataStore`).
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, history: DataStoreHistoryRecord) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try saveChanges(request, history: history)
+    }
+
+    func saveChanges(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, history: DataStoreHistoryRecord?) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        guard configuration.allowsSave else {
+            throw StrataError(.readOnly, "The PostgreSQL store at \(configuration.location) was opened with allowsSave: false; it cannot save changes.")
+        }
+        let outcome = try session.transaction(alsoRetrying: ["23505"]) { c in
+            var run = SaveRun(store: self, request: request, history: history)
+            return try run.run(c)
+        }
+        for (entity, pairs) in outcome.versions { rememberVersions(entity, pairs) }
+        versions.withLock { versions in
+            for (entity, ids) in outcome.deleted { for id in ids { versions[entity]?[id] = nil } }
+        }
+        savedHere()
+        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped)
+    }
+}
+
+/// What a save did, for the store to remember once it committed.
+struct SaveOutcome {
+    var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    var versions: [String: [(Int64, Int64)]] = [:]
+    var deleted: [String: [Int64]] = [:]
+}
+
+/// One run of a save's transaction (a retry starts a new one).
+struct SaveRun {
+    let store: PostgresStore
+    let request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    let history: DataStoreHistoryRecord?
+    /// Inserted objects' rows: the id allocated, then the row they went to (an upsert's).
+    private var allocated: [PersistentIdentifier: Int64] = [:]
+    private var final: [PersistentIdentifier: Int64] = [:]
+    private var outcome = SaveOutcome()
+    private var conflicts: [PersistentIdentifier] = []
+
+    init(store: PostgresStore, request: DataStoreSaveChangesRequest<DefaultSnapshot>, history: DataStoreHistoryRecord?) {
+        self.store = store
+        self.request = request
+        self.history = history
+    }
+
+    private var namespace: String { store.namespace }
+
+    mutating func run(_ c: SQLConnection) throws -> SaveOutcome {
+        try allocateIdentifiers(c)
+        // The engine's order: deletes, then updates, then inserts, so that a unique value a
+        // delete or an update gives up is free for an insert, and an insert that upserts onto
+        // a stored object wins over the same save's update of it.
+        for (table, snapshots) in try grouped(request.deleted) { try delete(table, snapshots, c) }
+        for (table, snapshots) in try grouped(request.updated) {
+            try update(table, snapshots.map { (try pk($0.persistentIdentifier), $0, true) }, c)
+        }
+        var resolvedUpdates: [(PostgresTable, Int64, DefaultSnapshot)] = []
+        for (table, snapshots) in try grouped(request.inserted) {
+            try insert(table, snapshots, c, resolvedUpdates: &resolvedUpdates)
+        }
+        try fixReferencesToUpserts(c)
+        for (table, id, snapshot) in resolvedUpdates { try update(table, [(id, snapshot, false)], c) }
+        if !conflicts.isEmpty {
+            let shown = conflicts.prefix(10).map(\.description).joined(separator: ", ")
+            throw StrataError(.saveConflict, "The save changes or deletes \(conflicts.count) object(s) that another writer changed or deleted after this process read them (\(shown)). Nothing was saved, and the context keeps its changes: call rollback() or fetch them again, then save.", objects: conflicts)
+        }
+        try writeRelationships(c)
+        try unlinkWhatUpsertsDropped(c)
+        try writeExternals(c)
+        try c.execute("UPDATE \(PostgresTable.qualified(namespace, "strata_meta")) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
+        try c.execute("SELECT pg_notify($1::text, '')", [store.channel])
+        for snapshot in request.inserted {
+            guard let id = final[snapshot.persistentIdentifier] else { continue }
+            outcome.remapped[snapshot.persistentIdentifier] = try store.identifier(snapshot.persistentIdentifier.entityName, id)
+        }
+        if let history { try store.writeHistory(upsertsAsUpdates(history).remapped(outcome.remapped), c) }
+        return outcome
+    }
+
+    /// The context records an insert for each new object; one that upserted onto a stored row
+    /// (found here, by the server) updated that row: every attribute, as the insert wrote them.
+    private func upsertsAsUpdates(_ record: DataStoreHistoryRecord) -> DataStoreHistoryRecord {
+        var record = record
+        var seen = Set<String>()
+        record.changes = record.changes.compactMap { change in
+            var change = change
+            let id = change.identifier
+            if change.kind == .insert, let row = final[id], row != allocated[id], let table = store.tables[id.entityName] {
+                change.kind = .update
+                change.attributes = table.entity.attributes.map(\.name)
+                // Two inserts of one save that landed on one stored row: one change.
+                guard seen.insert("\(id.entityName)#\(row)").inserted else { return nil }
+            }
+            return change
+        }
+        return record
+    }
+
+    // MARK: Identifiers
+
+    /// One id from the sequence for each inserted object, in one round trip.
+    private mutating func allocateIdentifiers(_ c: SQLConnection) throws {
+        let count = request.inserted.count
+        guard count > 0 else { return }
+        let rows = try c.query("SELECT nextval('\(namespace.replacingOccurrences(of: "'", with: "''"))' || '.strata_ids')::text FROM generate_series(1, $1::int)", [String(count)])
+        guard rows.count == count else { throw StrataError(.storeFailure, "The PostgreSQL server gave \(rows.count) identifiers for \(count) new objects.") }
+        for (snapshot, row) in zip(request.inserted, rows) {
+            guard let id = row.first.flatMap({ $0 }).flatMap(Int64.init) else { throw StrataError(.storeFailure, "The PostgreSQL server gave an identifier that is not a number.") }
+            allocated[snapshot.persistentIdentifier] = id
+        }
+    }
+
+    /// The row an identifier names: a new object's (its upsert's), or a stored one's.
+    private func pk(_ id: PersistentIdentifier) throws -> Int64 {
+        if let row = final[id] ?? allocated[id] { return row }
+        if let row = store.primaryKey(id) { return row }
+        throw StrataError(.unknownModel, "The save refers to \(id), which is neither new in it nor an object of the PostgreSQL store at \(store.configuration.location).")
+    }
+
+    private func grouped(_ snapshots: [DefaultSnapshot]) throws -> [(PostgresTable, [DefaultSnapshot])] {
+        var order: [String] = []
+        var groups: [String: [DefaultSnapshot]] = [:]
+        for snapshot in snapshots {
+            let name = snapshot.persistentIdentifier.entityName
+            if groups[name] == nil { order.append(name) }
+            groups[name, default: []].append(snapshot)
+        }
+        return try order.map { name in
+            guard let table = store.tables[name] else {
+                throw StrataError(.unknownModel, "\(name) is not in the schema of the PostgreSQL store at \(store.configuration.location).")
+            }
+            return (table, groups[name] ?? [])
+        }
+    }
+
+    // MARK: Rows
+
+    /// Each column's values, as text arrays for `unnest`: the attributes, then the to-ones.
+    private func columnArrays(_ table: PostgresTable, _ snapshots: [DefaultSnapshot]) throws -> [String] {
+        var arrays: [[String?]] = Array(repeating: [], count: table.columns.count + table.toOnes.count)
+        for i in arrays.indices { arrays[i].reserveCapacity(snapshots.count) }
+        for snapshot in snapshots {
+            for (i, column) in table.columns.enumerated() {
+                do { arrays[i].append(try PostgresValues.text(snapshot.values[column.property] ?? .null, column.kind)) } catch {
+                    throw StrataError(.corruptRecord, "\(table.name).\(column.property) of \(snapshot.persistentIdentifier) has a value that does not fit its \(column.sqlType) column.", underlying: error)
+                }
+            }
+            for (j, toOne) in table.toOnes.enumerated() {
+                let target = snapshot.relatedIdentifiers(toOne.relationship.name).first
+                arrays[table.columns.count + j].append(try target.map { String(try pk($0)) })
+            }
+        }
+        return arrays.map(PostgresValues.arrayLiteral)
+    }
+
+    /// The columns a row statement names, and each one's value from `u.c<k>` (k from 2: 0 is
+    /// the id, 1 the version).
+    private func columnValues(_ table: PostgresTable) -> (names: [String], values: [String]) {
+        var names: [String] = [], values: [String] = []
+        for (i, column) in table.columns.enumerated() {
+            names.append(column.name)
+            values.append("u.c\(i + 2)::\(column.sqlType)")
+            if column.kind == .date {
+                names.append(column.timestampName)
+                values.append("to_timestamp(u.c\(i + 2)::double precision + 978307200)")
+            }
+        }
+        for (j, toOne) in table.toOnes.enumerated() {
+            names.append(toOne.column)
+            values.append("u.c\(table.columns.count + j + 2)::bigint")
+        }
+        return (names, values)
+    }
+
+    /// `unnest` of the `n` text-array parameters as `u(c0, …, c<n-1>, ord)`.
+    private func unnest(_ n: Int) -> String {
+        "unnest(\((1...n).map { "$\($0)::text[]" }.joined(separator: ", "))) WITH ORDINALITY AS u(\((0..<n).map { "c\($0)" }.joined(separator: ", ")), ord)"
+    }
+
+    /// Inserts a model's new objects. With one unique constraint, an insert whose unique values
+    /// a row has updates that row (`ON CONFLICT … DO UPDATE`, atomic against other writers);
+    /// with several, the rows holding any of them are found first (one insert may match one row
+    /// only), and a row another writer inserts meanwhile makes the transaction run again.
+    private mutating func insert(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ c: SQLConnection,
+                                 resolvedUpdates: inout [(PostgresTable, Int64, DefaultSnapshot)]) throws {
+        var pending = snapshots
+        if table.uniques.count > 1 {
+            let holders = try holdersOfUniqueValues(table, pending, c)
+            var inserts: [DefaultSnapshot] = []
+            for (i, snapshot) in pending.enumerated() {
+                if let row = holders[i] {
+                    final[snapshot.persistentIdentifier] = row
+                    resolvedUpdates.append((table, row, snapshot))
+                } else {
+                    inserts.append(snapshot)
+                }
+            }
+            pending = inserts
+        }
+        guard !pending.isEmpty else { return }
+        let ids = try pending.map { snapshot -> String in
+            guard let id = allocated[snapshot.persistentIdentifier] else { throw StrataError(.storeFailure, "No identifier was allocated for \(snapshot.persistentIdentifier).") }
+            return String(id)
+        }
+        let binds = [PostgresValues.arrayLiteral(ids), PostgresValues.arrayLiteral(Array(repeating: "1", count: ids.count))] + (try columnArrays(table, pending))
+        let (names, values) = columnValues(table)
+        let allNames = ["\"id\"", "\"_version\""] + names
+        let allValues = ["u.c0::bigint", "1"] + values
+        if table.uniques.count != 1 {
+            // A plain insert: each row is at the id it was given, version 1.
+            try c.execute("INSERT INTO \(table.qualified) (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM \(unnest(binds.count))", binds)
+            for (snapshot, id) in zip(pending, ids) { if let row = Int64(id) { final[snapshot.persistentIdentifier] = row } }
+            outcome.versions[table.name, default: []] += ids.compactMap { Int64($0).map { ($0, 1) } }
+            return
+        }
+        let returned: [[String?]]
+        if let unique = table.uniques.first {
+            let updates = names.map { "\($0) = EXCLUDED.\($0)" } + ["\"_version\" = t.\"_version\" + 1"]
+            let matches = unique.map { column -> String in
+                let position = table.columns.firstIndex { $0.name == column }.map { $0 + 2 }
+                    ?? table.toOnes.firstIndex { $0.column == column }.map { table.columns.count + $0 + 2 } ?? 0
+                let type = table.columns.first { $0.name == column }?.sqlType ?? "bigint"
+                return "done.\(column) = input.c\(position)::\(type)"
+            }
+            returned = try c.query("""
+                WITH input AS (SELECT * FROM \(unnest(binds.count))),
+                done AS (INSERT INTO \(table.qualified) AS t (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM input u
+                         ON CONFLICT ON CONSTRAINT \(SQL.identifier("\(table.name)_unique_0")) DO UPDATE SET \(updates.joined(separator: ", "))
+                         RETURNING t."id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
+                SELECT input.ord::text, done."id"::text, done."_version"::text FROM input JOIN done ON done."id" = input.c0::bigint OR (\(matches.joined(separator: " AND ")))
+                """, binds)
+        } else {
+            returned = []
+        }
+        var versions: [(Int64, Int64)] = []
+        for row in returned {
+            guard row.count == 3, let ord = row[0].flatMap(Int.init), ord >= 1, ord <= pending.count,
+                  let id = row[1].flatMap(Int64.init), let version = row[2].flatMap(Int64.init) else { continue }
+            final[pending[ord - 1].persistentIdentifier] = id
+            versions.append((id, version))
+        }
+        outcome.versions[table.name, default: []] += versions
+    }
+
+    /// For a model with several unique constraints: the row that holds any unique value of
+    /// each insert (by position), found with a lock on it; an insert whose values two rows
+    /// hold is an error naming them.
+    private func holdersOfUniqueValues(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ c: SQLConnection) throws -> [Int: Int64] {
+        let binds = [PostgresValues.arrayLiteral(snapshots.map { _ in "0" }), PostgresValues.arrayLiteral(snapshots.map { _ in "0" })] + (try columnArrays(table, snapshots))
+        let conditions = table.uniques.map { unique in
+            "(" + unique.map { column -> String in
+                let position = table.columns.firstIndex { $0.name == column }.map { $0 + 2 }
+                    ?? table.toOnes.firstIndex { $0.column == column }.map { table.columns.count + $0 + 2 } ?? 0
+                let type = table.columns.first { $0.name == column }?.sqlType ?? "bigint"
+                return "t.\(column) = u.c\(position)::\(type)"
+            }.joined(separator: " AND ") + ")"
+        }
+        let rows = try c.query("""
+            SELECT u.ord::text, t."id"::text FROM \(unnest(binds.count)) JOIN \(table.qualified) t ON \(conditions.joined(separator: " OR ")) FOR UPDATE OF t
+            """, binds)
+        var holders: [Int: Set<Int64>] = [:]
+        for row in rows {
+            guard row.count == 2, let ord = row[0].flatMap(Int.init), let id = row[1].flatMap(Int64.init) else { continue }
+            holders[ord - 1, default: []].insert(id)
+        }
+        var found: [Int: Int64] = [:]
+        for (position, ids) in holders {
+            guard ids.count == 1, let id = ids.first else {
+                throw StrataError(.uniqueConstraintViolation, "A new \(table.name) matches two different stored objects on its unique attributes (rows \(ids.sorted())). Make the values agree or delete one of the stored objects.")
+            }
+            found[position] = id
+        }
+        return found
+    }
+
+    /// After upserts that landed on stored rows: references to the ids their inserts were
+    /// given (by other new objects of the save) name those rows.
+    private func fixReferencesToUpserts(_ c: SQLConnection) throws {
+        let moved = allocated.compactMap { id, row -> (Int64, Int64)? in
+            guard let to = final[id], to != row else { return nil }
+            return (row, to)
+        }
+        guard !moved.isEmpty else { return }
+        let olds = PostgresValues.arrayLiteral(moved.map { String($0.0) }), news = PostgresValues.arrayLiteral(moved.map { String($0.1) })
+        for table in store.tables.values {
+            for toOne in table.toOnes {
+                try c.execute("UPDATE \(table.qualified) t SET \(toOne.column) = m.new FROM unnest($1::bigint[], $2::bigint[]) AS m(old, new) WHERE t.\(toOne.column) = m.old", [olds, news])
+            }
+        }
+    }
+
+    /// Updates stored rows, each at the version this process read (`checked`), raising it.
+    private mutating func update(_ table: PostgresTable, _ rows: [(id: Int64, snapshot: DefaultSnapshot, checked: Bool)], _ c: SQLConnection) throws {
+        guard !rows.isEmpty else { return }
+        let known = store.versions.withLock { $0[table.name] ?? [:] }
+        let ids = rows.map { String($0.id) }
+        let expected = rows.map { $0.checked ? known[$0.id].map { String($0) } : nil }
+        let binds = [PostgresValues.arrayLiteral(ids), PostgresValues.arrayLiteral(expected)] + (try columnArrays(table, rows.map(\.snapshot)))
+        let (names, values) = columnValues(table)
+        let sets = zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]
+        let returned = try c.query("""
+            UPDATE \(table.qualified) t SET \(sets.joined(separator: ", ")) FROM \(unnest(binds.count))
+            WHERE t."id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint) RETURNING t."id"::text, t."_version"::text
+            """, binds)
+        var done = Set<Int64>()
+        var versions: [(Int64, Int64)] = []
+        for row in returned {
+            guard row.count == 2, let id = row[0].flatMap(Int64.init), let version = row[1].flatMap(Int64.init) else { continue }
+            done.insert(id)
+            versions.append((id, version))
+        }
+        outcome.versions[table.name, default: []] += versions
+        for row in rows where !done.contains(row.id) { conflicts.append(row.snapshot.persistentIdentifier) }
+    }
+
+    /// Deletes stored rows, each at the version this process read.
+    private mutating func delete(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ c: SQLConnection) throws {
+        let known = store.versions.withLock { $0[table.name] ?? [:] }
+        let ids = try snapshots.map { try pk($0.persistentIdentifier) }
+        let returned = try c.query("""
+            DELETE FROM \(table.qualified) t USING unnest($1::text[], $2::text[]) AS u(id, v)
+            WHERE t."id" = u.id::bigint AND (u.v IS NULL OR t."_version" = u.v::bigint) RETURNING t."id"::text
+            """, [PostgresValues.arrayLiteral(ids.map { String($0) }), PostgresValues.arrayLiteral(ids.map { known[$0].map { String($0) } })])
+        let done = Set(returned.compactMap { $0.first.flatMap { $0 }.flatMap(Int64.init) })
+        for (id, snapshot) in zip(ids, snapshots) where !done.contains(id) { conflicts.append(snapshot.persistentIdentifier) }
+        outcome.deleted[table.name, default: []] += Array(done)
+    }
+
+    // MARK: Relationships and external values
+
+    /// The join rows of every to-many of the inserted and updated objects, written again.
+    private func writeRelationships(_ c: SQLConnection) throws {
+        for (table, snapshots) in try grouped(request.inserted + request.updated) where !table.toManys.isEmpty {
+            let owners = try snapshots.map { try pk($0.persistentIdentifier) }
+            let ownerList = PostgresValues.arrayLiteral(owners.map { String($0) })
+            for toMany in table.toManys {
+                try c.execute("DELETE FROM \(toMany.table) WHERE \"owner_id\" = ANY($1::bigint[])", [ownerList])
+                var ownerColumn: [String?] = [], positions: [String?] = [], targets: [String?] = []
+                for (owner, snapshot) in zip(owners, snapshots) {
+                    for (position, target) in snapshot.relatedIdentifiers(toMany.relationship.name).enumerated() {
+                        ownerColumn.append(String(owner))
+                        positions.append(String(position))
+                        targets.append(String(try pk(target)))
+                    }
+                }
+                guard !ownerColumn.isEmpty else { continue }
+                try c.execute("INSERT INTO \(toMany.table) (\"owner_id\", \"position\", \"target_id\") SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[])",
+                              [PostgresValues.arrayLiteral(ownerColumn), PostgresValues.arrayLiteral(positions), PostgresValues.arrayLiteral(targets)])
+            }
+        }
+    }
+
+    /// An insert that upserted onto a stored row replaced that row's relationships: the objects
+    /// the stored row was related to that the insert is not lose it on their side (their
+    /// foreign key, or their to-many's entry), as if the relationship had been set on the row.
+    /// Their version is raised, so a process that holds them as they were gets a conflict.
+    private mutating func unlinkWhatUpsertsDropped(_ c: SQLConnection) throws {
+        for snapshot in request.inserted {
+            let id = snapshot.persistentIdentifier
+            guard let row = final[id], row != allocated[id], let table = store.tables[id.entityName] else { continue }
+            for relationship in table.entity.relationships {
+                guard let inverseName = relationship.inverseName, let target = store.tables[relationship.destination],
+                      let inverse = target.entity.relationshipsByName[inverseName] else { continue }
+                let kept = PostgresValues.arrayLiteral(try snapshot.relatedIdentifiers(relationship.name).map { String(try pk($0)) })
+                if inverse.isToOneRelationship {
+                    let column = SQL.identifier(inverse.name + "_id")
+                    let changed = try c.query("""
+                        UPDATE \(target.qualified) SET \(column) = NULL, "_version" = "_version" + 1 WHERE \(column) = $1::bigint AND NOT ("id" = ANY($2::bigint[]))
+                        RETURNING "id"::text, "_version"::text
+                        """, [String(row), kept])
+                    outcome.versions[target.name, default: []] += changed.compactMap { r in
+                        guard r.count == 2, let id = r[0].flatMap(Int64.init), let version = r[1].flatMap(Int64.init) else { return nil }
+                        return (id, version)
+                    }
+                } else if let join = target.toManys.first(where: { $0.relationship.name == inverse.name }) {
+                    try c.execute("DELETE FROM \(join.table) WHERE \"target_id\" = $1::bigint AND NOT (\"owner_id\" = ANY($2::bigint[]))", [String(row), kept])
+                }
+            }
+        }
+    }
+
+    /// The external values of the inserted and updated objects, in the side tables.
+    private func writeExternals(_ c: SQLConnection) throws {
+        for (table, snapshots) in try grouped(request.inserted + request.updated) where !table.externals.isEmpty {
+            var ids: [String?] = [], properties: [String?] = [], data: [String?] = []
+            for snapshot in snapshots {
+                let id = String(try pk(snapshot.persistentIdentifier))
+                for external in table.externals {
+                    let bytes: Data?
+                    switch snapshot.values[external.name] ?? .null {
+                    case .null: bytes = nil
+                    case .data(let d): bytes = d
+                    case .json(let j): bytes = j
+                    case let other: bytes = Data((try PostgresValues.text(other, .jsonb) ?? "null").utf8)
+                    }
+                    guard let bytes else { continue }
+                    ids.append(id)
+                    properties.append(external.name)
+                    data.append(PostgresValues.hex(bytes))
+                }
+            }
+            let owners = PostgresValues.arrayLiteral(try snapshots.map { String(try pk($0.persistentIdentifier)) })
+            try c.execute("DELETE FROM \(table.externalTable) WHERE \"id\" = ANY($1::bigint[])", [owners])
+            guard !ids.isEmpty else { continue }
+            try c.execute("INSERT INTO \(table.externalTable) (\"id\", \"property\", \"data\") SELECT u.i::bigint, u.p, u.d::bytea FROM unnest($1::text[], $2::text[], $3::text[]) AS u(i, p, d)",
+                          [PostgresValues.arrayLiteral(ids), PostgresValues.arrayLiteral(properties), PostgresValues.arrayLiteral(data)])
+        }
+    }
+}
+
+// MARK: History
+
+extension PostgresStore: HistoryRecordingDataStore {
+    var historyTable: String { PostgresTable.qualified(namespace, "strata_history") }
+
+    /// Writes a save's history record, last in its transaction: the history lock (held until
+    /// the commit) makes every token above those committed before it, so tokens follow commit
+    /// order, across processes and machines.
+    func writeHistory(_ record: DataStoreHistoryRecord, _ c: SQLConnection) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(record), as: UTF8.self)
+        try c.execute("SELECT pg_advisory_xact_lock(hashtext($1::text))", [namespace + "#history"])
+        try c.execute("INSERT INTO \(historyTable) (\"token\", \"record\") SELECT coalesce(max(\"token\"), 0) + 1, $1::jsonb FROM \(historyTable)", [json])
+    }
+
+    public func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)] {
+        let rows = try session.withConnection { c in
+            try c.query("SELECT \"token\"::text, \"record\"::text FROM \(historyTable) WHERE \"token\" > $1::bigint ORDER BY \"token\"", [String(token)])
+        }
+        let decoder = JSONDecoder()
+        return try rows.compactMap { row in
+            guard row.count == 2, let token = row[0].flatMap(Int64.init), let json = row[1] else { return nil }
+            do { return (token, try decoder.decode(DataStoreHistoryRecord.self, from: Data(json.utf8))) } catch {
+                throw StrataError(.corruptRecord, "The history record \(token) of the PostgreSQL store at \(configuration.location) cannot be read: \(error).")
+            }
+        }
+    }
+
+    public func deleteHistoryRecords(_ tokens: [Int64]) throws {
+        guard !tokens.isEmpty else { return }
+        try session.transaction { c in
+            try c.execute("DELETE FROM \(historyTable) WHERE \"token\" = ANY($1::bigint[])", [PostgresValues.arrayLiteral(tokens.map { String($0) })])
+        }
+    }
+
+    public func newestHistoryToken() throws -> Int64 {
+        let rows = try session.withConnection { try $0.query("SELECT coalesce(max(\"token\"), 0)::text FROM \(historyTable)") }
+        return rows.first?.first.flatMap { $0 }.flatMap(Int64.init) ?? 0
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import PostgresNIO
+import Strata
+import Synchronization
+
+/// The store of a `PostgresConfiguration`: a container's models in PostgreSQL tables that
+/// people and other tools can read (Docs/Postgres.md), driven by the context through SwiftData's
+/// custom store API.
+///
+/// - `fetch` pushes the predicate, the sort, the limit and the offset down as SQL where they
+///   translate (`PredicateSQL`), and asks the context to do the rest in memory
+///   (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`); `fetchCount` is `COUNT(*)`.
+/// - `save` is one SQL transaction: identifiers from the server's sequence in one round trip,
+///   rows written in bulk (`unnest`), upserts by `INSERT … ON CONFLICT … RETURNING`, updates and
+///   deletions checked against each row's version (a row another writer changed or deleted
+///   since this process read it is a typed conflict), retried on serialization failures and
+///   deadlocks.
+/// - Other processes' saves wake this process's observers through LISTEN/NOTIFY, or by polling
+///   the save counter where an engine has no LISTEN (a standby, CockroachDB).
+///
+/// Strata-only: SwiftData has no PostgreSQL store.
+public final class PostgresStore: DataStore, ObservableDataStore, @unchecked Sendable {
+    public typealias Configuration = PostgresConfiguration
+    public typealias Snapshot = DefaultSnapshot
+
+    public let configuration: PostgresConfiguration
+    public let schema: Schema
+    /// The identifier written in the namespace when its tables were made: the same for every
+    /// process and every replica of the database.
+    public let identifier: String
+    let session: PostgresSession
+    /// Each model's table, by model (entity) name.
+    let tables: [String: PostgresTable]
+    /// The version of each row this process read or wrote last, by model and id: updates and
+    /// deletions must find the row at that version.
+    let versions = Mutex<[String: [Int64: Int64]]>([:])
+    /// Notifications of other processes' saves (LISTEN), and this store's own saves.
+    private let changes = Atomic<UInt64>(0)
+    private let listener: Mutex<PostgresConnection?> = Mutex(nil)
+    private let listening = Atomic<Bool>(false)
+    var namespace: String { configuration.namespace }
+    var channel: String { "strata_" + configuration.namespace }
+
+    public init(_ configuration: PostgresConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        try configuration.validate()
+        guard let schema = configuration.schema else {
+            throw StrataError(.invalidSchema, "A PostgresConfiguration made into a store needs a schema.")
+        }
+        self.configuration = configuration
+        self.schema = schema
+        session = try configuration.migration?.session
+            ?? PostgresSession(configuration: try configuration.connectionConfiguration(), location: configuration.location)
+        if let migrationPlan, configuration.allowsSave, configuration.migration == nil {
+            try PostgresMigration(configuration: configuration, plan: migrationPlan).run(session)
+        }
+        self.tables = PostgresTable.tables(of: schema, namespace: configuration.namespace)
+        identifier = try PostgresSchemaSetup(tables: tables, namespace: configuration.namespace, schema: schema,
+                                             writable: configuration.allowsSave, location: configuration.location,
+                                             version: migrationPlan?.schemas.last?.versionIdentifier).run(session)
+        startListening()
+    }
+
+    deinit {
+        if let connection = listener.withLock({ $0 }) { connection.closeSoon() }
+    }
+
+    // MARK: Observing
+
+    /// Grows with every save of the namespace's tables: this process's, and another's once it
+    /// committed (told by NOTIFY, or read from the save counter where LISTEN is not there).
+    public func changeToken() throws -> UInt64 {
+        if listening.load(ordering: .acquiring) { return changes.load(ordering: .acquiring) }
+        // No LISTEN (a standby, an engine without it): the counter the saves raise.
+        let counter = try session.withConnection { c in
+            try c.query("SELECT \"value\" FROM \(PostgresTable.qualified(namespace, "strata_meta")) WHERE \"name\" = 'commits'")
+        }
+        return UInt64(counter.first?.first??.trimmingCharacters(in: .whitespaces) ?? "0") ?? 0
+    }
+
+    private func startListening() {
+        guard configuration.allowsSave else { return }
+        let connection = session.listen(channel) { [weak self] _ in
+            self?.changes.add(1, ordering: .acquiringAndReleasing)
+        }
+        guard let connection else { return }
+        listener.withLock { $0 = connection }
+        listening.store(true, ordering: .releasing)
+    }
+
+    /// After a save of this store: observers of this process see it at once.
+    func savedHere() { changes.add(1, ordering: .acquiringAndReleasing) }
+
+    // MARK: Rows
+
+    func table<T>(_ model: T.Type) throws -> PostgresTable {
+        let name = String(describing: model)
+        guard let table = tables[name] else {
+            throw StrataError(.unknownModel, "\(name) is not in the schema of the PostgreSQL store at \(configuration.location).")
+        }
+        return table
+    }
+
+    /// The identifier of a row.
+    func identifier(_ entity: String, _ id: Int64) throws -> PersistentIdentifier {
+        try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
+    }
+
+    /// The row id a permanent identifier of this store names.
+    func primaryKey(_ id: PersistentIdentifier) -> Int64? {
+        guard !id.isTemporary, id.storeIdentifier == identifier, let key = id.primaryKey else { return nil }
+        return Int64(key)
+    }
+
+    func rememberVersions(_ entity: String, _ pairs: [(Int64, Int64)]) {
+        guard !pairs.isEmpty else { return }
+        versions.withLock { versions in
+            for (id, version) in pairs { versions[entity, default: [:]][id] = version }
+        }
+    }
+
+    public func erase() throws {
+        guard configuration.allowsSave else { throw StrataError(.readOnly, "The PostgreSQL store at \(configuration.location) was opened with allowsSave: false.") }
+        let names = tables.values.flatMap { [$0.qualified] + $0.toManys.map(\.table) + ($0.externals.isEmpty ? [] : [$0.externalTable]) }
+        try session.transaction { c in
+            if !names.isEmpty { try c.execute("TRUNCATE \(names.joined(separator: ", "))") }
+            try c.execute("UPDATE \(PostgresTable.qualified(namespace, "strata_meta")) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
+            try c.execute("SELECT pg_notify($1::text, '')", [channel])
+        }
+        versions.withLock { $0.removeAll() }
+        savedHere()
+    }
+}

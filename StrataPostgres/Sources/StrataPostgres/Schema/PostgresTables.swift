@@ -1,0 +1,206 @@
+import Foundation
+import Strata
+
+/// How a model is kept in PostgreSQL (Docs/Postgres.md, "Tables"): one table per model (each
+/// model of an inheritance its own table, with the properties it inherits), named after it in
+/// the configuration's namespace.
+///
+/// - `id bigint` primary key, from the namespace's sequence `strata_ids`; `_version bigint`,
+///   raised by every update (optimistic locking).
+/// - One typed column per attribute (`ColumnKind`); a `Date` is `double precision` seconds
+///   since 2001 (exact), with a `timestamptz` beside it (`<name>_at`) for people and tools.
+/// - A to-one relationship: a foreign-key column `<name>_id`. A to-many one: a join table
+///   `<Model>_<name>` (owner, position, target) that keeps its order.
+/// - External-storage attributes: the side table `<Model>__external` (id, property, data).
+/// - `UNIQUE` per unique attribute and `#Unique`, an index per `#Index`.
+struct PostgresTable {
+    let entity: Schema.Entity
+    let namespace: String
+    /// The columns of the attributes kept in the row, in declaration order.
+    let columns: [PostgresColumn]
+    /// External-storage attributes, kept in the side table.
+    let externals: [Schema.Attribute]
+    let toOnes: [ToOne]
+    let toManys: [ToMany]
+    /// The unique constraints by column names (each a list of quoted column names).
+    let uniques: [[String]]
+    let indexes: [[String]]
+
+    struct ToOne {
+        let relationship: Schema.Relationship
+        let column: String
+        let target: String
+    }
+
+    struct ToMany {
+        let relationship: Schema.Relationship
+        let table: String
+        let target: String
+    }
+
+    var name: String { entity.name }
+    var qualified: String { PostgresTable.qualified(namespace, entity.name) }
+    var externalTable: String { PostgresTable.qualified(namespace, entity.name + "__external") }
+
+    static func qualified(_ namespace: String, _ name: String) -> String { SQL.identifier(namespace) + "." + SQL.identifier(name) }
+
+    init(_ entity: Schema.Entity, namespace: String) {
+        self.entity = entity
+        self.namespace = namespace
+        var columns: [PostgresColumn] = []
+        var externals: [Schema.Attribute] = []
+        for attribute in entity.attributes {
+            if attribute.options.contains(.externalStorage) { externals.append(attribute); continue }
+            columns.append(PostgresColumn(attribute))
+        }
+        self.externals = externals
+        toOnes = entity.relationships.filter(\.isToOneRelationship).map {
+            ToOne(relationship: $0, column: SQL.identifier($0.name + "_id"), target: $0.destination)
+        }
+        toManys = entity.relationships.filter { !$0.isToOneRelationship }.map {
+            ToMany(relationship: $0, table: PostgresTable.qualified(namespace, entity.name + "_" + $0.name), target: $0.destination)
+        }
+        let byName = Dictionary(columns.map { ($0.property, $0) }, uniquingKeysWith: { a, _ in a })
+        func columnNames(_ names: [String]) -> [String]? {
+            let found = names.compactMap { name -> String? in
+                if let column = byName[name] { return column.name }
+                if entity.relationshipsByName[name]?.isToOneRelationship == true { return SQL.identifier(name + "_id") }
+                return nil
+            }
+            return found.count == names.count ? found : nil
+        }
+        uniques = entity.uniquenessConstraints.compactMap(columnNames)
+        indexes = entity.indices.compactMap(columnNames)
+        // JSON values keep their text (json), so a -0.0 or a key's order comes back as written;
+        // one a constraint or an index names is jsonb, which those need.
+        let constrained = Set((uniques + indexes).joined())
+        for i in columns.indices where columns[i].kind == .jsonb && !constrained.contains(columns[i].name) {
+            columns[i].keepsJSONText = true
+        }
+        self.columns = columns
+    }
+
+    /// Each model's table, by model (entity) name.
+    static func tables(of schema: Schema, namespace: String) -> [String: PostgresTable] {
+        Dictionary(schema.entities.map { ($0.name, PostgresTable($0, namespace: namespace)) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    func column(named property: String) -> PostgresColumn? { columns.first { $0.property == property } }
+
+    /// `CREATE` statements for the table, its indexes, join and side tables (foreign keys to
+    /// other tables come after every table exists: `foreignKeys`).
+    func createStatements() -> [String] {
+        var definitions = ["\"id\" bigint PRIMARY KEY", "\"_version\" bigint NOT NULL DEFAULT 1"]
+        for column in columns {
+            definitions.append("\(column.name) \(column.sqlType)\(column.isOptional ? "" : " NOT NULL")")
+            if column.kind == .date { definitions.append("\(column.timestampName) timestamptz") }
+        }
+        for toOne in toOnes { definitions.append("\(toOne.column) bigint") }
+        for (i, unique) in uniques.enumerated() {
+            definitions.append("CONSTRAINT \(SQL.identifier("\(name)_unique_\(i)")) UNIQUE (\(unique.joined(separator: ", ")))")
+        }
+        var statements = ["CREATE TABLE IF NOT EXISTS \(qualified) (\(definitions.joined(separator: ", ")))"]
+        for (i, index) in indexes.enumerated() {
+            statements.append("CREATE INDEX IF NOT EXISTS \(SQL.identifier("\(name)_index_\(i)")) ON \(qualified) (\(index.joined(separator: ", ")))")
+        }
+        for toOne in toOnes {
+            statements.append("CREATE INDEX IF NOT EXISTS \(SQL.identifier("\(name)_\(toOne.relationship.name)_fk")) ON \(qualified) (\(toOne.column))")
+        }
+        for toMany in toManys {
+            statements.append("CREATE TABLE IF NOT EXISTS \(toMany.table) (\"owner_id\" bigint NOT NULL, \"position\" integer NOT NULL, \"target_id\" bigint NOT NULL, PRIMARY KEY (\"owner_id\", \"position\"))")
+            statements.append("CREATE INDEX IF NOT EXISTS \(SQL.identifier("\(name)_\(toMany.relationship.name)_target")) ON \(toMany.table) (\"target_id\")")
+        }
+        if !externals.isEmpty {
+            statements.append("CREATE TABLE IF NOT EXISTS \(externalTable) (\"id\" bigint NOT NULL, \"property\" text NOT NULL, \"data\" bytea, PRIMARY KEY (\"id\", \"property\"))")
+        }
+        return statements
+    }
+
+    /// The foreign keys of the table's relationships, deferred to commit (a save writes its rows
+    /// in any order; delete rules leave no dangling reference by then).
+    func foreignKeys(_ tables: [String: PostgresTable]) -> [String] {
+        var statements: [String] = []
+        func add(_ table: String, _ constraint: String, _ column: String, _ target: String, _ onDelete: String) {
+            guard let targetTable = tables[target] else { return }
+            statements.append("""
+                DO $$ BEGIN ALTER TABLE \(table) ADD CONSTRAINT \(SQL.identifier(constraint)) FOREIGN KEY (\(column)) REFERENCES \(targetTable.qualified) ("id") ON DELETE \(onDelete) DEFERRABLE INITIALLY DEFERRED; EXCEPTION WHEN duplicate_object THEN NULL; END $$
+                """)
+        }
+        for toOne in toOnes { add(qualified, "\(name)_\(toOne.relationship.name)_fkey", toOne.column, toOne.target, "SET NULL") }
+        for toMany in toManys {
+            add(toMany.table, "\(name)_\(toMany.relationship.name)_owner_fkey", "\"owner_id\"", name, "CASCADE")
+            add(toMany.table, "\(name)_\(toMany.relationship.name)_target_fkey", "\"target_id\"", toMany.target, "CASCADE")
+        }
+        if !externals.isEmpty { add(externalTable, "\(name)__external_fkey", "\"id\"", name, "CASCADE") }
+        return statements
+    }
+}
+
+/// One attribute's column.
+struct PostgresColumn {
+    let property: String
+    /// The quoted column name.
+    let name: String
+    let kind: ColumnKind
+    let isOptional: Bool
+    /// A `.jsonb` value kept in a `json` column (its exact text); predicates read it as jsonb.
+    var keepsJSONText = false
+
+    /// The column as a predicate reads it: `alias.column`, cast to jsonb if it keeps its text.
+    func reference(_ alias: String) -> String {
+        keepsJSONText ? "(\(alias).\(name))::jsonb" : "\(alias).\(name)"
+    }
+
+    init(_ attribute: Schema.Attribute) {
+        property = attribute.name
+        name = SQL.identifier(attribute.name)
+        isOptional = attribute.isOptional
+        if attribute.options.contains(where: { $0.description.hasPrefix("transformable") }) {
+            kind = .bytea
+        } else {
+            kind = PostgresColumn.kind(of: attribute.valueType)
+        }
+    }
+
+    /// The `timestamptz` column beside a date's exact one.
+    var timestampName: String { SQL.identifier(property + "_at") }
+
+    var sqlType: String {
+        switch kind {
+        case .text, .url: return "text"
+        case .bigint: return "bigint"
+        case .double, .date: return "double precision"
+        case .boolean: return "boolean"
+        case .uuid: return "uuid"
+        case .bytea: return "bytea"
+        case .numeric: return "numeric"
+        case .jsonb: return keepsJSONText ? "json" : "jsonb"
+        }
+    }
+
+    /// The kind of column a Swift type is kept in (optionals unwrapped).
+    static func kind(of type: Any.Type) -> ColumnKind {
+        let type = (type as? any OptionalType.Type)?.wrappedType ?? type
+        switch type {
+        case is String.Type: return .text
+        case is Bool.Type: return .boolean
+        case is Int.Type, is Int8.Type, is Int16.Type, is Int32.Type, is Int64.Type, is UInt8.Type, is UInt16.Type, is UInt32.Type: return .bigint
+        case is UInt.Type, is UInt64.Type, is Decimal.Type: return .numeric
+        case is Double.Type, is Float.Type: return .double
+        case is Date.Type: return .date
+        case is UUID.Type: return .uuid
+        case is Data.Type: return .bytea
+        case is URL.Type: return .url
+        default: return .jsonb
+        }
+    }
+}
+
+/// An optional type, seen through its metatype.
+protocol OptionalType {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: OptionalType {
+    static var wrappedType: Any.Type { Wrapped.self }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Strata
+
+/// A snapshot's values as the text PostgreSQL reads them (bound as text and cast in SQL), and
+/// back. Every form is exact: PostgreSQL reads and prints a double with the fewest digits that
+/// give the same double, a numeric and a uuid as written, bytes in hex.
+enum PostgresValues {
+    /// The text of `value` for a column of `kind` (nil: SQL NULL).
+    static func text(_ value: SnapshotValue, _ kind: ColumnKind) throws -> String? {
+        switch (value, kind) {
+        case (.null, _): return nil
+        case (.string(let s), .text), (.string(let s), .url), (.string(let s), .numeric):
+            guard !s.utf8.contains(0) else {
+                throw StrataError(.corruptRecord, "PostgreSQL's text cannot hold the character U+0000, and a string to save has one (\(s.debugDescription.prefix(80))). Remove it, or keep the value as Data.")
+            }
+            return s
+        case (.url(let u), .url), (.url(let u), .text): return u.absoluteString
+        case (.int(let i), .bigint), (.int(let i), .numeric): return String(i)
+        case (.uint(let u), .numeric): return String(u)
+        case (.decimal(let d), .numeric): return d.description
+        case (.double(let d), .double): return double(d)
+        case (.int(let i), .double): return double(Double(i))
+        case (.date(let d), .date): return double(d.timeIntervalSinceReferenceDate)
+        case (.double(let d), .date): return double(d)
+        case (.bool(let b), .boolean): return b ? "true" : "false"
+        case (.uuid(let u), .uuid): return u.uuidString
+        case (.string(let s), .uuid): return s
+        case (.data(let d), .bytea): return hex(d)
+        case (.json(let json), .jsonb): return String(decoding: json, as: UTF8.self)
+        case (_, .jsonb): return String(decoding: try JSONEncoder().encode(JSONValueForm(value)), as: UTF8.self)
+        default:
+            throw StrataError(.corruptRecord, "A value \(value) does not fit a PostgreSQL \(kind) column.")
+        }
+    }
+
+    /// A double as PostgreSQL reads it (`Infinity`, `-Infinity`, `NaN` spelled its way).
+    static func double(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        return "\(d)"
+    }
+
+    static func hex(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]("\\x".utf8)
+        out.reserveCapacity(2 + data.count * 2)
+        for byte in data {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func unhex(_ text: String) -> Data? {
+        var bytes = Array(text.utf8)
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x") else { return nil }
+        bytes.removeFirst(2)
+        guard bytes.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var data = Data(capacity: bytes.count / 2)
+        var i = 0
+        while i < bytes.count {
+            guard let high = nibble(bytes[i]), let low = nibble(bytes[i + 1]) else { return nil }
+            data.append(high << 4 | low)
+            i += 2
+        }
+        return data
+    }
+
+    /// The snapshot value of a column's text.
+    static func value(_ text: String?, _ kind: ColumnKind) throws -> SnapshotValue {
+        guard let text else { return .null }
+        let value: SnapshotValue?
+        switch kind {
+        case .text: value = .string(text)
+        case .url: value = URL(string: text).map { .url($0) } ?? .string(text)
+        case .bigint: value = Int64(text).map { .int($0) }
+        case .numeric:
+            value = text == "NaN" ? .decimal(.nan)
+                : Int64(text).map { .int($0) } ?? UInt64(text).map { .uint($0) } ?? Decimal(string: text).map { .decimal($0) }
+        case .double: value = Double(text).map { .double($0) }
+        case .date: value = Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+        case .boolean: value = .bool(text == "true" || text == "t")
+        case .uuid: value = UUID(uuidString: text).map { .uuid($0) }
+        case .bytea: value = unhex(text).map { .data($0) }
+        case .jsonb: value = .json(Data(text.utf8))
+        }
+        guard let value else { throw StrataError(.corruptRecord, "A PostgreSQL \(kind) column holds \(text.prefix(100)), which is not one.") }
+        return value
+    }
+
+    /// A PostgreSQL array literal of texts (`{"a",NULL}`), for `unnest($1::text[])`.
+    static func arrayLiteral(_ items: [String?]) -> String {
+        var out = "{"
+        out.reserveCapacity(items.count * 8 + 2)
+        for (i, item) in items.enumerated() {
+            if i > 0 { out += "," }
+            guard let item else { out += "NULL"; continue }
+            out += "\""
+            for scalar in item.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { out += "\\" }
+                out.unicodeScalars.append(scalar)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+}
+
+/// A plain snapshot value as JSON, for a jsonb column given a value of another kind.
+private struct JSONValueForm: Encodable {
+    let value: SnapshotValue
+    init(_ value: SnapshotValue) { self.value = value }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch value {
+        case .null: try c.encodeNil()
+        case .bool(let v): try c.encode(v)
+        case .int(let v): try c.encode(v)
+        case .uint(let v): try c.encode(v)
+        case .double(let v): try c.encode(v)
+        case .string(let v): try c.encode(v)
+        case .date(let v): try c.encode(v)
+        case .data(let v): try c.encode(v)
+        case .uuid(let v): try c.encode(v)
+        case .url(let v): try c.encode(v)
+        case .decimal(let v): try c.encode(v)
+        case .json(let data): try c.encode(String(decoding: data, as: UTF8.self))
+        case .identifiers(let ids): try c.encode(ids)
+        }
+    }
+}

@@ -1,0 +1,249 @@
+// StrataPostgres on a real server (TestServer starts one, or CI does): the entry point, the
+// tables as people and tools read them, upserts, versions, many writers in many processes,
+// observers across processes, a standby.
+import Foundation
+import Testing
+import Strata
+@testable import StrataPostgres
+import StrataPostgresTestSupport
+
+final class PGTrip: PersistentModel {
+    @Attribute(.unique) var code: String = ""
+    @Attribute var name: String = ""
+    @Attribute var start: Date = Date(timeIntervalSinceReferenceDate: 0)
+    @Attribute var budget: Double? = nil
+    @Attribute var price: Decimal = 0
+    @Attribute var tags: [String] = []
+    @Attribute var published: Bool = false
+    @Attribute var ident: UUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    @Attribute(.externalStorage) var cover: Data? = nil
+    @Relationship(deleteRule: .cascade, inverse: \PGStop.trip) var stops: [PGStop] = []
+    init() {}
+    init(_ code: String, _ name: String, start: Double = 0) {
+        self.code = code
+        self.name = name
+        self.start = Date(timeIntervalSinceReferenceDate: start)
+    }
+    static var indexes: [[PartialKeyPath<PGTrip>]] { [[\.start]] }
+}
+
+final class PGStop: PersistentModel {
+    @Attribute var place: String = ""
+    @Relationship var trip: PGTrip? = nil
+    init() {}
+    init(_ place: String) { self.place = place }
+}
+
+final class PGPerson: PersistentModel {
+    @Attribute var first: String = ""
+    @Attribute var last: String = ""
+    @Attribute var email: String = ""
+    @Attribute var age: Int = 0
+    init() {}
+    init(_ first: String, _ last: String, email: String, age: Int = 0) { self.first = first; self.last = last; self.email = email; self.age = age }
+    static var uniqueConstraints: [[PartialKeyPath<PGPerson>]] { [[\.first, \.last], [\.email]] }
+}
+
+/// A fresh namespace on the test server, and containers on it.
+struct PGFixture {
+    let url: URL
+    let namespace: String
+    let models: [any PersistentModel.Type]
+
+    init(_ models: [any PersistentModel.Type], name: String = #function) throws {
+        url = try TestServer.url()
+        namespace = TestServer.namespace(name)
+        self.models = models
+    }
+
+    var configuration: PostgresConfiguration { PostgresConfiguration(schema: Schema(models), url: url, namespace: namespace) }
+
+    func container() throws -> ModelContainer { try ModelContainer(for: Schema(models), configurations: configuration) }
+
+    /// Raw SQL on the server, for checking what the tables hold.
+    func sql(_ text: String, _ binds: [String?] = []) throws -> [[String?]] {
+        let session = PostgresSession(configuration: try configuration.connectionConfiguration(), location: "test")
+        return try session.withConnection { try $0.query(text, binds) }
+    }
+}
+
+@Suite struct PostgresStoreTests {
+    @Test func theEntryPointAsTheIssueWritesIt() throws {
+        let url = try TestServer.url()
+        let namespace = TestServer.namespace()
+        let configuration = PostgresConfiguration(
+            "Trips",
+            schema: Schema([PGTrip.self]),
+            url: url,
+            namespace: namespace,
+            allowsSave: true)
+        let container = try ModelContainer(for: PGTrip.self, configurations: configuration)
+        let context = ModelContext(container)
+        context.insert(PGTrip("LIS", "Lisbon"))
+        try context.save()
+        #expect(try ModelContext(container).fetch(FetchDescriptor<PGTrip>()).map(\.name) == ["Lisbon"])
+    }
+
+    @Test func tablesThatPeopleAndToolsCanRead() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let context = ModelContext(try fixture.container())
+        let trip = PGTrip("LIS", "Lisbon", start: 123.456789012345)
+        trip.budget = 0.1 + 0.2
+        trip.price = Decimal(string: "12.345")!
+        trip.tags = ["sea", "tram"]
+        trip.cover = Data([1, 2, 3, 255])
+        context.insert(trip)
+        trip.stops = [PGStop("Alfama"), PGStop("Belém")]
+        try context.save()
+        let ns = fixture.namespace
+        let columns = try fixture.sql("SELECT column_name::text, data_type::text FROM information_schema.columns WHERE table_schema = $1::text AND table_name = 'PGTrip' ORDER BY ordinal_position", [ns])
+        let types = Dictionary(columns.compactMap { row in row[0].map { ($0, row[1] ?? "") } }, uniquingKeysWith: { a, _ in a })
+        #expect(types["name"] == "text")
+        #expect(types["budget"] == "double precision")
+        #expect(types["price"] == "numeric")
+        #expect(types["tags"] == "json", "JSON kept as written (a -0.0 stays -0.0); predicates read it as jsonb")
+        #expect(types["published"] == "boolean")
+        #expect(types["ident"] == "uuid")
+        #expect(types["start"] == "double precision")
+        #expect(types["start_at"] == "timestamp with time zone")
+        let row = try fixture.sql("SELECT \"name\", \"price\"::text, \"tags\"::text, to_char(\"start_at\" AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM \"\(ns)\".\"PGTrip\"")
+        #expect(row.first == ["Lisbon", "12.345", "[\"sea\",\"tram\"]", "2001-01-01"])
+        let stops = try fixture.sql("SELECT s.\"place\" FROM \"\(ns)\".\"PGTrip_stops\" j JOIN \"\(ns)\".\"PGStop\" s ON s.\"id\" = j.\"target_id\" ORDER BY j.\"position\"")
+        #expect(stops.map { $0[0] } == ["Alfama", "Belém"])
+        let constraints = try fixture.sql("SELECT constraint_type::text FROM information_schema.table_constraints WHERE table_schema = $1::text AND table_name = 'PGTrip'", [ns])
+        #expect(constraints.contains { $0[0] == "UNIQUE" })
+        let external = try fixture.sql("SELECT encode(\"data\", 'hex') FROM \"\(ns)\".\"PGTrip__external\"")
+        #expect(external.first?.first == "010203ff")
+        // Values read back exactly, in another container.
+        let back = try #require(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>()).first)
+        #expect(back.start == Date(timeIntervalSinceReferenceDate: 123.456789012345))
+        #expect(back.budget == 0.1 + 0.2)
+        #expect(back.price == Decimal(string: "12.345")!)
+        #expect(back.tags == ["sea", "tram"])
+        #expect(back.cover == Data([1, 2, 3, 255]))
+        #expect(back.stops.map(\.place) == ["Alfama", "Belém"])
+    }
+
+    @Test func upsertsByUniqueValueAcrossContainers() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        do {
+            let context = ModelContext(try fixture.container())
+            context.insert(PGTrip("LIS", "Lisbon"))
+            try context.save()
+        }
+        let context = ModelContext(try fixture.container())
+        let again = PGTrip("LIS", "Lisboa")
+        context.insert(again)
+        context.insert(PGTrip("OSL", "Oslo"))
+        try context.save()
+        let names = try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>(sortBy: [SortDescriptor(\.code)])).map(\.name)
+        #expect(names == ["Lisboa", "Oslo"])
+        #expect(try fixture.sql("SELECT count(*)::text FROM \"\(fixture.namespace)\".\"PGTrip\"").first?.first == "2")
+    }
+
+    @Test func severalUniqueConstraintsNeverMakeTwoRowsForOneKey() throws {
+        let fixture = try PGFixture([PGPerson.self])
+        do {
+            let context = ModelContext(try fixture.container())
+            context.insert(PGPerson("Ada", "Lovelace", email: "ada@example.com"))
+            try context.save()
+        }
+        let context = ModelContext(try fixture.container())
+        context.insert(PGPerson("Ada", "Lovelace", email: "ada@example.com", age: 36))
+        context.insert(PGPerson("Alan", "Turing", email: "alan@example.com"))
+        try context.save()
+        // One of the two constraints matching: the same object.
+        context.insert(PGPerson("Countess", "Lovelace", email: "ada@example.com", age: 37))
+        try context.save()
+        let people = try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGPerson>(sortBy: [SortDescriptor(\.email)]))
+        #expect(people.map(\.email) == ["ada@example.com", "alan@example.com"])
+        #expect(people.first?.age == 37)
+        // Matching two different objects on two constraints: refused, nothing written.
+        context.insert(PGPerson("Alan", "Turing", email: "ada@example.com"))
+        #expect(throws: StrataError.self) { try context.save() }
+        #expect(try fixture.sql("SELECT count(*)::text FROM \"\(fixture.namespace)\".\"PGPerson\"").first?.first == "2")
+    }
+
+    @Test func aLostUpdateAndAResurrectedRowAreConflicts() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let seed = ModelContext(try fixture.container())
+        seed.insert(PGTrip("LIS", "Lisbon"))
+        seed.insert(PGTrip("OSL", "Oslo"))
+        try seed.save()
+        // Two containers stand for two machines: each read the rows.
+        let a = ModelContext(try fixture.container()), b = ModelContext(try fixture.container())
+        let lisbonA = try #require(try a.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first)
+        let lisbonB = try #require(try b.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first)
+        let osloA = try #require(try a.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "OSL" })).first)
+        let osloB = try #require(try b.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "OSL" })).first)
+        lisbonB.name = "Lisboa"
+        b.delete(osloB)
+        try b.save()
+        lisbonA.name = "Lisbon!"
+        var thrown: StrataError?
+        do { try a.save() } catch let error as StrataError { thrown = error }
+        #expect(thrown?.code == .saveConflict, "\(String(describing: thrown))")
+        #expect(thrown?.objects == [lisbonA.persistentModelID])
+        a.rollback()
+        osloA.name = "Oslo!"
+        thrown = nil
+        do { try a.save() } catch let error as StrataError { thrown = error }
+        #expect(thrown?.code == .saveConflict)
+        let names = try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>()).map(\.name)
+        #expect(names == ["Lisboa"], "never a lost update, never a deleted row back")
+    }
+
+    @Test func aFailedSaveLeavesTheConnectionsUsable() throws {
+        let fixture = try PGFixture([PGPerson.self])
+        let context = ModelContext(try fixture.container())
+        context.insert(PGPerson("Ada", "Lovelace", email: "ada@example.com"))
+        context.insert(PGPerson("Alan", "Turing", email: "alan@example.com"))
+        try context.save()
+        let alan = try #require(try context.fetch(FetchDescriptor<PGPerson>(predicate: #Predicate { $0.first == "Alan" })).first)
+        alan.email = "ada@example.com"     // a changed object taking a unique value: refused
+        for _ in 0..<12 { #expect(throws: StrataError.self) { try context.save() } }
+        context.rollback()
+        // Every pooled connection answers (none was left inside a failed transaction).
+        for _ in 0..<20 { #expect(try context.fetchCount(FetchDescriptor<PGPerson>()) == 2) }
+    }
+
+    @Test func aStringWithNULIsRefusedWithATypedError() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let context = ModelContext(try fixture.container())
+        context.insert(PGTrip("OK", "fine"))
+        context.insert(PGTrip("NUL", "before\u{0}after"))
+        var thrown: StrataError?
+        do { try context.save() } catch let error as StrataError { thrown = error }
+        #expect(thrown?.code == .corruptRecord)
+        #expect(thrown.map { "\($0)".contains("U+0000") } == true, "\(String(describing: thrown))")
+        #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGTrip>()) == 0, "nothing of the save is kept")
+        // The same string in a JSON value (an array of strings) is kept.
+        let trip = try #require(try context.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "NUL" })).first)
+        trip.name = "after"
+        trip.tags = ["a\u{0}b"]
+        try context.save()
+        #expect(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "NUL" })).first?.tags == ["a\u{0}b"])
+    }
+
+    @Test func pushedDownQueries() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let context = ModelContext(try fixture.container())
+        for i in 0..<30 {
+            let trip = PGTrip(String(format: "T%02d", i), "trip \(i)", start: Double(i) * 100)
+            trip.published = i % 3 == 0
+            trip.budget = i % 2 == 0 ? Double(i) : nil
+            context.insert(trip)
+        }
+        try context.save()
+        let reader = ModelContext(try fixture.container())
+        #expect(try reader.fetchCount(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.published })) == 10)
+        #expect(try reader.fetchCount(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.budget == nil })) == 15)
+        let threshold = Date(timeIntervalSinceReferenceDate: 500)
+        var page = FetchDescriptor<PGTrip>(predicate: #Predicate { $0.start >= threshold }, sortBy: [SortDescriptor(\.start, order: .reverse)])
+        page.fetchOffset = 2
+        page.fetchLimit = 3
+        #expect(try reader.fetch(page).map(\.code) == ["T27", "T26", "T25"])
+        let some = ["T01", "T05", "T99"]
+        #expect(try reader.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { some.contains($0.code) }, sortBy: [SortDescriptor(\.code)])).map(\.code) == ["T01", "T05"])
+    }
+}
