@@ -123,7 +123,7 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-final class CountingStore: DataStore, DataStoreBatching {
+final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetching {
     typealias Configuration = CountingStoreConfiguration
     typealias Snapshot = DefaultSnapshot
     let configuration: CountingStoreConfiguration
@@ -157,6 +157,20 @@ final class CountingStore: DataStore, DataStoreBatching {
         note("fetch")
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: try matching(request.descriptor),
                                     relatedSnapshots: configuration.objects.withLock { $0 })
+    }
+
+    /// Batches of at most `batchSize`, counted; the largest one asked is kept.
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, batchSize: Int, _ body: ([DefaultSnapshot]) throws -> Bool) throws {
+        note("batchedFetch")
+        var all = try matching(request.descriptor)
+        all = Array(all.dropFirst(request.descriptor.fetchOffset ?? 0).prefix(request.descriptor.fetchLimit ?? .max))
+        var start = 0
+        while start < all.count {
+            let batch = Array(all[start..<min(all.count, start + batchSize)])
+            note("batch")
+            guard try body(batch) else { return }
+            start += batchSize
+        }
     }
 
     func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {

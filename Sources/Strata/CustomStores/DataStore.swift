@@ -93,6 +93,20 @@ public protocol DataStoreBatching: DataStore {
     func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws
 }
 
+/// Strata-only: a store that answers a fetch a batch at a time, so that
+/// `ModelContext.enumerate(_:batchSize:block:)` holds one batch of rows at a time whatever the
+/// number of objects (a server's cursor, a keyset walk). SwiftData has no such protocol: its
+/// custom stores answer a fetch whole.
+public protocol DataStoreBatchedFetching: DataStore {
+    /// Calls `body` with the snapshots the request's descriptor selects, in its order (its
+    /// offset and limit applied), `batchSize` at a time (the last batch may be shorter), until
+    /// they run out or `body` returns false. The batches are of one snapshot of the store. Throws
+    /// `DataStoreError.preferInMemoryFilter` or `.preferInMemorySort`, before calling `body`, for
+    /// a descriptor it does not evaluate: the context then fetches it whole.
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, batchSize: Int,
+                                   _ body: ([Self.Snapshot]) throws -> Bool) throws
+}
+
 /// Strata-only: a store that tells when it changed, whoever changed it (another process, on
 /// another machine), so that a container's observers (`ResultsObserver`, `historyChanges()`)
 /// follow it. SwiftData has no such protocol.

@@ -7,6 +7,10 @@ protocol AnyDataStore: AnyObject {
     var isBatching: Bool { get }
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot])
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> Int
+    /// The store's snapshots a batch at a time (`DataStoreBatchedFetching`); false (and `body`
+    /// never called) when the store does not fetch in batches.
+    func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int, _ editingState: EditingState,
+                                   _ body: ([DefaultSnapshot]) throws -> Bool) throws -> Bool
     func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], history: DataStoreHistoryRecord?,
               _ editingState: EditingState) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], reregister: [PersistentIdentifier: DefaultSnapshot])
     /// True for a `HistoryRecordingDataStore`.
@@ -37,6 +41,23 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
 
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> Int {
         try store.fetchCount(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState))
+    }
+
+    func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int, _ editingState: EditingState,
+                                   _ body: ([DefaultSnapshot]) throws -> Bool) throws -> Bool {
+        guard let batched = store as? any DataStoreBatchedFetching else { return false }
+        try Self.fetch(batched, DataStoreFetchRequest(descriptor: descriptor, editingState: editingState), batchSize: batchSize, body)
+        return true
+    }
+
+    private static func fetch<B: DataStoreBatchedFetching, T: PersistentModel>(_ store: B, _ request: DataStoreFetchRequest<T>, batchSize: Int,
+                                                                              _ body: ([DefaultSnapshot]) throws -> Bool) throws {
+        try store.fetch(request, batchSize: batchSize) { batch in
+            try body(try batch.map { snapshot in
+                if let same = snapshot as? DefaultSnapshot { return same }
+                return try DataStoreBox<B>.common(snapshot)
+            })
+        }
     }
 
     func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], history: DataStoreHistoryRecord?,

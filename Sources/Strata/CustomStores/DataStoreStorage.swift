@@ -104,6 +104,20 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         }
     }
 
+    /// The rows of `entity` a fetch selects, read from a store that fetches in batches
+    /// (`DataStoreBatchedFetching`): each batch's records are kept while `body` visits its rows,
+    /// then let go (a row read again is fetched again), so an enumeration holds one batch.
+    /// False, with `body` never called, when the store does not fetch in batches or refuses the
+    /// descriptor.
+    func fetchInBatches(_ fetch: any StoreFetch, batchSize: Int, paging: Bool, entity: Entity,
+                        _ body: ([RowID]) throws -> Bool) throws -> Bool {
+        try fetch.fetchBatches(in: box, batchSize: batchSize, paging: paging, editingState) { snapshots in
+            let rows = try ingest(snapshots, related: [:]).filter { $0.entity == entity.name }.map(\.row)
+            defer { withState { state in for row in rows { state.tables[entity.name]?.records[row] = nil } } }
+            return try body(rows)
+        }
+    }
+
     /// The record of a row, read from the store if this process has not kept it.
     func record(_ row: RowID, _ entity: Entity) throws -> [UInt8]? {
         let (kept, id, deleted) = withState { ($0.tables[entity.name]?.records[row], $0.tables[entity.name]?.idByRow[row],

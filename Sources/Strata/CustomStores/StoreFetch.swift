@@ -13,6 +13,11 @@ protocol StoreFetch: Sendable {
     /// How many objects the store counts for the predicate (no paging), or nil when it
     /// does not evaluate the predicate.
     func count(in store: any AnyDataStore, _ editingState: EditingState) throws -> Int?
+    /// The store's snapshots a batch at a time, with the descriptor's offset and limit if
+    /// `paging` (else the context pages); false when the store does not fetch in batches or
+    /// refuses a part of the descriptor (the context then fetches it whole).
+    func fetchBatches(in store: any AnyDataStore, batchSize: Int, paging: Bool, _ editingState: EditingState,
+                      _ body: ([DefaultSnapshot]) throws -> Bool) throws -> Bool
 }
 
 /// A `StoreFetch` of a typed descriptor.
@@ -44,6 +49,21 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
             }
         }
         return try store.fetch(asked, editingState)
+    }
+
+    func fetchBatches(in store: any AnyDataStore, batchSize: Int, paging: Bool, _ editingState: EditingState,
+                      _ body: ([DefaultSnapshot]) throws -> Bool) throws -> Bool {
+        var asked = descriptor
+        // As the context pages: a limit of 0 or below is none, an offset below 0 is 0.
+        asked.fetchOffset = paging ? descriptor.fetchOffset.flatMap { $0 > 0 ? $0 : nil } : nil
+        asked.fetchLimit = paging ? descriptor.fetchLimit.flatMap { $0 > 0 ? $0 : nil } : nil
+        do {
+            return try store.fetch(asked, batchSize: batchSize, editingState, body)
+        } catch DataStoreError.preferInMemoryFilter {
+            return false
+        } catch DataStoreError.preferInMemorySort {
+            return false
+        }
     }
 
     func count(in store: any AnyDataStore, _ editingState: EditingState) throws -> Int? {

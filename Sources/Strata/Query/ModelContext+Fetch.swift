@@ -102,6 +102,10 @@ extension ModelContext {
             reader = try run.handle.storage.beginRead()
         } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
         let size = max(1, batchSize)
+        if let custom = run.handle.custom, pending.objects.isEmpty,
+           try enumerateStoreBatches(run, custom: custom, excluded: pending.excluded, reader: reader, batchSize: size, block: block) {
+            return
+        }
         if run.sort == nil && pending.objects.isEmpty {
             return try enumerateRows(run, excluded: pending.excluded, reader: reader, block: block)
         }
@@ -117,6 +121,44 @@ extension ModelContext {
             for object in batch { try block(object) }
             start = end
         }
+    }
+
+    /// Enumerates a custom store's objects as it reads them, a batch at a time
+    /// (`DataStoreBatchedFetching`), its predicate and sort evaluated by the store: each batch's
+    /// objects are made and handed to the block, then the batch let go. The offset and limit go
+    /// to the store unless the context deleted some rows, which it then skips and pages itself.
+    /// False when the store does not read in batches or refuses the descriptor.
+    private func enumerateStoreBatches<T: PersistentModel>(_ run: QueryRun, custom: DataStoreStorage, excluded: RowSet, reader: any StorageReader,
+                                                           batchSize: Int, block: (T) throws -> Void) throws -> Bool {
+        guard let fetch = run.storageQuery?.storeFetch, let collection = run.table.collection else { return false }
+        let paging = run.paging, storePages = excluded.isEmpty
+        let layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
+        var skipped = 0, visited = 0
+        var blockError: (any Error)?
+        let answered: Bool
+        do {
+            answered = try custom.fetchInBatches(fetch, batchSize: batchSize, paging: storePages, entity: run.entity) { rows in
+                var going = true
+                for row in rows where !excluded.contains(row) {
+                    _ = try reader.visitRecord(row, in: collection) { raw in
+                        let view = try RecordView(raw, layouts: layouts)
+                        guard try run.passes(row, view) else { return }
+                        if !storePages && skipped < paging.offset { skipped += 1; return }
+                        let object = try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)
+                        visited += 1
+                        do { try block(unsafeDowncast(object, to: T.self)) } catch { blockError = error; going = false; return }
+                        if !storePages, let limit = paging.limit, visited >= limit { going = false }
+                    }
+                    if !going { return false }
+                }
+                return true
+            }
+        } catch {
+            if let blockError { throw blockError }
+            throw StrataError.store(error, while: "enumerate \(T.self)")
+        }
+        if let blockError { throw blockError }
+        return answered
     }
 
     /// Enumerates stored rows in row order, a batch at a time: each row is visited once, and
