@@ -12,6 +12,24 @@ extension PostgresStore {
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: fetched)
     }
 
+    /// The same rows a batch at a time, for `enumerate` (Strata's `DataStoreBatchedFetching`):
+    /// a server-side cursor in a read-only REPEATABLE READ transaction (so each batch's join
+    /// rows and external values are of the cursor's snapshot), `FETCH batchSize` at a time.
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, batchSize: Int,
+                                          _ body: ([DefaultSnapshot]) throws -> Bool) throws {
+        let table = try table(T.self)
+        let (sql, binds) = try select(table, request.descriptor, columns: rowColumns(table))
+        let size = max(1, batchSize)
+        try session.transaction(isolation: "REPEATABLE READ READ ONLY", retries: 0) { c in
+            try c.execute("DECLARE strata_batches NO SCROLL CURSOR FOR \(sql)", binds)
+            while true {
+                let rows = try c.query("FETCH FORWARD \(size) FROM strata_batches")
+                guard !rows.isEmpty, try body(try snapshots(table, rows: rows, c)), rows.count == size else { break }
+            }
+            try c.execute("CLOSE strata_batches")
+        }
+    }
+
     /// `COUNT(*)` of the rows the predicate selects.
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         let table = try table(T.self)

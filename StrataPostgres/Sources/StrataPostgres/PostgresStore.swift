@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// - `fetch` pushes the predicate, the sort, the limit and the offset down as SQL where they
 ///   translate (`PredicateSQL`), and asks the context to do the rest in memory
-///   (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`); `fetchCount` is `COUNT(*)`.
+///   (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`); `fetchCount` is `COUNT(*)`;
+///   `enumerate` reads through a server-side cursor, a batch at a time.
 /// - `save` is one SQL transaction: identifiers from the server's sequence in one round trip,
 ///   rows written in bulk (`unnest`), upserts by `INSERT … ON CONFLICT … RETURNING`, updates and
 ///   deletions checked against each row's version (a row another writer changed or deleted
@@ -19,7 +20,7 @@ import Synchronization
 ///   the save counter where an engine has no LISTEN (a standby, CockroachDB).
 ///
 /// Strata-only: SwiftData has no PostgreSQL store.
-public final class PostgresStore: DataStore, ObservableDataStore, @unchecked Sendable {
+public final class PostgresStore: DataStore, DataStoreBatchedFetching, ObservableDataStore, @unchecked Sendable {
     public typealias Configuration = PostgresConfiguration
     public typealias Snapshot = DefaultSnapshot
 

@@ -84,6 +84,39 @@ struct PGFixture {
         #expect(try ModelContext(container).fetch(FetchDescriptor<PGTrip>()).map(\.name) == ["Lisbon"])
     }
 
+    @Test func everyContainerSpellingTakesIt() throws {
+        let url = try TestServer.url()
+        let namespace = TestServer.namespace()
+        let trips = PostgresConfiguration("Trips", schema: Schema([PGTrip.self, PGStop.self]), url: url, namespace: namespace)
+        let people = PostgresConfiguration("People", schema: Schema([PGPerson.self]), url: try TestServer.socketURL(), namespace: namespace + "_people")
+        // Unlabeled, as SwiftData's init(for:_:); the second store through the Unix socket.
+        let container = try ModelContainer(for: Schema([PGTrip.self, PGStop.self, PGPerson.self]), trips, people)
+        let context = ModelContext(container)
+        context.insert(PGTrip("LIS", "Lisbon"))
+        context.insert(PGPerson("Ada", "Lovelace", email: "ada@example.com"))
+        try context.save()
+        let people2 = try fixtureSQL(url, "SELECT count(*)::text FROM \"\(namespace)_people\".\"PGPerson\"")
+        #expect(people2 == "1", "PGPerson went to its configuration's namespace")
+        // Beside a file store in one container: each model to its configuration.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = ModelConfiguration("People", schema: Schema([PGPerson.self]), url: folder.appendingPathComponent("people.store"))
+        let mixed = try ModelContainer(for: Schema([PGTrip.self, PGStop.self, PGPerson.self]), configurations: [trips, file] as [any DataStoreConfiguration])
+        let mixedContext = ModelContext(mixed)
+        mixedContext.insert(PGPerson("Alan", "Turing", email: "alan@example.com"))
+        mixedContext.insert(PGTrip("OSL", "Oslo"))
+        try mixedContext.save()
+        #expect(try ModelContext(mixed).fetch(FetchDescriptor<PGTrip>(sortBy: [SortDescriptor(\.code)])).map(\.code) == ["LIS", "OSL"])
+        #expect(try ModelContext(mixed).fetch(FetchDescriptor<PGPerson>()).map(\.first) == ["Alan"], "the file store's, not the server's")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("people.store").path))
+    }
+
+    private func fixtureSQL(_ url: URL, _ text: String) throws -> String? {
+        let session = PostgresSession(configuration: try PostgresConfiguration(url: url).connectionConfiguration(), location: "test")
+        return try session.withConnection { try $0.query(text) }.first?.first ?? nil
+    }
+
     @Test func tablesThatPeopleAndToolsCanRead() throws {
         let fixture = try PGFixture([PGTrip.self, PGStop.self])
         let context = ModelContext(try fixture.container())
@@ -223,6 +256,41 @@ struct PGFixture {
         trip.tags = ["a\u{0}b"]
         try context.save()
         #expect(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "NUL" })).first?.tags == ["a\u{0}b"])
+    }
+
+    @Test func enumerateReadsThroughACursorABatchAtATime() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let context = ModelContext(try fixture.container())
+        for i in 0..<40 {
+            let trip = PGTrip(String(format: "T%02d", i), "trip \(i)", start: Double(i))
+            trip.published = i % 2 == 0
+            context.insert(trip)
+            trip.stops = [PGStop("a\(i)"), PGStop("b\(i)")]
+        }
+        try context.save()
+        let reader = ModelContext(try fixture.container())
+        var page = FetchDescriptor<PGTrip>(predicate: #Predicate { $0.published }, sortBy: [SortDescriptor(\.start, order: .reverse)])
+        page.fetchOffset = 3
+        page.fetchLimit = 11
+        var seen: [String] = []
+        try reader.enumerate(page, batchSize: 4) { trip in
+            seen.append(trip.code)
+            #expect(trip.stops.map(\.place).sorted() == ["a\(Int(trip.code.dropFirst())!)", "b\(Int(trip.code.dropFirst())!)"])
+        }
+        let expected = (0..<40).filter { $0 % 2 == 0 }.reversed().dropFirst(3).prefix(11).map { String(format: "T%02d", $0) }
+        #expect(seen == Array(expected))
+        // A save from inside the block (another connection) does not disturb the cursor.
+        var count = 0
+        try reader.enumerate(FetchDescriptor<PGTrip>(sortBy: [SortDescriptor(\.code)]), batchSize: 16) { trip in
+            count += 1
+            if count == 1 {
+                let writer = ModelContext(reader.container)
+                writer.insert(PGTrip("ZZ", "added meanwhile"))
+                try writer.save()
+            }
+        }
+        #expect(count == 40, "the rows of the cursor's snapshot")
+        #expect(try reader.fetchCount(FetchDescriptor<PGTrip>()) == 41)
     }
 
     @Test func pushedDownQueries() throws {
