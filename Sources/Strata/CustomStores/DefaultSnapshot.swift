@@ -280,6 +280,15 @@ public enum SnapshotValue: Hashable, Sendable, Codable {
     private func wrap(_ json: Data) -> Data { Data("{\"value\":".utf8) + json + Data("}".utf8) }
 }
 
+extension SnapshotValue {
+    /// The value as JSON, as `JSONEncoder` writes it (a `.json` value as it is), for a store
+    /// that keeps a value of any kind in a JSON column. Strata-only.
+    public func jsonData() throws -> Data {
+        if case .json(let data) = self { return data }
+        return try JSONEncoder().encode(JSONForm(value: self))
+    }
+}
+
 /// A value wrapped in an object, so that any JSON value (a bare string too) decodes.
 private struct JSONWrapped<V: Decodable>: Decodable { let value: V }
 

@@ -26,8 +26,7 @@ enum PostgresValues {
         case (.uuid(let u), .uuid): return u.uuidString
         case (.string(let s), .uuid): return s
         case (.data(let d), .bytea): return hex(d)
-        case (.json(let json), .jsonb): return String(decoding: json, as: UTF8.self)
-        case (_, .jsonb): return String(decoding: try JSONEncoder().encode(JSONValueForm(value)), as: UTF8.self)
+        case (_, .jsonb): return String(decoding: try value.jsonData(), as: UTF8.self)
         default:
             throw StrataError(.corruptRecord, "A value \(value) does not fit a PostgreSQL \(kind) column.")
         }
@@ -111,29 +110,5 @@ enum PostgresValues {
             out += "\""
         }
         return out + "}"
-    }
-}
-
-/// A plain snapshot value as JSON, for a jsonb column given a value of another kind.
-private struct JSONValueForm: Encodable {
-    let value: SnapshotValue
-    init(_ value: SnapshotValue) { self.value = value }
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch value {
-        case .null: try c.encodeNil()
-        case .bool(let v): try c.encode(v)
-        case .int(let v): try c.encode(v)
-        case .uint(let v): try c.encode(v)
-        case .double(let v): try c.encode(v)
-        case .string(let v): try c.encode(v)
-        case .date(let v): try c.encode(v)
-        case .data(let v): try c.encode(v)
-        case .uuid(let v): try c.encode(v)
-        case .url(let v): try c.encode(v)
-        case .decimal(let v): try c.encode(v)
-        case .json(let data): try c.encode(String(decoding: data, as: UTF8.self))
-        case .identifiers(let ids): try c.encode(ids)
-        }
     }
 }
