@@ -184,6 +184,16 @@ struct SaveRun {
         return (names, values)
     }
 
+    /// The value of the column named `column` (quoted; an attribute's or a to-one's) in the rows
+    /// of `unnest` aliased `alias`, cast to the column's type: `u.c<k>::type` (see `columnValues`).
+    private func unnested(_ column: String, of table: PostgresTable, from alias: String) -> String {
+        if let i = table.columns.firstIndex(where: { $0.name == column }) {
+            return "\(alias).c\(i + 2)::\(table.columns[i].sqlType)"
+        }
+        let j = table.toOnes.firstIndex { $0.column == column } ?? 0
+        return "\(alias).c\(table.columns.count + j + 2)::bigint"
+    }
+
     /// `unnest` of the `n` text-array parameters as `u(c0, …, c<n-1>, ord)`.
     private func unnest(_ n: Int) -> String {
         "unnest(\((1...n).map { "$\($0)::text[]" }.joined(separator: ", "))) WITH ORDINALITY AS u(\((0..<n).map { "c\($0)" }.joined(separator: ", ")), ord)"
@@ -228,12 +238,7 @@ struct SaveRun {
         let returned: [[String?]]
         if let unique = table.uniques.first {
             let updates = names.map { "\($0) = EXCLUDED.\($0)" } + ["\"_version\" = t.\"_version\" + 1"]
-            let matches = unique.map { column -> String in
-                let position = table.columns.firstIndex { $0.name == column }.map { $0 + 2 }
-                    ?? table.toOnes.firstIndex { $0.column == column }.map { table.columns.count + $0 + 2 } ?? 0
-                let type = table.columns.first { $0.name == column }?.sqlType ?? "bigint"
-                return "done.\(column) = input.c\(position)::\(type)"
-            }
+            let matches = unique.map { column in "done.\(column) = \(unnested(column, of: table, from: "input"))" }
             returned = try c.query("""
                 WITH input AS (SELECT * FROM \(unnest(binds.count))),
                 done AS (INSERT INTO \(table.qualified) AS t (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM input u
@@ -260,12 +265,7 @@ struct SaveRun {
     private func holdersOfUniqueValues(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ c: SQLConnection) throws -> [Int: Int64] {
         let binds = [PostgresValues.arrayLiteral(snapshots.map { _ in "0" }), PostgresValues.arrayLiteral(snapshots.map { _ in "0" })] + (try columnArrays(table, snapshots))
         let conditions = table.uniques.map { unique in
-            "(" + unique.map { column -> String in
-                let position = table.columns.firstIndex { $0.name == column }.map { $0 + 2 }
-                    ?? table.toOnes.firstIndex { $0.column == column }.map { table.columns.count + $0 + 2 } ?? 0
-                let type = table.columns.first { $0.name == column }?.sqlType ?? "bigint"
-                return "t.\(column) = u.c\(position)::\(type)"
-            }.joined(separator: " AND ") + ")"
+            "(" + unique.map { column in "t.\(column) = \(unnested(column, of: table, from: "u"))" }.joined(separator: " AND ") + ")"
         }
         let rows = try c.query("""
             SELECT u.ord::text, t."id"::text FROM \(unnest(binds.count)) JOIN \(table.qualified) t ON \(conditions.joined(separator: " OR ")) FOR UPDATE OF t
