@@ -7,18 +7,26 @@
 //
 // A store-specific test file makes a `ConformanceStore` (a name, the capabilities the store
 // lacks with the reason for each, and `fresh`, which gives a container on a new empty store and
-// a way to open another container on that same store) and runs each scenario by name:
+// a way to open another container on that same store) and runs each scenario by name, from an
+// async test:
 //
 //     @Test(arguments: Conformance.scenarios.map(\.name))
-//     func postgres(_ name: String) throws {
-//         if case .skipped(let reason) = try Conformance.run(name, on: store) { print(reason) }
+//     func postgres(_ name: String) async throws {
+//         if case .skipped(let reason) = try await Conformance.run(name, on: store) { print(reason) }
 //     }
 //
 // Tests/StrataTests/ConformanceTests.swift runs them on the engine and on the two custom stores of
 // the root tests. A scenario that needs a `ConformanceCapability` the store lacks is skipped, with
 // the store's reason; everything else is required of every store. Models: Models.swift (`Conf…`).
 //
-// The 92 scenarios, and the root tests they come from (<-):
+// Some scenarios wait for events (observers, history streams, model actors: Events.swift), each
+// for at most `Conformance.eventBound`, never for a fixed time. Awaited (`run(_:) async`), they
+// hold no thread while they wait. The blocking `run(_:)` runs them too, except those whose events
+// come through tasks of Swift's global executor (`ResultsObserver`, `HistoryObserver`): blocking
+// a thread of that executor (one per core) for them starves them once every thread waits so,
+// and they fail at once asking to be awaited (marked [awaited] below).
+//
+// The 114 scenarios, and the root tests they come from (<-):
 //
 // Context: identity, change tracking, rollback, identifiers, notifications, observation (Scenarios+Context.swift):
 //   insertSaveFetchReopen <- ModelBasicsTests.insertSaveFetchReopen
@@ -213,6 +221,69 @@
 //         OneChangePerObjectTests.anObjectUpsertedTwiceInOneSaveIsOneUpdate,
 //         OneChangePerObjectTests.twoNewObjectsWithOneUniqueValueAreOneInsert [needs recordsHistory,
 //         resolvesUniqueValues]
+//
+// History: what saves record, tombstones, tokens, descriptors, deleteHistory, another container (Scenarios+History.swift):
+//   historyRecordsSavesInCommitOrder <- HistoryTests.savesFromTwoContextsAreRecordedInCommitOrder,
+//         HistoryTests.theStoreIdentifierSurvivesAMove (an identifier names its transactions' store)
+//         [needs recordsHistory]
+//   historyRecordsUpsertsAsUpdatesOfTheFieldsThatDiffer <- HistoryTests.upsertsAreUpdatesOfTheFieldsThatDiffer
+//         [needs recordsHistory, resolvesUniqueValues]
+//   historyTokensRoundTripAndSelectWhatCameAfter <- HistoryTests.tokensRoundTripAndSelectWhatCameAfter [needs
+//         recordsHistory]
+//   deleteHistoryPrunesAndOlderTokensExpire <- HistoryTests.deleteHistoryPrunesAndOlderTokensExpire [needs
+//         recordsHistory]
+//   deletionsWithoutPreservedValuesHaveEmptyTombstones <-
+//         HistoryTests.aCascadeOfDeletesWithoutPreservedValuesIsOneSmallRecord (what it records, not its size)
+//         [needs recordsHistory]
+//   historyPredicatesMayReadTheChanges <- HistoryTests.aPredicateMayReadTheChanges [needs recordsHistory]
+//   historyOfAnotherContainerOnTheSameStore <- HistoryObserverTests.anObserverFollowsAnotherContainerOnTheSameFile
+//         (the history it reads), HistoryTests.savesFromTwoContextsAreRecordedInCommitOrder (from another
+//         container) [needs recordsHistory, stableIdentifiers]
+//
+// Following changes: ResultsObserver, sections, historyChanges(), HistoryObserver; waiting for events (Scenarios+History.swift):
+//   resultsObserverFollowsSavesOfOtherContexts <- HistoryObserverTests.anObserverFollowsSavesOfOtherContexts
+//         [awaited]
+//   resultsObserverFollowsAnotherContainer <- HistoryObserverTests.anObserverFollowsAnotherContainerOnTheSameFile
+//         [needs followsOtherWriters; awaited]
+//   sectionedResultsFollowSaves <- SectionedObserverTests.sectionsGroupTheResultsByTheKeyPathAndFollowSaves
+//         [awaited]
+//   sectionsByAnOptionalKeyPath <-
+//         SectionedObserverTests.anOptionalKeyPathMakesANilSectionAndAPlainObserverHasNone (no wait)
+//   historyChangesDeliversEachTransactionWhole <- HistoryObserverTests.historyChangesDeliversEachTransactionWhole
+//         [needs recordsHistory]
+//   cancellingEndsHistoryChanges <- HistoryObserverTests.cancellingEndsTheStream (cancelled after a first
+//         notice, not after a fixed time) [needs recordsHistory]
+//   historyObserverCountsTheTransactionsOfItsModels <-
+//         HistoryObserverTests.aHistoryObserverCountsTheTransactionsOfItsModels [needs recordsHistory; awaited]
+//
+// Model actors and the main context's autosave; waiting for events (Scenarios+History.swift):
+//   modelActorImportsInBatchesWhileAnotherContextReads <-
+//         ModelActorTests.backgroundImportAndSyncWhileAnotherContextReads (the reader reads until the import
+//         ends, not for a fixed time), ModelActorTests.mainContextReadsWhatTheActorSaved [needs readsDuringSaves]
+//   modelActorSyncUpserts <- ModelActorTests.backgroundImportAndSyncWhileAnotherContextReads (the sync) [needs
+//         resolvesUniqueValues]
+//   theMainContextAutosavesOnTheMainActorsNextTurn <- AutosaveTests.theMainContextSavesOnTheMainActorsNextTurn
+//         (waits for its didSave, not for a number of turns)
+//
+// Models: inheritance, ephemeral and transformable attributes (Scenarios+Models.swift):
+//   inheritanceFetchesSubclassesAsThemselves <- InheritanceTests.aBaseFetchReturnsEverySubclassTypedAsItsSubclass
+//   anEphemeralAttributeIsObservedButNeverWritten <-
+//         EphemeralAndTransformableTests.anEphemeralAttributeIsObservedButNeverWritten
+//   aTransformableAttributeRoundTripsThroughItsTransformer <-
+//         EphemeralAndTransformableTests.aTransformableAttributeRoundTripsThroughItsTransformer
+//   aTypeThatIsNotCodableWithoutATransformerIsASchemaError <-
+//         EphemeralAndTransformableTests.aTypeThatIsNotCodableWithoutATransformerIsASchemaError
+//   anUnregisteredTransformerNameIsASchemaError <- EphemeralAndTransformableTests.anUnregisteredTransformerNameIsASchemaError
+//
+// Not ported: HistoryTests.retentionKeepsTheLastTransactions and .historyOffRecordsNothing
+// (`ModelConfiguration.historyRetention`, which a custom store's configuration has not: a
+// `HistoryRecordingDataStore` keeps everything until deleteHistory), the rest of
+// .theStoreIdentifierSurvivesAMove (moving the file), HistoryRecordTests (the engine's record
+// bytes), EphemeralAndTransformableTests.valuesAnOlderVersionPersistedAreDroppedNotTrappedOn (a
+// second version of a model on one store: a session reopens with its own schema),
+// MultipleStoresTests.oneContextAcrossTwoStores (two configurations in one container, and their
+// files: a session is one store), AutosaveTests.anotherContextAutosavesAtTheThresholdAndOnProcessPendingChanges
+// (as transactionAndAutosave).
 
 import Foundation
 import Strata
@@ -222,6 +293,7 @@ public enum Conformance {
     /// Every scenario, in the order above.
     public static let scenarios: [ConformanceScenario] = contextScenarios + valueScenarios + predicateScenarios + fetchingScenarios
         + relationshipScenarios + deleteRuleScenarios + deleteWhereScenarios + uniqueScenarios + conflictScenarios + historyScenarios
+        + historyOfSavesScenarios + followingChangesScenarios + modelActorScenarios + modelScenarios
 
     /// The scenario named `name`.
     public static func scenario(named name: String) -> ConformanceScenario? { scenarios.first { $0.name == name } }
@@ -235,6 +307,16 @@ public enum Conformance {
         }
         if let reason = store.skipReason(for: scenario.requires) { return .skipped(reason: reason) }
         try scenario.run(store)
+        return .passed
+    }
+
+    /// The same, awaiting a scenario that waits for events (`ConformanceScenario.run(_:) async`).
+    public static func run(_ name: String, on store: ConformanceStore) async throws -> ConformanceOutcome {
+        guard let scenario = scenario(named: name) else {
+            throw ConformanceFailure("no conformance scenario is named \(name)", file: #filePath, line: #line)
+        }
+        if let reason = store.skipReason(for: scenario.requires) { return .skipped(reason: reason) }
+        try await scenario.run(store)
         return .passed
     }
 }

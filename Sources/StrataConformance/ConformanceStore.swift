@@ -40,6 +40,14 @@ public enum ConformanceCapability: String, Sendable, Hashable, CaseIterable, Cus
     /// An identifier saved by one container names the same object in another container on the
     /// same store (`model(for:)`, `persistentModelID ==` predicates).
     case stableIdentifiers
+    /// A container's observers (`ResultsObserver`, `historyChanges()`, `HistoryObserver`) follow
+    /// the commits another container on the same store makes (as another process would). (The
+    /// commits of the container's own contexts: required of every store.) A custom store does it
+    /// by being an `ObservableDataStore`.
+    case followsOtherWriters
+    /// A context reads the store (`fetchCount`, from another thread) while another context's save
+    /// writes it, and finds each save whole or not at all.
+    case readsDuringSaves
 
     public var description: String { rawValue }
 }
@@ -97,19 +105,71 @@ public struct ConformanceScenario: Sendable {
     /// The root package test(s) it was ported from.
     public let origin: String
     public let requires: Set<ConformanceCapability>
-    let body: @Sendable (ScenarioEnvironment) throws -> Void
+    let body: Body
+
+    enum Body: Sendable {
+        /// Runs to its end on the caller's thread.
+        case sync(@Sendable (ScenarioEnvironment) throws -> Void)
+        /// Waits for events (Events.swift): runs on a `ScenarioActor`. `usesGlobalExecutor`: the
+        /// events come through tasks Strata starts on Swift's global executor (`ResultsObserver`,
+        /// `HistoryObserver`), so the blocking `run(_:)` cannot wait for them on a thread of it.
+        case events(usesGlobalExecutor: Bool, @Sendable (ScenarioEnvironment, isolated ScenarioActor) async throws -> Void)
+    }
 
     init(_ name: String, from origin: String, requires: Set<ConformanceCapability> = [],
          _ body: @escaping @Sendable (ScenarioEnvironment) throws -> Void) {
         self.name = name
         self.origin = origin
         self.requires = requires
-        self.body = body
+        self.body = .sync(body)
     }
 
-    /// Runs the scenario on `store` (whether or not the store has what it requires).
+    /// A scenario that waits for events, each for at most `Conformance.eventBound`.
+    init(_ name: String, from origin: String, requires: Set<ConformanceCapability> = [], usesGlobalExecutor: Bool = false,
+         events body: @escaping @Sendable (ScenarioEnvironment, isolated ScenarioActor) async throws -> Void) {
+        self.name = name
+        self.origin = origin
+        self.requires = requires
+        self.body = .events(usesGlobalExecutor: usesGlobalExecutor, body)
+    }
+
+    /// True for a scenario that waits for events (observers, history streams, model actors):
+    /// run it with `await run(_:)`.
+    public var waitsForEvents: Bool {
+        if case .events = body { return true }
+        return false
+    }
+
+    /// Runs the scenario on `store` (whether or not the store has what it requires). Every
+    /// scenario can run this way; a store's test should, so that a scenario that waits for events
+    /// never holds a thread of Swift's global executor while it waits.
+    public func run(_ store: ConformanceStore) async throws {
+        let environment = ScenarioEnvironment(store: store, scenario: name)
+        switch body {
+        case .sync(let body):
+            try body(environment)
+        case .events(_, let body):
+            try await ScenarioActor.run(body, environment)
+        }
+    }
+
+    /// Runs the scenario on `store`, blocking the calling thread until it ends. A scenario that
+    /// waits for events whose events come through tasks of Swift's global executor (whose threads,
+    /// one per core, the blocked caller may be one of) fails at once with a `ConformanceFailure`
+    /// asking for `await run(_:)`, unless the caller is on the main thread or in no task.
     public func run(_ store: ConformanceStore) throws {
-        try body(ScenarioEnvironment(store: store, scenario: name))
+        let environment = ScenarioEnvironment(store: store, scenario: name)
+        switch body {
+        case .sync(let body):
+            try body(environment)
+        case .events(let usesGlobalExecutor, let body):
+            if usesGlobalExecutor && !Thread.isMainThread && withUnsafeCurrentTask(body: { $0 != nil }) {
+                throw ConformanceFailure("\(name) waits for events that tasks of Swift's global executor deliver: blocking a thread of that executor "
+                                         + "while it waits can starve them (every thread waiting so). Run it with `try await scenario.run(store)` "
+                                         + "from an async test", file: #filePath, line: #line)
+            }
+            try ScenarioActor.runBlocking(body, environment)
+        }
     }
 }
 
@@ -121,11 +181,13 @@ public enum ConformanceOutcome: Sendable, Equatable {
 }
 
 /// A scenario's view of its store: fresh stores named after the scenario.
-struct ScenarioEnvironment {
+struct ScenarioEnvironment: Sendable {
     let store: ConformanceStore
     let scenario: String
 
-    /// A fresh, empty store for these models (and, as always, the models they reach).
+    /// A fresh, empty store for these models. List every model the scenario uses, related ones
+    /// too: a store whose configuration is given the schema (PostgreSQL's) keeps the listed models
+    /// only (`ModelContainer`), and an object of another model is unknown to the container.
     func open(_ types: any PersistentModel.Type...) throws -> ConformanceSession {
         try store.fresh(Schema(types), scenario)
     }

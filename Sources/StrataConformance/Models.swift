@@ -303,3 +303,137 @@ public final class ConfVisit: PersistentModel {
     public init() {}
     public init(_ number: Int) { self.number = number }
 }
+
+// MARK: History and observers
+
+/// The root tests' `HNote`: a unique `code`, a value kept in the tombstone of a deletion, a
+/// cascading to-many.
+public final class ConfNote: PersistentModel {
+    @Attribute(.unique) public var code: Int = 0
+    @Attribute(.preserveValueOnDeletion) public var title: String = ""
+    @Attribute public var body: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \ConfLine.note) public var lines: [ConfLine] = []
+    public init() {}
+    public init(_ code: Int, _ title: String) { self.code = code; self.title = title }
+}
+
+public final class ConfLine: PersistentModel {
+    @Attribute(.preserveValueOnDeletion) public var text: String = ""
+    @Relationship public var note: ConfNote? = nil
+    public init() {}
+    public init(_ text: String) { self.text = text }
+}
+
+/// The root tests' `HTag`: no relationship, a unique `code` (its name), nothing kept on deletion.
+public final class ConfTag: PersistentModel {
+    @Attribute(.unique) public var code: String = ""
+    @Attribute public var uses: Int = 0
+    @Attribute public var color: String = ""
+    public init() {}
+    public init(_ code: String, uses: Int, color: String) { self.code = code; self.uses = uses; self.color = color }
+}
+
+/// The root tests' `Shelved`: sections by `genre`, or by the optional `series`.
+public final class ConfShelved: PersistentModel {
+    @Attribute public var title: String = ""
+    @Attribute public var genre: String = ""
+    @Attribute public var series: String? = nil
+    public init() {}
+    public init(_ title: String, _ genre: String, series: String? = nil) { self.title = title; self.genre = genre; self.series = series }
+}
+
+/// The root tests' `SyncItem`, for a model actor's imports and upserts.
+public final class ConfSyncItem: PersistentModel {
+    @Attribute(.unique) public var code: Int = 0
+    @Attribute public var value: String = ""
+    public init() {}
+    public init(_ code: Int, _ value: String) { self.code = code; self.value = value }
+}
+
+// MARK: Inheritance
+
+/// A base class with two subclasses, each with a property of its own.
+public class ConfVehicle: PersistentModel {
+    @Attribute public var name: String = ""
+    @Attribute public var wheels: Int = 0
+    public required init() {}
+    public init(name: String, wheels: Int) { self.name = name; self.wheels = wheels }
+}
+
+public final class ConfCar: ConfVehicle {
+    @Attribute public var seats: Int = 0
+    public required init() { super.init() }
+    public init(name: String, seats: Int) {
+        super.init(name: name, wheels: 4)
+        self.seats = seats          // a subclass sets its own properties after super.init
+    }
+}
+
+public final class ConfBike: ConfVehicle {
+    @Attribute public var isElectric: Bool = false
+    public required init() { super.init() }
+    public init(name: String, isElectric: Bool) {
+        super.init(name: name, wheels: 2)
+        self.isElectric = isElectric
+    }
+}
+
+// MARK: Ephemeral and transformable attributes
+
+/// Ephemeral attributes: one with a declaration default, one set in `init()`.
+public final class ConfDraft: PersistentModel {
+    @Attribute public var title: String = ""
+    @Attribute(.ephemeral) public var cursor: Int = 0
+    @Attribute(.ephemeral) public var selection: String
+    public init() { selection = "none" }
+    public init(title: String) { self.title = title; selection = "new" }
+}
+
+/// A type that is not Codable, stored through a transformer.
+public final class ConfColor: Equatable, CustomStringConvertible {
+    public let rgb: [UInt8]
+    public init(_ rgb: [UInt8]) { self.rgb = rgb }
+    public static func == (a: ConfColor, b: ConfColor) -> Bool { a.rgb == b.rgb }
+    public var description: String { "ConfColor(\(rgb))" }
+}
+
+public final class ConfColorTransformer: ValueTransformer {
+    public override class func allowsReverseTransformation() -> Bool { true }
+    public override func transformedValue(_ value: Any?) -> Any? { (value as? ConfColor).map { Data($0.rgb) } }
+    public override func reverseTransformedValue(_ value: Any?) -> Any? { (value as? Data).map { ConfColor([UInt8]($0)) } }
+}
+
+/// Registered by name (`ConfUppercaseTransformer.name`): stores a String uppercased, reads it
+/// back lowercased.
+public final class ConfUppercaseTransformer: ValueTransformer {
+    public static let name = NSValueTransformerName("ConfUppercaseTransformer")
+    public override class func allowsReverseTransformation() -> Bool { true }
+    public override func transformedValue(_ value: Any?) -> Any? { (value as? String).map { Data($0.uppercased().utf8) } }
+    public override func reverseTransformedValue(_ value: Any?) -> Any? { (value as? Data).map { String(decoding: $0, as: UTF8.self).lowercased() } }
+}
+
+public final class ConfSwatch: PersistentModel {
+    @Attribute public var name: String = ""
+    @Attribute(.transformable(by: ConfColorTransformer.self)) public var color: ConfColor = ConfColor([0, 0, 0])
+    @Attribute(.transformable(by: ConfColorTransformer.self)) public var accent: ConfColor? = nil
+    @Attribute(.transformable(by: "ConfUppercaseTransformer")) public var label: String = ""
+    public init() {}
+    public init(name: String, color: ConfColor, accent: ConfColor?, label: String) {
+        self.name = name; self.color = color; self.accent = accent; self.label = label
+    }
+}
+
+/// Not Codable, and no transformer: a model with it is not a valid schema.
+public final class ConfNotCodable {}
+
+public final class ConfUnstorable: PersistentModel {
+    @Attribute public var name: String = ""
+    @Attribute public var thing: ConfNotCodable = ConfNotCodable()
+    public init() {}
+}
+
+/// A transformer name nobody registered: not a valid schema.
+public final class ConfLabelled: PersistentModel {
+    @Attribute(.transformable(by: "ConfNoSuchTransformer")) public var label: String = ""
+    public init() {}
+}

@@ -546,7 +546,9 @@ extension Conformance {
             guard case .update(let update as DefaultHistoryUpdate<ConfTrip>)? = changes.first else {
                 throw ConformanceFailure("expected one update, got \(changes)", file: #filePath, line: #line)
             }
-            try check(Set(update.updatedAttributes.map(\.name)).isSuperset(of: ["name", "budget", "rating"]), "\(update.updatedAttributes.map(\.name))")
+            // `budget` was set by the first upsert and put back by the second: a store that sees
+            // only the save's net change (the context merged the two) need not name it.
+            try check(Set(update.updatedAttributes.map(\.name)).isSuperset(of: ["name", "rating"]), "\(update.updatedAttributes.map(\.name))")
             try checkEqual(try storedNames(try s.reopen()), ["other", "upsert b"])
         },
     ]
