@@ -18,6 +18,7 @@ protocol AnyDataStore: AnyObject {
     func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)]
     func deleteHistoryRecords(_ tokens: [Int64]) throws
     func newestHistoryToken() throws -> Int64
+    func oldestHistoryToken() throws -> Int64?
     /// Deletes what the predicate selects, if the store is `DataStoreBatching` (false if not).
     func delete<T: PersistentModel>(_ model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool, _ editingState: EditingState) throws -> Bool
     func erase() throws
@@ -96,6 +97,10 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
 
     func newestHistoryToken() throws -> Int64 {
         try (store as? any HistoryRecordingDataStore)?.newestHistoryToken() ?? 0
+    }
+
+    func oldestHistoryToken() throws -> Int64? {
+        try (store as? any HistoryRecordingDataStore)?.oldestHistoryToken()
     }
 
     func delete<T: PersistentModel>(_ model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool, _ editingState: EditingState) throws -> Bool {

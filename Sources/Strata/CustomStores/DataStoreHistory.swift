@@ -14,8 +14,17 @@ public protocol HistoryRecordingDataStore: DataStore {
     func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)]
     /// Deletes the records with these tokens.
     func deleteHistoryRecords(_ tokens: [Int64]) throws
-    /// The newest record's token (0 when there is none).
+    /// The newest token the store ever gave (0 when none), its record deleted or not: a token
+    /// is never given twice.
     func newestHistoryToken() throws -> Int64
+    /// The oldest record's token (nil when there is none). Tokens below it, and every token
+    /// when there is none, have expired: history after them was deleted. (Default: the first of
+    /// `historyRecords(after: 0)`.)
+    func oldestHistoryToken() throws -> Int64?
+}
+
+extension HistoryRecordingDataStore {
+    public func oldestHistoryToken() throws -> Int64? { try historyRecords(after: 0).first?.token }
 }
 
 /// Strata-only: one save's history as a custom store keeps it: who saved, when, and each

@@ -91,7 +91,14 @@ class BridgeReader: StorageReader {
 
     func blobFileExists(_ id: BlobID) throws -> Bool { bridge.withState { $0.blobs[id.rawValue] != nil } }
 
-    func metadata(_ name: String) throws -> [UInt8]? { bridge.withState { $0.metadata[name] } }
+    func metadata(_ name: String) throws -> [UInt8]? {
+        if name == HistoryRecord.prunedMetadata, bridge.box.recordsHistory {
+            // The store's: every token below its oldest record (all it gave, when none is left).
+            let pruned = try bridge.box.oldestHistoryToken().map { $0 - 1 } ?? bridge.box.newestHistoryToken()
+            return withUnsafeBytes(of: RowID(max(0, pruned)).littleEndian) { Array($0) }
+        }
+        return bridge.withState { $0.metadata[name] }
+    }
 
     /// The store's own change token when it has one (changes by other processes show), else
     /// the saves made through this bridge.
@@ -220,7 +227,11 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         return try super.blob(id)
     }
 
-    func setMetadata(_ name: String, _ value: [UInt8]?) throws { metadataChanges[name] = .some(value) }
+    func setMetadata(_ name: String, _ value: [UInt8]?) throws {
+        // A history-recording store's expired tokens follow from its records (`metadata`).
+        if name == HistoryRecord.prunedMetadata, bridge.box.recordsHistory { return }
+        metadataChanges[name] = .some(value)
+    }
 
     override func metadata(_ name: String) throws -> [UInt8]? {
         if let changed = metadataChanges[name] { return changed }
