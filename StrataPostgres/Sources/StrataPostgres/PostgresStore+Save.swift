@@ -47,6 +47,8 @@ struct SaveRun {
     private var allocated: [PersistentIdentifier: Int64] = [:]
     private var final: [PersistentIdentifier: Int64] = [:]
     private var outcome = SaveOutcome()
+    /// The attributes each insert that upserted onto a stored row changed (with history).
+    private var upsertChanges: [PersistentIdentifier: [String]] = [:]
     private var conflicts: [PersistentIdentifier] = []
 
     init(store: PostgresStore, request: DataStoreSaveChangesRequest<DefaultSnapshot>, history: DataStoreHistoryRecord?) {
@@ -90,7 +92,9 @@ struct SaveRun {
     }
 
     /// The context records an insert for each new object; one that upserted onto a stored row
-    /// (found here, by the server) updated that row: every attribute, as the insert wrote them.
+    /// (found here, by the server) updated that row: the attributes whose values it changed
+    /// (every attribute for a model with several unique constraints, whose stored row is
+    /// rewritten without being compared).
     private func upsertsAsUpdates(_ record: DataStoreHistoryRecord) -> DataStoreHistoryRecord {
         var record = record
         var seen = Set<String>()
@@ -99,7 +103,7 @@ struct SaveRun {
             let id = change.identifier
             if change.kind == .insert, let row = final[id], row != allocated[id], let table = store.tables[id.entityName] {
                 change.kind = .update
-                change.attributes = table.entity.attributes.map(\.name)
+                change.attributes = upsertChanges[id] ?? table.entity.attributes.map(\.name)
                 // Two inserts of one save that landed on one stored row: one change.
                 guard seen.insert("\(id.entityName)#\(row)").inserted else { return nil }
             }
@@ -186,12 +190,12 @@ struct SaveRun {
 
     /// The value of the column named `column` (quoted; an attribute's or a to-one's) in the rows
     /// of `unnest` aliased `alias`, cast to the column's type: `u.c<k>::type` (see `columnValues`).
-    private func unnested(_ column: String, of table: PostgresTable, from alias: String) -> String {
+    private func unnested(_ column: String, of table: PostgresTable, from alias: String, cast: Bool = true) -> String {
         if let i = table.columns.firstIndex(where: { $0.name == column }) {
-            return "\(alias).c\(i + 2)::\(table.columns[i].sqlType)"
+            return "\(alias).c\(i + 2)" + (cast ? "::\(table.columns[i].sqlType)" : "")
         }
         let j = table.toOnes.firstIndex { $0.column == column } ?? 0
-        return "\(alias).c\(table.columns.count + j + 2)::bigint"
+        return "\(alias).c\(table.columns.count + j + 2)" + (cast ? "::bigint" : "")
     }
 
     /// `unnest` of the `n` text-array parameters as `u(c0, …, c<n-1>, ord)`.
@@ -235,26 +239,38 @@ struct SaveRun {
             outcome.versions[table.name, default: []] += ids.compactMap { Int64($0).map { ($0, 1) } }
             return
         }
-        let returned: [[String?]]
-        if let unique = table.uniques.first {
-            let updates = names.map { "\($0) = EXCLUDED.\($0)" } + ["\"_version\" = t.\"_version\" + 1"]
-            let matches = unique.map { column in "done.\(column) = \(unnested(column, of: table, from: "input"))" }
-            returned = try c.query("""
-                WITH input AS (SELECT * FROM \(unnest(binds.count))),
-                done AS (INSERT INTO \(table.qualified) AS t (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM input u
-                         ON CONFLICT ON CONSTRAINT \(SQL.identifier("\(table.name)_unique_0")) DO UPDATE SET \(updates.joined(separator: ", "))
-                         RETURNING t."id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
-                SELECT input.ord::text, done."id"::text, done."_version"::text FROM input JOIN done ON done."id" = input.c0::bigint OR (\(matches.joined(separator: " AND ")))
-                """, binds)
-        } else {
-            returned = []
+        let unique = table.uniques[0]
+        let updates = names.map { "\($0) = EXCLUDED.\($0)" } + ["\"_version\" = t.\"_version\" + 1"]
+        let matches = unique.map { column in "done.\(column) = \(unnested(column, of: table, from: "input"))" }
+        // With history: the attributes an upsert changed, from the row as the statement found
+        // it (`old`: every part of one statement reads the same snapshot); NULL for a new row.
+        let differences = table.columns.map { column in
+            // json has no equality: its text, kept as written, is compared.
+            let differs = column.keepsJSONText
+                ? "old.\(column.name)::text IS DISTINCT FROM \(unnested(column.name, of: table, from: "input", cast: false))"
+                : "old.\(column.name) IS DISTINCT FROM \(unnested(column.name, of: table, from: "input"))"
+            return "CASE WHEN \(differs) THEN \(SQL.literal(column.property)) END"
         }
+        let changed = history == nil ? "NULL"
+            : "CASE WHEN old.\"id\" IS NULL THEN NULL ELSE concat_ws(',', \((differences + ["''"]).joined(separator: ", "))) END"
+        let oldRows = history == nil ? "" : """
+            , old AS (SELECT o.* FROM \(table.qualified) o JOIN input ON \(unique.map { "o.\($0) = \(unnested($0, of: table, from: "input"))" }.joined(separator: " AND ")))
+            """
+        let returned = try c.query("""
+            WITH input AS (SELECT * FROM \(unnest(binds.count)))\(oldRows),
+            done AS (INSERT INTO \(table.qualified) AS t (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM input u
+                     ON CONFLICT ON CONSTRAINT \(SQL.identifier("\(table.name)_unique_0")) DO UPDATE SET \(updates.joined(separator: ", "))
+                     RETURNING t."id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
+            SELECT input.ord::text, done."id"::text, done."_version"::text, \(changed)
+            FROM input JOIN done ON done."id" = input.c0::bigint OR (\(matches.joined(separator: " AND ")))\(history == nil ? "" : " LEFT JOIN old ON old.\"id\" = done.\"id\"")
+            """, binds)
         var versions: [(Int64, Int64)] = []
         for row in returned {
-            guard row.count == 3, let ord = row[0].flatMap(Int.init), ord >= 1, ord <= pending.count,
+            guard row.count == 4, let ord = row[0].flatMap(Int.init), ord >= 1, ord <= pending.count,
                   let id = row[1].flatMap(Int64.init), let version = row[2].flatMap(Int64.init) else { continue }
             final[pending[ord - 1].persistentIdentifier] = id
             versions.append((id, version))
+            if let names = row[3] { upsertChanges[pending[ord - 1].persistentIdentifier] = names.split(separator: ",").map(String.init) }
         }
         outcome.versions[table.name, default: []] += versions
     }
@@ -424,6 +440,7 @@ struct SaveRun {
 
 extension PostgresStore: HistoryRecordingDataStore {
     var historyTable: String { PostgresTable.qualified(namespace, "strata_history") }
+    var meta: String { PostgresTable.qualified(namespace, "strata_meta") }
 
     /// Writes a save's history record, last in its transaction: the history lock (held until
     /// the commit) makes every token above those committed before it, so tokens follow commit
@@ -433,7 +450,12 @@ extension PostgresStore: HistoryRecordingDataStore {
         encoder.outputFormatting = .sortedKeys
         let json = String(decoding: try encoder.encode(record), as: UTF8.self)
         try c.execute("SELECT pg_advisory_xact_lock(hashtext($1::text))", [namespace + "#history"])
-        try c.execute("INSERT INTO \(historyTable) (\"token\", \"record\") SELECT coalesce(max(\"token\"), 0) + 1, $1::jsonb FROM \(historyTable)", [json])
+        // The token: the namespace's history counter, raised (never a token given before, even
+        // one whose record was deleted).
+        try c.execute("""
+            WITH token AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text WHERE "name" = 'history' RETURNING ("value")::bigint AS value)
+            INSERT INTO \(historyTable) ("token", "record") SELECT token.value, $1::jsonb FROM token
+            """, [json])
     }
 
     public func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)] {
@@ -457,7 +479,12 @@ extension PostgresStore: HistoryRecordingDataStore {
     }
 
     public func newestHistoryToken() throws -> Int64 {
-        let rows = try session.withConnection { try $0.query("SELECT coalesce(max(\"token\"), 0)::text FROM \(historyTable)") }
+        let rows = try session.withConnection { try $0.query("SELECT \"value\" FROM \(meta) WHERE \"name\" = 'history'") }
         return rows.first?.first.flatMap { $0 }.flatMap(Int64.init) ?? 0
+    }
+
+    public func oldestHistoryToken() throws -> Int64? {
+        let rows = try session.withConnection { try $0.query("SELECT min(\"token\")::text FROM \(historyTable)") }
+        return rows.first?.first.flatMap { $0 }.flatMap(Int64.init)
     }
 }

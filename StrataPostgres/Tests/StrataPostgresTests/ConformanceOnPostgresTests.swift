@@ -26,7 +26,7 @@ import StrataPostgres
     }
 
     @Test(arguments: Conformance.scenarios.map(\.name))
-    func postgres(_ name: String) throws {
+    func postgres(_ name: String) async throws {
         let store = try Self.postgres()
         guard let scenario = Conformance.scenario(named: name) else {
             Issue.record("no conformance scenario is named \(name)")
@@ -37,7 +37,7 @@ import StrataPostgres
             try Test.cancel("skipped: \(reason)")
         }
         do {
-            try scenario.run(store)
+            try await scenario.run(store)
         } catch let failure as ConformanceFailure {
             Issue.record("postgres / \(name): \(failure.message)",
                          sourceLocation: SourceLocation(fileID: "StrataConformance/\(URL(fileURLWithPath: failure.file).lastPathComponent)",

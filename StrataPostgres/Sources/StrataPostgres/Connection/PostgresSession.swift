@@ -201,6 +201,8 @@ struct SQLConnection {
 enum SQL {
     /// A quoted identifier ("name", with quotes doubled).
     static func identifier(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    /// A string constant ('text', with quotes doubled).
+    static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
 }
 
 extension PostgresConnection {

@@ -4,7 +4,8 @@ import Strata
 /// Opening a namespace with a schema (Docs/Postgres.md, "Tables and migrations"), in one
 /// transaction that holds the namespace's advisory lock (several processes may open it at once):
 ///
-/// - the namespace, `strata_meta` (the store's identifier, the stored schema, the save counter)
+/// - the namespace, `strata_meta` (the store's identifier, the stored schema, the save counter,
+///   the newest history token)
 ///   and the id sequence `strata_ids` are made if missing;
 /// - a namespace without a stored schema gets every table;
 /// - a stored schema that differs is migrated when the difference is lightweight (a model
@@ -42,6 +43,8 @@ struct PostgresSchemaSetup {
             try c.execute("CREATE TABLE IF NOT EXISTS \(meta) (\"name\" text PRIMARY KEY, \"value\" text NOT NULL)")
             try c.execute("CREATE SEQUENCE IF NOT EXISTS \(PostgresTable.qualified(namespace, "strata_ids"))")
             try c.execute("CREATE TABLE IF NOT EXISTS \(PostgresTable.qualified(namespace, "strata_history")) (\"token\" bigint PRIMARY KEY, \"record\" jsonb NOT NULL)")
+            // The newest history token given (tokens are never given twice).
+            try c.execute("INSERT INTO \(meta) (\"name\", \"value\") SELECT 'history', coalesce(max(\"token\"), 0)::text FROM \(PostgresTable.qualified(namespace, "strata_history")) ON CONFLICT (\"name\") DO NOTHING")
             guard let (identifier, stored) = try read(c) else {
                 try create(tables.values.sorted { $0.name < $1.name }, c)
                 let identifier = UUID().uuidString
