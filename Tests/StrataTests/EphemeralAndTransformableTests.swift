@@ -128,6 +128,17 @@ final class Unstorable: PersistentModel {
         #expect(swatches.map(\.label) == ["x", "deep"])
     }
 
+    /// A schema lists `.transformable(by:)` among an attribute's options, as SwiftData's does, so
+    /// a custom store (StrataPostgres keeps it as bytea) knows the value is the transformer's Data.
+    @Test func aSchemaListsTheTransformableOption() throws {
+        ValueTransformer.setValueTransformer(UppercaseTransformer(), forName: NSValueTransformerName("UppercaseTransformer"))
+        let entity = try #require(Schema([Swatch.self]).entities.first { $0.name == "Swatch" })
+        let options = Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0.options) })
+        #expect(options["color"] == [.transformable(by: ColorTransformer.self)])
+        #expect(options["label"] == [.transformable(by: "UppercaseTransformer")])
+        #expect(options["name"] == [])
+    }
+
     @Test func aTypeThatIsNotCodableWithoutATransformerIsASchemaError() {
         #expect {
             _ = try ModelContainer(for: Unstorable.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))

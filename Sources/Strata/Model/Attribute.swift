@@ -45,6 +45,11 @@ public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
         AttributeOption(1 << 6, "transformable", transformer: TransformerReference(name: transformerName))
     }
 
+    /// The `.transformable` option of a declaration's transformer, as a schema lists it.
+    init(transformer: TransformerReference) {
+        self.init(1 << 6, "transformable", transformer: transformer)
+    }
+
     public var description: String { transformer.map { "transformable(by: \($0.name))" } ?? name }
 }
 

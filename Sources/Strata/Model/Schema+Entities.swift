@@ -137,7 +137,9 @@ extension Schema {
         init(_ property: PersistedProperty) {
             name = property.name
             originalName = property.declaration.originalName ?? property.name
+            // `.transformable(by:)` carries its transformer, so it is not among `all`.
             options = AttributeOption.all.filter { property.declaration.has($0) }
+                + (property.declaration.transformer.map { [AttributeOption(transformer: $0)] } ?? [])
             valueType = property.valueType
             isOptional = property.valueType is any OptionalProtocol.Type
         }
