@@ -63,7 +63,10 @@ func checkThrows(_ code: StrataError.Code, _ message: String = "", file: StaticS
                  _ body: () throws -> Void) throws -> StrataError {
     let error = try checkThrows("expected StrataError .\(code)" + (message.isEmpty ? "" : " (\(message))"), file: file, line: line,
                                 matching: { ($0 as? StrataError)?.code == code }, body)
-    return error as! StrataError
+    guard let strataError = error as? StrataError else {
+        throw ConformanceFailure("expected StrataError .\(code): got \(String(reflecting: error))", file: "\(file)", line: Int(line))
+    }
+    return strataError
 }
 
 /// Object identities of a list of models, for comparing which objects two fetches gave.
