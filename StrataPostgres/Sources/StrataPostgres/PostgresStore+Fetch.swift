@@ -45,14 +45,14 @@ extension PostgresStore {
 
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
         let table = try table(T.self)
-        let (sql, binds) = try select(table, request.descriptor, columns: ["t0.\"id\"::text"])
+        let (sql, binds) = try select(table, request.descriptor, columns: ["t0.\"_id\"::text"])
         let rows = try session.withConnection { try $0.query(sql, binds) }
         return try rows.compactMap { row in try row.first.flatMap { $0 }.flatMap(Int64.init).map { try identifier(table.name, $0) } }
     }
 
     /// The columns a snapshot is read from: id, version, each attribute, each to-one.
     func rowColumns(_ table: PostgresTable) -> [String] {
-        ["t0.\"id\"::text", "t0.\"_version\"::text"] + table.columns.map { "t0.\($0.name)::text" } + table.toOnes.map { "t0.\($0.column)::text" }
+        ["t0.\"_id\"::text", "t0.\"_version\"::text"] + table.columns.map { "t0.\($0.name)::text" } + table.toOnes.map { "t0.\($0.column)::text" }
     }
 
     /// The `SELECT` of a descriptor, its binds as text. Throws `preferInMemoryFilter` or
@@ -67,10 +67,10 @@ extension PostgresStore {
         }
         if ordered {
             if descriptor.sortBy.isEmpty {
-                sql += " ORDER BY t0.\"id\""
+                sql += " ORDER BY t0.\"_id\""
             } else {
                 guard let order = PredicateSQL.order(descriptor.sortBy, resolver: self) else { throw DataStoreError.preferInMemorySort }
-                sql += " ORDER BY \(order), t0.\"id\""
+                sql += " ORDER BY \(order), t0.\"_id\""
             }
         }
         if let limit = descriptor.fetchLimit, limit > 0 { sql += " LIMIT \(limit)" }

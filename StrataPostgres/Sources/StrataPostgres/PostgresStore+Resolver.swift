@@ -20,7 +20,7 @@ extension PostgresStore: SQLModelResolver {
     func identifierColumn(for keyPath: AnyKeyPath, of modelType: Any.Type, alias: String) -> String? {
         guard let model = modelType as? any PersistentModel.Type else { return nil }
         func identifierPath<M: PersistentModel>(_: M.Type) -> AnyKeyPath { \M.persistentModelID }
-        return identifierPath(model) == keyPath ? "\(alias).\"id\"" : nil
+        return identifierPath(model) == keyPath ? "\(alias).\"_id\"" : nil
     }
 
     func primaryKey(of id: PersistentIdentifier) -> Int64? { primaryKey(id) }

@@ -230,7 +230,7 @@ struct SaveRun {
         }
         let binds = [PostgresValues.arrayLiteral(ids), PostgresValues.arrayLiteral(Array(repeating: "1", count: ids.count))] + (try columnArrays(table, pending))
         let (names, values) = columnValues(table)
-        let allNames = ["\"id\"", "\"_version\""] + names
+        let allNames = ["\"_id\"", "\"_version\""] + names
         let allValues = ["u.c0::bigint", "1"] + values
         if table.uniques.count != 1 {
             // A plain insert: each row is at the id it was given, version 1.
@@ -252,7 +252,7 @@ struct SaveRun {
             return "CASE WHEN \(differs) THEN \(SQL.literal(column.property)) END"
         }
         let changed = history == nil ? "NULL"
-            : "CASE WHEN old.\"id\" IS NULL THEN NULL ELSE concat_ws(',', \((differences + ["''"]).joined(separator: ", "))) END"
+            : "CASE WHEN old.\"_id\" IS NULL THEN NULL ELSE concat_ws(',', \((differences + ["''"]).joined(separator: ", "))) END"
         let oldRows = history == nil ? "" : """
             , old AS (SELECT o.* FROM \(table.qualified) o JOIN input ON \(unique.map { "o.\($0) = \(unnested($0, of: table, from: "input"))" }.joined(separator: " AND ")))
             """
@@ -260,9 +260,9 @@ struct SaveRun {
             WITH input AS (SELECT * FROM \(unnest(binds.count)))\(oldRows),
             done AS (INSERT INTO \(table.qualified) AS t (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM input u
                      ON CONFLICT ON CONSTRAINT \(SQL.identifier("\(table.name)_unique_0")) DO UPDATE SET \(updates.joined(separator: ", "))
-                     RETURNING t."id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
-            SELECT input.ord::text, done."id"::text, done."_version"::text, \(changed)
-            FROM input JOIN done ON done."id" = input.c0::bigint OR (\(matches.joined(separator: " AND ")))\(history == nil ? "" : " LEFT JOIN old ON old.\"id\" = done.\"id\"")
+                     RETURNING t."_id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
+            SELECT input.ord::text, done."_id"::text, done."_version"::text, \(changed)
+            FROM input JOIN done ON done."_id" = input.c0::bigint OR (\(matches.joined(separator: " AND ")))\(history == nil ? "" : " LEFT JOIN old ON old.\"_id\" = done.\"_id\"")
             """, binds)
         var versions: [(Int64, Int64)] = []
         for row in returned {
@@ -284,7 +284,7 @@ struct SaveRun {
             "(" + unique.map { column in "t.\(column) = \(unnested(column, of: table, from: "u"))" }.joined(separator: " AND ") + ")"
         }
         let rows = try c.query("""
-            SELECT u.ord::text, t."id"::text FROM \(unnest(binds.count)) JOIN \(table.qualified) t ON \(conditions.joined(separator: " OR ")) FOR UPDATE OF t
+            SELECT u.ord::text, t."_id"::text FROM \(unnest(binds.count)) JOIN \(table.qualified) t ON \(conditions.joined(separator: " OR ")) FOR UPDATE OF t
             """, binds)
         var holders: [Int: Set<Int64>] = [:]
         for row in rows {
@@ -328,7 +328,7 @@ struct SaveRun {
         let sets = zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]
         let returned = try c.query("""
             UPDATE \(table.qualified) t SET \(sets.joined(separator: ", ")) FROM \(unnest(binds.count))
-            WHERE t."id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint) RETURNING t."id"::text, t."_version"::text
+            WHERE t."_id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint) RETURNING t."_id"::text, t."_version"::text
             """, binds)
         var done = Set<Int64>()
         var versions: [(Int64, Int64)] = []
@@ -347,7 +347,7 @@ struct SaveRun {
         let ids = try snapshots.map { try pk($0.persistentIdentifier) }
         let returned = try c.query("""
             DELETE FROM \(table.qualified) t USING unnest($1::text[], $2::text[]) AS u(id, v)
-            WHERE t."id" = u.id::bigint AND (u.v IS NULL OR t."_version" = u.v::bigint) RETURNING t."id"::text
+            WHERE t."_id" = u.id::bigint AND (u.v IS NULL OR t."_version" = u.v::bigint) RETURNING t."_id"::text
             """, [PostgresValues.arrayLiteral(ids.map { String($0) }), PostgresValues.arrayLiteral(ids.map { known[$0].map { String($0) } })])
         let done = Set(returned.compactMap { $0.first.flatMap { $0 }.flatMap(Int64.init) })
         for (id, snapshot) in zip(ids, snapshots) where !done.contains(id) { conflicts.append(snapshot.persistentIdentifier) }
@@ -393,8 +393,8 @@ struct SaveRun {
                 if inverse.isToOneRelationship {
                     let column = SQL.identifier(inverse.name + "_id")
                     let changed = try c.query("""
-                        UPDATE \(target.qualified) SET \(column) = NULL, "_version" = "_version" + 1 WHERE \(column) = $1::bigint AND NOT ("id" = ANY($2::bigint[]))
-                        RETURNING "id"::text, "_version"::text
+                        UPDATE \(target.qualified) SET \(column) = NULL, "_version" = "_version" + 1 WHERE \(column) = $1::bigint AND NOT ("_id" = ANY($2::bigint[]))
+                        RETURNING "_id"::text, "_version"::text
                         """, [String(row), kept])
                     outcome.versions[target.name, default: []] += changed.compactMap { r in
                         guard r.count == 2, let id = r[0].flatMap(Int64.init), let version = r[1].flatMap(Int64.init) else { return nil }

@@ -54,7 +54,7 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         if let migrationPlan, configuration.allowsSave, configuration.migration == nil {
             try PostgresMigration(configuration: configuration, plan: migrationPlan).run(session)
         }
-        self.tables = PostgresTable.tables(of: schema, namespace: configuration.namespace)
+        self.tables = try PostgresTable.tables(of: schema, namespace: configuration.namespace)
         identifier = try PostgresSchemaSetup(tables: tables, namespace: configuration.namespace, schema: schema,
                                              writable: configuration.allowsSave, location: configuration.location,
                                              version: migrationPlan?.schemas.last?.versionIdentifier).run(session)

@@ -44,6 +44,28 @@ final class PGPerson: PersistentModel {
     static var uniqueConstraints: [[PartialKeyPath<PGPerson>]] { [[\.first, \.last], [\.email]] }
 }
 
+/// Most SwiftData models name their own key `id` (Backyard Birds does), beside the store's
+/// `_id`.
+final class PGBird: PersistentModel {
+    @Attribute(.unique) var id: String = ""
+    @Attribute var species: String = ""
+    init() {}
+    init(_ id: String, _ species: String) { self.id = id; self.species = species }
+}
+
+/// An attribute named as the store's own version column.
+final class PGClash: PersistentModel {
+    @Attribute var _version: Int = 0
+    init() {}
+}
+
+/// A date `seen` has the column `seen_at` beside it: an attribute of that name clashes.
+final class PGDateClash: PersistentModel {
+    @Attribute var seen: Date = Date(timeIntervalSinceReferenceDate: 0)
+    @Attribute var seen_at: String = ""
+    init() {}
+}
+
 /// A fresh namespace on the test server, and containers on it.
 struct PGFixture {
     let url: URL
@@ -141,7 +163,7 @@ struct PGFixture {
         #expect(types["start_at"] == "timestamp with time zone")
         let row = try fixture.sql("SELECT \"name\", \"price\"::text, \"tags\"::text, to_char(\"start_at\" AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM \"\(ns)\".\"PGTrip\"")
         #expect(row.first == ["Lisbon", "12.345", "[\"sea\",\"tram\"]", "2001-01-01"])
-        let stops = try fixture.sql("SELECT s.\"place\" FROM \"\(ns)\".\"PGTrip_stops\" j JOIN \"\(ns)\".\"PGStop\" s ON s.\"id\" = j.\"target_id\" ORDER BY j.\"position\"")
+        let stops = try fixture.sql("SELECT s.\"place\" FROM \"\(ns)\".\"PGTrip_stops\" j JOIN \"\(ns)\".\"PGStop\" s ON s.\"_id\" = j.\"target_id\" ORDER BY j.\"position\"")
         #expect(stops.map { $0[0] } == ["Alfama", "Belém"])
         let constraints = try fixture.sql("SELECT constraint_type::text FROM information_schema.table_constraints WHERE table_schema = $1::text AND table_name = 'PGTrip'", [ns])
         #expect(constraints.contains { $0[0] == "UNIQUE" })
@@ -155,6 +177,35 @@ struct PGFixture {
         #expect(back.tags == ["sea", "tram"])
         #expect(back.cover == Data([1, 2, 3, 255]))
         #expect(back.stops.map(\.place) == ["Alfama", "Belém"])
+    }
+
+    @Test func anAttributeNamedIDIsAColumnOfItsOwn() throws {
+        let fixture = try PGFixture([PGBird.self])
+        do {
+            let context = ModelContext(try fixture.container())
+            context.insert(PGBird("robin", "Erithacus rubecula"))
+            context.insert(PGBird("wren", "Troglodytes"))
+            try context.save()
+        }
+        let context = ModelContext(try fixture.container())
+        context.insert(PGBird("wren", "Troglodytes troglodytes"))   // an upsert by the unique id
+        try context.save()
+        let key = "wren"
+        let found = try context.fetch(FetchDescriptor<PGBird>(predicate: #Predicate { $0.id == key }))
+        #expect(found.map(\.species) == ["Troglodytes troglodytes"])
+        let rows = try fixture.sql("SELECT \"id\" FROM \"\(fixture.namespace)\".\"PGBird\" ORDER BY \"id\"")
+        #expect(rows.map { $0[0] } == ["robin", "wren"])
+    }
+
+    @Test func aPropertyNamedAsAnotherColumnIsASchemaError() throws {
+        for (models, names) in [([PGClash.self], ["_version"]), ([PGDateClash.self], ["seen_at", "seen"])] as [([any PersistentModel.Type], [String])] {
+            let fixture = try PGFixture(models, name: "clash_\(names[0])")
+            #expect {
+                _ = try fixture.container()
+            } throws: { error in
+                (error as? StrataError)?.code == .invalidSchema && names.allSatisfy { "\(error)".contains($0) }
+            }
+        }
     }
 
     @Test func upsertsByUniqueValueAcrossContainers() throws {

@@ -97,7 +97,7 @@ final class SQLTestTrip: PersistentModel {
 }
 
 /// Columns named after the properties, in tables "s"."SQLTestTrip" and "s"."SQLTestOwner", with
-/// primary key "id"; identifiers of store "pg" whose primary key is an integer are ours.
+/// primary key "_id"; identifiers of store "pg" whose primary key is an integer are ours.
 struct SQLTestResolver: SQLModelResolver {
     static var tripColumns: [AnyKeyPath: (String, ColumnKind, Bool)] {
         [\SQLTestTrip.name: ("name", .text, false), \SQLTestTrip.nick: ("nick", .text, true),
@@ -131,7 +131,7 @@ struct SQLTestResolver: SQLModelResolver {
     }
 
     func identifierColumn(for keyPath: AnyKeyPath, of modelType: Any.Type, alias: String) -> String? {
-        keyPath == \SQLTestTrip.persistentModelID || keyPath == \SQLTestOwner.persistentModelID ? "\(alias).\"id\"" : nil
+        keyPath == \SQLTestTrip.persistentModelID || keyPath == \SQLTestOwner.persistentModelID ? "\(alias).\"_id\"" : nil
     }
 
     func primaryKey(of id: PersistentIdentifier) -> Int64? {
@@ -281,7 +281,7 @@ private func startsWithPattern(_ c: String) -> String { "^" + c + SQLGraphemes.n
         expectTranslation(#Predicate { $0.rating == $0.level }, #"t0."rating" = t0."level""#)
         expectTranslation(#Predicate { $0.rating != $0.level }, #"NOT (t0."rating" = t0."level")"#)
         expectTranslation(#Predicate { $0.rating >= $0.level }, #"t0."rating" >= t0."level""#)
-        expectTranslation(#Predicate { $0.stars == $0.owner.flatMap { $0.age } }, #"t0."stars" IS NOT DISTINCT FROM (SELECT t1."age" FROM "s"."SQLTestOwner" t1 WHERE t1."id" = t0."owner_id")"#)
+        expectTranslation(#Predicate { $0.stars == $0.owner.flatMap { $0.age } }, #"t0."stars" IS NOT DISTINCT FROM (SELECT t1."age" FROM "s"."SQLTestOwner" t1 WHERE t1."_id" = t0."owner_id")"#)
     }
 
     @Test func optionals() {
@@ -487,12 +487,12 @@ private func startsWithPattern(_ c: String) -> String { "^" + c + SQLGraphemes.n
         let foreign = try testTripID(9, store: "elsewhere")
         let owner = try testOwnerID(3)
         let ids = [id, foreign, try testTripID(8)]
-        expectTranslation(#Predicate { $0.persistentModelID == id }, #"t0."id" = $1"#, [.int(7)])
-        expectTranslation(#Predicate { id == $0.persistentModelID }, #"t0."id" = $1"#, [.int(7)])
-        expectTranslation(#Predicate { $0.persistentModelID != id }, #"t0."id" <> $1"#, [.int(7)])
+        expectTranslation(#Predicate { $0.persistentModelID == id }, #"t0."_id" = $1"#, [.int(7)])
+        expectTranslation(#Predicate { id == $0.persistentModelID }, #"t0."_id" = $1"#, [.int(7)])
+        expectTranslation(#Predicate { $0.persistentModelID != id }, #"t0."_id" <> $1"#, [.int(7)])
         expectTranslation(#Predicate { $0.persistentModelID == foreign }, "FALSE")   // not an object of this store
         expectTranslation(#Predicate { $0.persistentModelID != foreign }, "TRUE")
-        expectTranslation(#Predicate { ids.contains($0.persistentModelID) }, #"t0."id" = ANY($1::int8[])"#, [.intArray([7, 8])])
+        expectTranslation(#Predicate { ids.contains($0.persistentModelID) }, #"t0."_id" = ANY($1::int8[])"#, [.intArray([7, 8])])
         expectTranslation(#Predicate { [foreign].contains($0.persistentModelID) }, "FALSE")
         expectNoTranslation(#Predicate { $0.persistentModelID == owner })   // another model's identifier: done in memory
         expectNoTranslation(#Predicate { $0.persistentModelID < id })
@@ -502,7 +502,7 @@ private func startsWithPattern(_ c: String) -> String { "^" + c + SQLGraphemes.n
 
     @Test func toOneRelationships() throws {
         let owner = try testOwnerID(3)
-        let exists = #"EXISTS (SELECT 1 FROM "s"."SQLTestOwner" t1 WHERE t1."id" = t0."owner_id" AND "#
+        let exists = #"EXISTS (SELECT 1 FROM "s"."SQLTestOwner" t1 WHERE t1."_id" = t0."owner_id" AND "#
         expectTranslation(#Predicate { $0.owner == nil }, #"t0."owner_id" IS NULL"#)
         expectTranslation(#Predicate { $0.owner != nil }, #"t0."owner_id" IS NOT NULL"#)
         expectTranslation(#Predicate { $0.owner?.name == "Ana" }, exists + #"t1."name" = $1)"#, [.text("Ana")])
@@ -516,7 +516,7 @@ private func startsWithPattern(_ c: String) -> String { "^" + c + SQLGraphemes.n
                   #"(t0."owner_id" IS NULL OR "# + exists + #"(t1."age" IS NULL OR t1."age" < $1)))"#, [.int(3)])
         expectTranslation(#Predicate { $0.owner?.persistentModelID == owner }, #"(t0."owner_id" IS NOT NULL AND t0."owner_id" = $1)"#, [.int(3)])
         expectTranslation(#Predicate { $0.owner?.boss?.name == "Bo" },
-                  exists + #"EXISTS (SELECT 1 FROM "s"."SQLTestOwner" t2 WHERE t2."id" = t1."boss_id" AND t2."name" = $1))"#, [.text("Bo")])
+                  exists + #"EXISTS (SELECT 1 FROM "s"."SQLTestOwner" t2 WHERE t2."_id" = t1."boss_id" AND t2."name" = $1))"#, [.text("Bo")])
         expectTranslation(#Predicate { $0.owner.flatMap { $0.name.starts(with: "A") } == true },
                   exists + #"(t1."name" LIKE $1 AND (octet_length(t1."name") = char_length(t1."name") OR t1."name" ~ $2)))"#,
                   [.text("A%"), .text(startsWithPattern("A"))])

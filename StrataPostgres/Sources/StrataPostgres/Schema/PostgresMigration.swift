@@ -79,7 +79,7 @@ struct PostgresMigration {
         }
         guard let json = values["schema"], let stored = try? JSONDecoder().decode(StoredTables.self, from: Data(json.utf8)) else { return nil }
         for versioned in plan.schemas.reversed() {
-            let tables = StoredTables(PostgresTable.tables(of: Schema(versioned.models), namespace: namespace))
+            let tables = StoredTables(try PostgresTable.tables(of: Schema(versioned.models), namespace: namespace))
             if tables == stored { return versioned.versionIdentifier }
         }
         return nil

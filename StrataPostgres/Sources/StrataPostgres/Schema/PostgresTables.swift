@@ -5,7 +5,7 @@ import Strata
 /// model of an inheritance its own table, with the properties it inherits), named after it in
 /// the configuration's namespace.
 ///
-/// - `id bigint` primary key, from the namespace's sequence `strata_ids`; `_version bigint`,
+/// - `_id bigint` primary key, from the namespace's sequence `strata_ids`; `_version bigint`,
 ///   raised by every update (optimistic locking).
 /// - One typed column per attribute (`ColumnKind`); a `Date` is `double precision` seconds
 ///   since 2001 (exact), with a `timestamptz` beside it (`<name>_at`) for people and tools.
@@ -80,9 +80,36 @@ struct PostgresTable {
         self.columns = columns
     }
 
-    /// Each model's table, by model (entity) name.
-    static func tables(of schema: Schema, namespace: String) -> [String: PostgresTable] {
-        Dictionary(schema.entities.map { ($0.name, PostgresTable($0, namespace: namespace)) }, uniquingKeysWith: { a, _ in a })
+    /// Each model's table, by model (entity) name; throws a schema error when two of a
+    /// table's columns would have one name (`checkColumnNames`).
+    static func tables(of schema: Schema, namespace: String) throws -> [String: PostgresTable] {
+        let tables = schema.entities.map { PostgresTable($0, namespace: namespace) }
+        for table in tables { try table.checkColumnNames() }
+        return Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The store's own columns, in every table: the row's key and its version.
+    static let ownColumns = ["\"_id\"", "\"_version\""]
+
+    /// Throws a schema error naming the properties when two of the table's columns would have
+    /// one name: an attribute named as the store's own `_id` or `_version`, or as the column
+    /// beside another property (a date's `<name>_at`, a to-one's `<name>_id`).
+    func checkColumnNames() throws {
+        var owners: [String: String] = [:]
+        for own in PostgresTable.ownColumns { owners[own] = "the store's own column \(own)" }
+        var named: [(column: String, owner: String)] = []
+        for column in columns {
+            named.append((column.name, "the attribute \(column.property)"))
+            if column.kind == .date { named.append((column.timestampName, "the timestamptz column beside the date \(column.property)")) }
+        }
+        for toOne in toOnes { named.append((toOne.column, "the foreign key of the relationship \(toOne.relationship.name)")) }
+        for (column, owner) in named {
+            if let first = owners[column] {
+                throw StrataError(.invalidSchema, "\(name): \(owner) and \(first) would both be the PostgreSQL column \(column). "
+                    + "Rename the property (originalName: keeps a file store's data), or keep it in a file store.")
+            }
+            owners[column] = owner
+        }
     }
 
     func column(named property: String) -> PostgresColumn? { columns.first { $0.property == property } }
@@ -90,7 +117,7 @@ struct PostgresTable {
     /// `CREATE` statements for the table, its indexes, join and side tables (foreign keys to
     /// other tables come after every table exists: `foreignKeys`).
     func createStatements() -> [String] {
-        var definitions = ["\"id\" bigint PRIMARY KEY", "\"_version\" bigint NOT NULL DEFAULT 1"]
+        var definitions = ["\(PostgresTable.ownColumns[0]) bigint PRIMARY KEY", "\(PostgresTable.ownColumns[1]) bigint NOT NULL DEFAULT 1"]
         for column in columns {
             definitions.append("\(column.name) \(column.sqlType)\(column.isOptional ? "" : " NOT NULL")")
             if column.kind == .date { definitions.append("\(column.timestampName) timestamptz") }
@@ -123,7 +150,7 @@ struct PostgresTable {
         func add(_ table: String, _ constraint: String, _ column: String, _ target: String, _ onDelete: String) {
             guard let targetTable = tables[target] else { return }
             statements.append("""
-                DO $$ BEGIN ALTER TABLE \(table) ADD CONSTRAINT \(SQL.identifier(constraint)) FOREIGN KEY (\(column)) REFERENCES \(targetTable.qualified) ("id") ON DELETE \(onDelete) DEFERRABLE INITIALLY DEFERRED; EXCEPTION WHEN duplicate_object THEN NULL; END $$
+                DO $$ BEGIN ALTER TABLE \(table) ADD CONSTRAINT \(SQL.identifier(constraint)) FOREIGN KEY (\(column)) REFERENCES \(targetTable.qualified) ("_id") ON DELETE \(onDelete) DEFERRABLE INITIALLY DEFERRED; EXCEPTION WHEN duplicate_object THEN NULL; END $$
                 """)
         }
         for toOne in toOnes { add(qualified, "\(name)_\(toOne.relationship.name)_fkey", toOne.column, toOne.target, "SET NULL") }
