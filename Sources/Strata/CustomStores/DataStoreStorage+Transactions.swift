@@ -247,7 +247,7 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         // Batch deletions first (they are requests of their own: a save that fails after them
         // does not bring their objects back; Docs/CustomStores.md).
         let editingState = EditingState(id: bridge.editingState.id, author: author)
-        for delete in batchDeletes { try delete(bridge.box, editingState) }
+        for delete in batchDeletes { try delete.send(bridge.box, editingState) }
         if !batchDeletes.isEmpty { bridge.withState { $0.commits += 1 } }
         let plan = try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
                                 deletes: deletes, bridge: bridge, blobs: pendingBlobs)

@@ -4,7 +4,8 @@ import StrataEngine
 extension ModelContext {
     /// A descriptor compiled (once per shape) and bound to its constants: one run per model it reads.
     func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool = true) throws -> QueryRuns {
-        try container.queries.runs(descriptor, includeSubclasses: includeSubclasses, context: self)
+        if !storeBatchDeletes.isEmpty { try applyStoreBatchDeletes() }
+        return try container.queries.runs(descriptor, includeSubclasses: includeSubclasses, context: self)
     }
 
     /// The objects the descriptor selects, in its order. Same as SwiftData's `fetch(_:)`.

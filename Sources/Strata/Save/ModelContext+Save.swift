@@ -38,9 +38,15 @@ extension ModelContext {
     /// applies the delete rules of their relationships to the rows. Same as SwiftData's
     /// `delete(model:where:includeSubclasses:)`.
     public func delete<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true) throws {
+        if try deleteInStore(model: model, where: predicate, includeSubclasses: includeSubclasses) { return }
+        try deleteRowByRow(model: model, where: predicate, includeSubclasses: includeSubclasses)
+    }
+
+    /// `delete(model:where:)` by the rows it selects: each object of this context among them is
+    /// deleted as `delete(_:)` does, the others go into the model's batch of rows.
+    private func deleteRowByRow<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool) throws {
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
-        if try deleteInStore(model: model, where: predicate, includeSubclasses: includeSubclasses) { return }
         do {
             for run in try runs(descriptor, includeSubclasses: includeSubclasses) {
                 var rows: [RowID] = []
@@ -75,12 +81,18 @@ extension ModelContext {
     }
 }
 
-/// A `delete(model:where:)` a custom store that is `DataStoreBatching` does itself.
-typealias StoreBatchDelete = (any AnyDataStore, EditingState) throws -> Void
+/// A `delete(model:where:)` a custom store that is `DataStoreBatching` does itself at the next
+/// save (`send`), unless the context reads before then: the read first turns it into a deletion
+/// of the rows it selects (`deleteRowByRow`), so that no fetch or count shows them.
+struct StoreBatchDelete {
+    let send: (any AnyDataStore, EditingState) throws -> Void
+    let deleteRowByRow: (ModelContext) throws -> Void
+}
 
 extension ModelContext {
     /// Hands `delete(model:where:)` to a custom store that deletes by predicate itself
-    /// (`DataStoreBatching`), sent at the next save before its changes: when the model has no
+    /// (`DataStoreBatching`), sent at the next save before its changes (unless a read comes
+    /// first: `applyStoreBatchDeletes`): when the model has no
     /// subclasses to reach, no relationship rule to apply and no object in this context (the
     /// store cannot tell the context which of them it deleted). Unsaved inserts the predicate
     /// selects are deleted here. False when the rows are to be deleted one by one instead.
@@ -92,9 +104,21 @@ extension ModelContext {
         for backing in inserted.backings where backing.entity === table.entity {
             if let object = backing.object as? T, try predicate.map({ try $0.evaluate(object) }) ?? true { delete(object) }
         }
-        storeBatchDeletes[ObjectIdentifier(handle), default: []].append { store, editingState in
-            _ = try store.delete(T.self, where: predicate, includeSubclasses: includeSubclasses, editingState)
-        }
+        storeBatchDeletes[ObjectIdentifier(handle), default: []].append(StoreBatchDelete(
+            send: { store, editingState in
+                _ = try store.delete(T.self, where: predicate, includeSubclasses: includeSubclasses, editingState)
+            },
+            deleteRowByRow: { context in
+                try context.deleteRowByRow(model: T.self, where: predicate, includeSubclasses: includeSubclasses)
+            }))
         return true
+    }
+
+    /// Before a read: the deletions handed to custom stores for the next save become
+    /// deletions of the rows they select, which every read leaves out (as on the engine).
+    func applyStoreBatchDeletes() throws {
+        let pending = storeBatchDeletes.values.joined()
+        storeBatchDeletes.removeAll()
+        for delete in pending { try delete.deleteRowByRow(self) }
     }
 }
