@@ -42,14 +42,7 @@ private struct BridgeBug {
     }
 }
 
-private let bridgeBugs: [String: BridgeBug] = [
-    "rollbackUndoesDeleteModelWhere": BridgeBug(
-        "a delete(model:where:) handed to a DataStoreBatching store (ModelContext.deleteInStore) is not applied to the context's own fetches and counts before the save, as it is on the engine",
-        on: ["counting"]),
-    "anUpsertReplacesTheStoredObjectsRelationships": BridgeBug(
-        "after an insert the store resolved onto a stored object, the objects of the stored object's to-many still name it in their to-one (its snapshot lists only the insert's objects): the graph is left inconsistent",
-        on: ["counting"]),
-]
+private let bridgeBugs: [String: BridgeBug] = [:]
 
 @Suite struct ConformanceTests {
     /// Strata's engine: a store file per scenario; reopen is a new container on its url.

@@ -195,7 +195,12 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
             }
             for snapshot in request.inserted {
                 guard let permanent = remapped[snapshot.persistentIdentifier] else { continue }
-                objects[permanent] = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped)
+                let new = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped)
+                // An insert resolved onto a stored object replaces its relationships on both
+                // sides (Docs/CustomStores.md): what its to-manys held and no longer hold is
+                // unlinked from it.
+                if let old = objects[permanent] { unlinkDropped(old, new, &objects) }
+                objects[permanent] = new
             }
             for snapshot in request.updated {
                 guard objects[snapshot.persistentIdentifier] != nil else { throw DataStoreError.unsupportedFeature }
@@ -203,6 +208,21 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
             }
             for snapshot in request.deleted { objects[snapshot.persistentIdentifier] = nil }
             return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped)
+        }
+    }
+
+    /// The objects `old`'s to-manys held that `new`'s do not: their to-one to it becomes nil.
+    private func unlinkDropped(_ old: DefaultSnapshot, _ new: DefaultSnapshot, _ objects: inout [PersistentIdentifier: DefaultSnapshot]) {
+        guard let entity = schema.entities.first(where: { $0.name == old.persistentIdentifier.entityName }) else { return }
+        for relationship in entity.relationships where !relationship.isToOneRelationship {
+            guard let inverse = relationship.inverseName else { continue }
+            let kept = Set(new.relatedIdentifiers(relationship.name))
+            for dropped in old.relatedIdentifiers(relationship.name) where !kept.contains(dropped) {
+                guard let related = objects[dropped], related.relatedIdentifiers(inverse) == [old.persistentIdentifier] else { continue }
+                var values = related.values
+                values[inverse] = .identifiers([])
+                objects[dropped] = DefaultSnapshot(persistentIdentifier: dropped, values: values)
+            }
         }
     }
 
