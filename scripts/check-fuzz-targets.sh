@@ -10,14 +10,21 @@ flags=(-parse-as-library -package-name strata -swift-version 6 -suppress-warning
 engine=(Sources/StrataEngine/*.swift)
 sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
 engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Fuzz/FuzzSupport.swift)
+# The checks are independent and each swiftc is one thread: they run at once (CI has two
+# cores); any failure fails the script, after all have finished.
+pids=()
+check() { swiftc -typecheck "${flags[@]}" "$@" & pids+=($!); }
 for entry in OpenStore DamagedStore DecodeEngine; do
-    swiftc -typecheck "${flags[@]}" -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" "Fuzz/$entry.swift"
+    check -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" "Fuzz/$entry.swift"
 done
-swiftc -typecheck "${flags[@]}" -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/OpenStore.swift
+check -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/OpenStore.swift
 mkdir -p "$out/modules"
 swiftc -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" "${flags[@]}" -module-name StrataEngine "${engine[@]}"
 objects=()
 while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
-swiftc -typecheck "${flags[@]}" -module-name Strata -I "$out/modules" "${objects[@]}" Fuzz/DecodeObjectRecord.swift
-swiftc -typecheck "${flags[@]}" -module-name Strata -I "$out/modules" "${objects[@]}" Sources/StrataTestSupport/SimulatedFileSystem.swift Fuzz/DamagedObjectStore.swift
+check -module-name Strata -I "$out/modules" "${objects[@]}" Fuzz/DecodeObjectRecord.swift
+check -module-name Strata -I "$out/modules" "${objects[@]}" Sources/StrataTestSupport/SimulatedFileSystem.swift Fuzz/DamagedObjectStore.swift
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" = 0 ] || { echo "a fuzz target does not type-check (above)" >&2; exit 1; }
 echo "fuzz targets type-check" >&2
