@@ -179,6 +179,14 @@ struct PGFixture {
         #expect(back.stops.map(\.place) == ["Alfama", "Belém"])
     }
 
+    /// The text form of a `text[]` parameter: quotes and backslashes escaped, any other
+    /// character (of any length in UTF-8) as it is, NULL for nil.
+    @Test func arrayLiteralsQuoteWhatTheyMust() {
+        #expect(PostgresValues.arrayLiteral([]) == "{}")
+        #expect(PostgresValues.arrayLiteral(["a\"b", "c\\d", nil, "é😀", "", "NULL", "x,y}"])
+                == #"{"a\"b","c\\d",NULL,"é😀","","NULL","x,y}"}"#)
+    }
+
     @Test func anAttributeNamedIDIsAColumnOfItsOwn() throws {
         let fixture = try PGFixture([PGBird.self])
         do {

@@ -97,18 +97,24 @@ enum PostgresValues {
 
     /// A PostgreSQL array literal of texts (`{"a",NULL}`), for `unnest($1::text[])`.
     static func arrayLiteral(_ items: [String?]) -> String {
-        var out = "{"
-        out.reserveCapacity(items.count * 8 + 2)
+        // Built as UTF-8 bytes: a quote or a backslash gets a backslash before it; every other
+        // byte (of any scalar) is copied as it is. (Appending scalar by scalar to a String was
+        // an eighth of a 20k-object save's time.)
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(items.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (i, item) in items.enumerated() {
-            if i > 0 { out += "," }
-            guard let item else { out += "NULL"; continue }
-            out += "\""
-            for scalar in item.unicodeScalars {
-                if scalar == "\"" || scalar == "\\" { out += "\\" }
-                out.unicodeScalars.append(scalar)
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            guard var item else { out += "NULL".utf8; continue }
+            out.append(UInt8(ascii: "\""))
+            item.withUTF8 { bytes in
+                for byte in bytes {
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                    out.append(byte)
+                }
             }
-            out += "\""
+            out.append(UInt8(ascii: "\""))
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
