@@ -116,9 +116,24 @@ extension ModelContext {
 
     /// Before a read: the deletions handed to custom stores for the next save become
     /// deletions of the rows they select, which every read leaves out (as on the engine).
+    /// One that fails (the store could not be read) stays pending with those after it, so the
+    /// next save still deletes what was asked.
     func applyStoreBatchDeletes() throws {
-        let pending = storeBatchDeletes.values.joined()
+        // Taken out first: each deletion reads (`runs`), which must not apply them again.
+        let pending = storeBatchDeletes
         storeBatchDeletes.removeAll()
-        for delete in pending { try delete.deleteRowByRow(self) }
+        var applied = Set<ObjectIdentifier>()
+        for (store, deletes) in pending {
+            for (i, delete) in deletes.enumerated() {
+                do {
+                    try delete.deleteRowByRow(self)
+                } catch {
+                    for (other, rest) in pending where other != store && !applied.contains(other) { storeBatchDeletes[other] = rest }
+                    storeBatchDeletes[store] = Array(deletes[i...])
+                    throw error
+                }
+            }
+            applied.insert(store)
+        }
     }
 }
