@@ -60,6 +60,42 @@ import Testing
         #expect(names == Array(all.filter { $0 != all[4] }[3..<8]))
     }
 
+    /// A page deep in the order is read as that page from a store that pages its fetches,
+    /// when nothing unsaved can change it; otherwise the store gives offset + limit rows (or all
+    /// of them, when it refuses a part) and the context pages. Every answer is the same.
+    @Test func aFetchsOffsetGoesToTheStoreWhenNothingUnsavedCanChangeThePage() throws {
+        let (container, configuration) = try seeded(30)
+        let all = try ModelContext(container).fetch(FetchDescriptor<Journey>()).map(\.name)
+        var paged = FetchDescriptor<Journey>()
+        paged.fetchOffset = 20
+        paged.fetchLimit = 4
+        func asked() -> (offset: Int?, limit: Int?)? { configuration.askedPaging.withLock { $0.last } }
+        let context = ModelContext(container)
+        #expect(try context.fetch(paged).map(\.name) == Array(all[20..<24]))
+        #expect(asked()?.offset == 20 && asked()?.limit == 4, "the store was asked for the page")
+        #expect(try context.fetchIdentifiers(paged).count == 4)
+        #expect(try context.fetchCount(paged) == 4)
+        // The offset alone, past the end, and a limit of 0 (no limit).
+        paged.fetchLimit = 0
+        #expect(try context.fetch(paged).map(\.name) == Array(all[20...]))
+        paged.fetchOffset = 40
+        #expect(try context.fetch(paged).isEmpty)
+        #expect(try context.fetchCount(paged) == 0)
+        // An unsaved insert could be on the page: the context pages.
+        paged.fetchOffset = 20
+        paged.fetchLimit = 4
+        context.insert(Journey("new", day: 99))
+        #expect(try context.fetch(paged).count == 4)
+        #expect(asked()?.offset == nil && asked()?.limit == 24, "offset + limit rows, paged by the context")
+        context.rollback()
+        // A predicate the store refuses: all rows, filtered and paged here.
+        var filtered = FetchDescriptor<Journey>(predicate: #Predicate { $0.name != "j021" })
+        filtered.fetchOffset = 20
+        filtered.fetchLimit = 4
+        #expect(try context.fetch(filtered).map(\.name) == Array(all.filter { $0 != "j021" }[20..<24]))
+        #expect(try context.fetchCount(filtered) == 4)
+    }
+
     @Test func aDescriptorTheStoreRefusesIsFetchedWholeAndABlocksErrorStopsIt() throws {
         let (container, configuration) = try seeded(10)
         let context = ModelContext(container)

@@ -108,7 +108,12 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     /// Makes the next save throw this error.
     let failNextSave = Mutex<(any Error)?>(nil)
     let calls = Mutex<[String: Int]>([:])
+    /// The offset and limit of each `fetch(_:)` request, in order.
+    let askedPaging = Mutex<[(offset: Int?, limit: Int?)]>([])
     let objects = Mutex<[PersistentIdentifier: DefaultSnapshot]>([:])
+    /// The order objects were inserted in: the store answers in it, as a table answers in the
+    /// order of an increasing key (StrataPostgres's `_id`).
+    let insertionOrder = Mutex<[PersistentIdentifier: Int]>([:])
 
     init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false) {
         self.name = name
@@ -139,8 +144,9 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
     private func note(_ call: String) { configuration.calls.withLock { $0[call, default: 0] += 1 } }
 
     private func matching<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [DefaultSnapshot] {
+        let order = configuration.insertionOrder.withLock { $0 }
         let all = configuration.objects.withLock { Array($0.values) }.filter { $0.persistentIdentifier.entityName == String(describing: T.self) }
-            .sorted { $0.persistentIdentifier < $1.persistentIdentifier }
+            .sorted { (order[$0.persistentIdentifier] ?? .max, $0.persistentIdentifier) < (order[$1.persistentIdentifier] ?? .max, $1.persistentIdentifier) }
         guard configuration.evaluates else {
             if descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
             if !descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
@@ -150,20 +156,29 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
         // shows that the context asks again without what a store refuses, part by part.
         if descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
         if !descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
-        return Array(all.prefix(descriptor.fetchLimit ?? .max))
+        return all
     }
 
+    /// The page of `all` a descriptor's offset and limit select (as Core Data reads them: a
+    /// limit of 0 or below is none, an offset below 0 is 0).
+    private func page<T: PersistentModel>(_ all: [DefaultSnapshot], _ descriptor: FetchDescriptor<T>) -> [DefaultSnapshot] {
+        let offset = max(0, descriptor.fetchOffset ?? 0)
+        let limit = descriptor.fetchLimit.flatMap { $0 > 0 ? $0 : nil } ?? .max
+        return Array(all.dropFirst(offset).prefix(limit))
+    }
+
+    /// A `DataStoreBatchedFetching` store applies the offset and limit here too.
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         note("fetch")
-        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: try matching(request.descriptor),
+        configuration.askedPaging.withLock { $0.append((request.descriptor.fetchOffset, request.descriptor.fetchLimit)) }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: page(try matching(request.descriptor), request.descriptor),
                                     relatedSnapshots: configuration.objects.withLock { $0 })
     }
 
     /// Batches of at most `batchSize`, counted; the largest one asked is kept.
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, batchSize: Int, _ body: ([DefaultSnapshot]) throws -> Bool) throws {
         note("batchedFetch")
-        var all = try matching(request.descriptor)
-        all = Array(all.dropFirst(request.descriptor.fetchOffset ?? 0).prefix(request.descriptor.fetchLimit ?? .max))
+        let all = page(try matching(request.descriptor), request.descriptor)
         var start = 0
         while start < all.count {
             let batch = Array(all[start..<min(all.count, start + batchSize)])
@@ -191,7 +206,9 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
                     remapped[snapshot.persistentIdentifier] = holder.persistentIdentifier
                     continue
                 }
-                remapped[snapshot.persistentIdentifier] = try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: UUID())
+                let permanent = try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: UUID())
+                remapped[snapshot.persistentIdentifier] = permanent
+                configuration.insertionOrder.withLock { $0[permanent] = $0.count }
             }
             for snapshot in request.inserted {
                 guard let permanent = remapped[snapshot.persistentIdentifier] else { continue }

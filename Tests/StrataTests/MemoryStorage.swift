@@ -127,7 +127,7 @@ class MemoryReader: StorageReader {
     }
 
     /// The rows whose keys meet every term, as a SQL backend's WHERE clause would select them.
-    func candidates(_ query: StorageQuery) throws -> [RowID]? {
+    func candidates(_ query: StorageQuery) throws -> StoreCandidates? {
         stores.countCandidates()
         var selected = Set(state.records[query.collection]?.keys.map { $0 } ?? [])
         for term in query.terms {
@@ -135,7 +135,7 @@ class MemoryReader: StorageReader {
             let matching = entries.filter { term.holds($0.key) }.map(\.row)
             selected.formIntersection(matching)
         }
-        return selected.sorted()
+        return StoreCandidates(rows: selected.sorted())
     }
 
     func blob(_ id: BlobID) throws -> [UInt8] {

@@ -97,6 +97,10 @@ public protocol DataStoreBatching: DataStore {
 /// `ModelContext.enumerate(_:batchSize:block:)` holds one batch of rows at a time whatever the
 /// number of objects (a server's cursor, a keyset walk). SwiftData has no such protocol: its
 /// custom stores answer a fetch whole.
+///
+/// A store that conforms also applies a descriptor's offset and limit in `fetch(_:)` (when it
+/// takes the descriptor whole), and answers a descriptor without sort in the order its objects
+/// were inserted: the context then asks it for a page deep in the order as that page.
 public protocol DataStoreBatchedFetching: DataStore {
     /// Calls `body` with the snapshots the request's descriptor selects, in its order (its
     /// offset and limit applied), `batchSize` at a time (the last batch may be shorter), until

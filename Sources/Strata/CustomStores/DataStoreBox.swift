@@ -5,6 +5,9 @@ import Foundation
 protocol AnyDataStore: AnyObject {
     var identifier: String { get }
     var isBatching: Bool { get }
+    /// True for a `DataStoreBatchedFetching` store, which applies a descriptor's offset and
+    /// limit in `fetch(_:)` too.
+    var pagesFetches: Bool { get }
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot])
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> Int
     /// The store's snapshots a batch at a time (`DataStoreBatchedFetching`); false (and `body`
@@ -34,6 +37,7 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
 
     var identifier: String { store.identifier }
     var isBatching: Bool { store is any DataStoreBatching }
+    var pagesFetches: Bool { store is any DataStoreBatchedFetching }
 
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
         let result = try store.fetch(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState))

@@ -71,11 +71,12 @@ class BridgeReader: StorageReader {
 
     /// The rows the store answers with for the run's descriptor, in the store's order (those
     /// of the run's model: a store may answer with snapshots of others too).
-    func candidates(_ query: StorageQuery) throws -> [RowID]? {
+    func candidates(_ query: StorageQuery) throws -> StoreCandidates? {
         guard let fetch = query.storeFetch else { return nil }
         let answer = try fetch.fetch(in: bridge.box, extra: query.pendingRows, bridge.editingState)
         let name = try bridge.entity(query.collection).name
-        return try bridge.ingest(answer.fetched, related: answer.related).filter { $0.entity == name }.map(\.row)
+        return StoreCandidates(rows: try bridge.ingest(answer.fetched, related: answer.related).filter { $0.entity == name }.map(\.row),
+                               skippedOffset: answer.skippedOffset)
     }
 
     func count(_ query: StorageQuery) throws -> Int? {

@@ -7,9 +7,11 @@ import Foundation
 protocol StoreFetch: Sendable {
     /// The store's snapshots for the descriptor. A limit goes to the store as offset + limit +
     /// `extra` (rows the context's unsaved changes may take out), without an offset: the
-    /// context pages the rows itself.
+    /// context pages the rows itself. Unless the fetch `pushesOffset` (the context has no
+    /// unsaved change) and the store takes the whole descriptor: then the offset goes too, the
+    /// answer is the page, and `skippedOffset` says so.
     func fetch(in store: any AnyDataStore, extra: Int, _ editingState: EditingState) throws
-        -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot])
+        -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot], skippedOffset: Bool)
     /// How many objects the store counts for the predicate (no paging), or nil when it
     /// does not evaluate the predicate.
     func count(in store: any AnyDataStore, _ editingState: EditingState) throws -> Int?
@@ -24,9 +26,23 @@ protocol StoreFetch: Sendable {
 struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
     // @unchecked: a descriptor's key paths are not Sendable; it is only read.
     let descriptor: FetchDescriptor<T>
+    /// The offset may go to the store: nothing unsaved in the context can take rows out of
+    /// the store's answer or add its own (a page deep in a large table reads one page).
+    var pushesOffset = false
 
     func fetch(in store: any AnyDataStore, extra: Int, _ editingState: EditingState) throws
-        -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
+        -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot], skippedOffset: Bool) {
+        if pushesOffset, extra == 0, let offset = descriptor.fetchOffset, offset > 0 {
+            // The whole descriptor, or the context's way below if the store refuses a part of it.
+            var asked = descriptor
+            if asked.fetchLimit.map({ $0 <= 0 }) == true { asked.fetchLimit = nil }
+            do {
+                let answer = try store.fetch(asked, editingState)
+                return (answer.fetched, answer.related, true)
+            } catch DataStoreError.preferInMemoryFilter {
+            } catch DataStoreError.preferInMemorySort {
+            }
+        }
         var asked = descriptor
         asked.fetchOffset = nil
         // A limit of 0 or below is no limit, an offset below 0 is 0, and a sum past Int.max is no
@@ -39,7 +55,8 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
         }
         for _ in 0..<3 {
             do {
-                return try store.fetch(asked, editingState)
+                let answer = try store.fetch(asked, editingState)
+                return (answer.fetched, answer.related, false)
             } catch DataStoreError.preferInMemoryFilter where asked.predicate != nil {
                 asked.predicate = nil
                 asked.fetchLimit = nil
@@ -48,7 +65,8 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
                 asked.fetchLimit = nil
             }
         }
-        return try store.fetch(asked, editingState)
+        let answer = try store.fetch(asked, editingState)
+        return (answer.fetched, answer.related, false)
     }
 
     func fetchBatches(in store: any AnyDataStore, batchSize: Int, paging: Bool, _ editingState: EditingState,

@@ -77,8 +77,12 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                                includePendingChanges: descriptor.includePendingChanges)
         if parts.contains(where: { $0.handle.custom != nil }) {
             // A custom store is asked with the descriptor itself (its subclasses' models whole).
-            common.storeFetch = DescriptorFetch(descriptor: descriptor)
             common.pendingRows = context.changed.count + context.deleted.count
+            // A page deep in the store's order is read as that page, where the store pages
+            // fetches and nothing unsaved here can change which rows are on it.
+            let pushesOffset = parts.count == 1 && parts[0].handle.custom?.box.pagesFetches == true && common.pendingRows == 0
+                && context.inserted.isEmpty && context.batchDeletes.isEmpty
+            common.storeFetch = DescriptorFetch(descriptor: descriptor, pushesOffset: pushesOffset)
         }
         guard let predicate else {
             return QueryRuns(count: parts.count) { parts[$0].run(nil, filter: .all, common, ownModel: $0 == 0) }

@@ -44,15 +44,16 @@ extension ModelContext {
             if runs.count > 1 { return try fetchAcrossModels(runs, paging: descriptor.paging).count }
             let run = runs[0]
             let pending = try pendingResults(run)
-            let stored = try run.handle.storage.read { reader -> Int in
-                guard let collection = run.table.collection else { return 0 }
-                if run.filter.isAll && run.source.isScan && pending.excluded.isEmpty { return try reader.count(in: collection) }
+            let (stored, paged) = try run.handle.storage.read { reader -> (Int, Bool) in
+                guard let collection = run.table.collection else { return (0, false) }
+                if run.filter.isAll && run.source.isScan && pending.excluded.isEmpty { return (try reader.count(in: collection), false) }
                 // A custom store that evaluates the predicate counts itself.
-                if pending.excluded.isEmpty, let query = run.storageQuery, query.storeFetch != nil, let n = try reader.count(query) { return n }
+                if pending.excluded.isEmpty, let query = run.storageQuery, query.storeFetch != nil, let n = try reader.count(query) { return (n, false) }
                 var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
-                return try rows.count(reader)
+                // A store that answered with the page itself: these rows are the page.
+                return (try rows.count(reader), rows.skippedOffset)
             }
-            return descriptor.paging.count(ofTotal: stored + pending.objects.count)
+            return paged ? stored : descriptor.paging.count(ofTotal: stored + pending.objects.count)
         } catch { throw StrataError.store(error, while: "count \(T.self)") }
     }
 
@@ -166,9 +167,9 @@ extension ModelContext {
     /// made into its object from the bytes read.
     private func enumerateRows<T: PersistentModel>(_ run: QueryRun, excluded: RowSet, reader: any StorageReader,
                                                    block: (T) throws -> Void) throws {
-        let paging = run.paging
         var rows: StoredRows
         do { rows = try StoredRows(run, excluded: excluded, reader: reader) } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
+        let paging = rows.paging
         var skipped = 0, visited = 0
         // Each object is made and handed to the block as its row is read, and let go before
         // the next (unless the block keeps it): a batch of objects made ahead of the block cost

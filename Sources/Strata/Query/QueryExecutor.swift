@@ -8,6 +8,11 @@ struct StoredRows {
     let run: QueryRun
     /// Rows the context's unsaved changes replace (or that it deletes).
     let excluded: RowSet
+    /// The backend left out the rows before the run's offset (`StoreCandidates`): `paging`
+    /// starts at the first row.
+    private(set) var skippedOffset = false
+    /// The page of these rows: the run's, from the first row when the backend skipped the offset.
+    var paging: Paging { skippedOffset ? Paging(offset: nil, limit: run.paging.limit) : run.paging }
     /// The candidate rows: every row of the collection, those indexes or identifiers gave, or
     /// the one (or none) a unique key gave (a list of one cost an allocation per point fetch).
     private enum Candidates {
@@ -24,10 +29,11 @@ struct StoredRows {
         self.run = run
         self.excluded = excluded
         isDone = run.table.collection == nil
-        if let query = run.storageQuery, query.storeFetch != nil || !run.source.isRows, let rows = try reader.candidates(query) {
+        if let query = run.storageQuery, query.storeFetch != nil || !run.source.isRows, let selected = try reader.candidates(query) {
             // A backend that evaluates the query's indexed terms itself selected the rows (it
             // applies every term at once, where the planner's source uses one index).
-            candidates = .listed(rows)
+            candidates = .listed(selected.rows)
+            skippedOffset = selected.skippedOffset
             return
         }
         switch run.source {

@@ -9,10 +9,11 @@ extension ModelContext {
     /// not make it are never registered; the rows of the page are read again to make them.
     func sortedResults(_ run: QueryRun, _ sort: ResultSort, _ pending: PendingResults,
                        _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
-        var best = TopResults(compare: sort.compare, keep: run.paging.needed)
+        var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
+        let paging = rows.paging
+        var best = TopResults(compare: sort.compare, keep: paging.needed)
         for o in pending.objects { best.offer((backingOf(o)?.rowID ?? .max, o, o)) }
         let entity = run.entity
-        var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
         try rows.visit(reader) { row, view in
             let registered = registeredBacking(entity, row)
             if let registered, run.includePendingChanges || !(registered.isChanged || registered.status != .persisted) {
@@ -27,7 +28,7 @@ extension ModelContext {
             }
             return true
         }
-        return try run.paging.apply(best.sorted()).map { entry in
+        return try paging.apply(best.sorted()).map { entry in
             if let object = entry.object { return .object(object) }
             return try made(.stored(entry.row), run, reader, materialize)
         }

@@ -67,8 +67,8 @@ extension ModelContext {
     /// the page, handed to `add` as it is read. `count`: how many `add` has kept.
     private func pagedRows(_ run: QueryRun, excluded: RowSet, reader: any StorageReader, count: () -> Int,
                            _ add: (RowID, RecordView) throws -> Void) throws {
-        let paging = run.paging
         var rows = try StoredRows(run, excluded: excluded, reader: reader)
+        let paging = rows.paging
         var skipped = 0
         try rows.visit(reader) { row, view in
             if let limit = paging.limit, count() >= limit { return false }
@@ -87,8 +87,8 @@ extension ModelContext {
             }
             return items
         }
-        let paging = run.paging
         var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
+        let paging = rows.paging
         var merged: [(RowID, FetchItem)] = []
         try rows.visit(reader) { row, _ in merged.append((row, .stored(row))); return true }
         for o in pending.objects { merged.append((backingOf(o)?.rowID ?? .max, .object(o))) }

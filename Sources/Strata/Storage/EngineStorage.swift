@@ -107,7 +107,7 @@ extension ReadTransaction: StorageReader {
     public var commitSequence: UInt64? { sequence }
 
     /// StrataEngine does not evaluate queries: the object layer reads and filters the rows.
-    public func candidates(_ query: StorageQuery) throws -> [RowID]? { nil }
+    public func candidates(_ query: StorageQuery) throws -> StoreCandidates? { nil }
 }
 
 @_spi(StorageBackend)

@@ -95,8 +95,10 @@ public protocol StorageReader: AnyObject {
     /// The rows a backend selects itself for the terms of a query, in row id order (a superset
     /// of the rows that match: the object layer checks the whole predicate on each), or nil
     /// when it does not evaluate this query (the object layer then reads and filters every
-    /// row itself). Asked only of a backend whose `evaluatesQueries` is true.
-    func candidates(_ query: StorageQuery) throws -> [RowID]?
+    /// row itself). Asked only of a backend whose `evaluatesQueries` is true. A backend may
+    /// skip the query's offset itself (`StoreCandidates.skippedOffset`), when it selected
+    /// exactly the page in its order.
+    func candidates(_ query: StorageQuery) throws -> StoreCandidates?
     /// How many rows match the query, counted by the backend itself; nil when it does not
     /// count it (the object layer then counts the rows it reads). (Default: nil.)
     func count(_ query: StorageQuery) throws -> Int?
@@ -274,5 +276,18 @@ extension StorageReader {
         var result: R? = nil
         _ = try visitRecord(row, in: collection) { result = try body($0) }
         return result
+    }
+}
+
+/// The rows a backend selected for a query (`StorageReader.candidates`).
+public struct StoreCandidates: Sendable {
+    public let rows: [RowID]
+    /// True when the backend left out the rows before the query's offset (a custom store asked
+    /// with it): the object layer then pages from the first row.
+    public let skippedOffset: Bool
+
+    public init(rows: [RowID], skippedOffset: Bool = false) {
+        self.rows = rows
+        self.skippedOffset = skippedOffset
     }
 }
