@@ -5,7 +5,8 @@ import PackageDescription
 // PostgreSQL server, three ways side by side: Strata through `PostgresConfiguration`, the same
 // work written by hand with postgres-nio, and Fluent (fluent-kit + fluent-postgres-driver).
 // A package of its own, so that neither StrataPostgres nor CI builds Fluent. Build and run
-// with `StrataPostgres/Benchmarks/run.sh` (release only).
+// with `StrataPostgres/Benchmarks/run.sh` (release only). Its Course.swift is a symbolic link to
+// the root benchmarks' (Benchmarks/Sources/StrataBenchmarks/Data): the same records, made alike.
 
 // Path dependencies are identified by their folder's name: this folder's parent is the
 // StrataPostgres package, and its parent the root package (the clone, whatever its name).

@@ -33,3 +33,14 @@ extension BenchSystem {
         try await insert(n, data: data)
     }
 }
+
+/// W6's i-th upserted course (of n): the stored course i with its duration changed, for the
+/// first half; new courses after it.
+func upsertedCourse(_ i: Int, n: Int, data: Dataset) -> Course {
+    if i < n / 2 {
+        var c = data.course(i)
+        c.duration += 1
+        return c
+    }
+    return data.course(n + i)
+}

@@ -1,0 +1,1 @@
+../../../../Benchmarks/Sources/StrataBenchmarks/Data/Course.swift
