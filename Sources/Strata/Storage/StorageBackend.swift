@@ -279,7 +279,9 @@ extension StorageReader {
     }
 }
 
-/// The rows a backend selected for a query (`StorageReader.candidates`).
+/// The rows a backend selected for a query (`StorageReader.candidates`). Strata-only, part of
+/// the storage seam's SPI as `StorageQuery` is (SwiftData has no such seam).
+@_spi(StorageBackend)
 public struct StoreCandidates: Sendable {
     public let rows: [RowID]
     /// True when the backend left out the rows before the query's offset (a custom store asked
