@@ -173,7 +173,7 @@
 //         ToManyMembershipTests.deletingAnObjectOfTheSecondListTakesItOutOfThatList
 //   didSaveListsObjectsDeletedByDeleteModelWhere <-
 //         ContextTests.didSaveListsRowsDeletedByDeleteModelWhere
-//   replacingTheWholeContents <- UsagePatternTests.replacingTheWholeContents [needs acceptsBatchDeletes]
+//   replacingTheWholeContents <- UsagePatternTests.replacingTheWholeContents [needs acceptsBatchDeletes, resolvesUniqueValuesAfterTheSavesUpdates]
 //
 // Unique constraints and upserts (Scenarios+Saving.swift):
 //   uniqueLaterWinsWithinOneSave <-

@@ -8,9 +8,9 @@ public enum ConformanceCapability: String, Sendable, Hashable, CaseIterable, Cus
     /// scenario model) matches a stored object updates that object (an upsert across saves).
     /// Within one save the context merges such inserts itself: that is required of every store.
     case resolvesUniqueValues
-    /// An insert's unique value is resolved against the store as the same save's updates leave
-    /// it: a value an update gives up is free for the insert, and the insert wins over an update
-    /// of the object it replaces.
+    /// An insert's unique value is resolved against the store as the same save's deletions and
+    /// updates leave it: a value a deletion or an update gives up is free for the insert, and the
+    /// insert wins over an update of the object it replaces.
     case resolvesUniqueValuesAfterTheSavesUpdates
     /// The same for a compound constraint (`static var uniqueConstraints`).
     case resolvesCompoundUniqueValues

@@ -161,7 +161,8 @@ extension Conformance {
             try checkEqual(deleted.filter { $0.entityName == "ConfPort" }.count, 2, "and the ports the cascade took")
         },
 
-        ConformanceScenario("replacingTheWholeContents", from: "UsagePatternTests.replacingTheWholeContents", requires: [.acceptsBatchDeletes]) { env in
+        ConformanceScenario("replacingTheWholeContents", from: "UsagePatternTests.replacingTheWholeContents",
+                            requires: [.acceptsBatchDeletes, .resolvesUniqueValuesAfterTheSavesUpdates]) { env in
             let s = try env.open(ConfTrip.self)
             let context = ModelContext(s.container)
             func refresh(_ names: [String], codes: [UUID]? = nil) throws {

@@ -105,6 +105,8 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     let uniqueProperty: String?
     /// Whether the store evaluates predicates and sorts (otherwise it asks for them in memory).
     let evaluates: Bool
+    /// The error `delete(_:)` (a batch deletion) throws: the store refuses them all.
+    let batchDeleteError = Mutex<DataStoreError>(.unsupportedFeature)
     /// Makes the next save throw this error.
     let failNextSave = Mutex<(any Error)?>(nil)
     let calls = Mutex<[String: Int]>([:])
@@ -245,6 +247,6 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
 
     func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
         note("batchDelete")
-        throw DataStoreError.unsupportedFeature
+        throw configuration.batchDeleteError.withLock { $0 }
     }
 }

@@ -262,4 +262,22 @@ final class Badge: PersistentModel {
         #expect(configuration.count("batchDelete") == 1)
         #expect(other.hasChanges)
     }
+
+    @Test func aBatchDeleteTheStoreDeclinesIsSavedRowByRow() throws {
+        let configuration = CountingStoreConfiguration(schema: Schema([Badge.self]))
+        configuration.batchDeleteError.withLock { $0 = .preferInMemoryFilter }
+        let container = try ModelContainer(for: Badge.self, configurations: configuration)
+        let context = ModelContext(container)
+        for (code, label) in [("b1", "one"), ("b2", "two"), ("b3", "one")] { context.insert(Badge(code, label)) }
+        try context.save()
+        let other = ModelContext(container)
+        try other.delete(model: Badge.self, where: #Predicate { $0.label == "one" })
+        // The store does not evaluate the predicate: the context selects the objects and
+        // deletes them in the save request.
+        try other.save()
+        #expect(configuration.count("batchDelete") == 1)
+        #expect(!other.hasChanges)
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Badge>()).map(\.code) == ["b2"])
+        #expect(configuration.objects.withLock { $0.count } == 1, "deleted in the store")
+    }
 }

@@ -123,8 +123,6 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     /// history records `deleteHistory` deletes.
     private var history: DataStoreHistoryRecord?
     private var historyDeletes: [Int64] = []
-    /// `delete(model:where:)` requests for a `DataStoreBatching` store, sent before the save.
-    var batchDeletes: [StoreBatchDelete] = []
     /// After commit: inserted rows the store resolved onto objects it holds, by collection.
     private(set) var movedRows: [CollectionID: [RowID: RowID]] = [:]
 
@@ -245,11 +243,7 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     /// only once the store has saved them.
     func commit() throws {
         defer { finish() }
-        // Batch deletions first (they are requests of their own: a save that fails after them
-        // does not bring their objects back; Docs/CustomStores.md).
         let editingState = EditingState(id: bridge.editingState.id, author: author)
-        for delete in batchDeletes { try delete.send(bridge.box, editingState) }
-        if !batchDeletes.isEmpty { bridge.withState { $0.commits += 1 } }
         let plan = try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
                                 deletes: deletes, bridge: bridge, blobs: pendingBlobs)
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
@@ -272,6 +266,25 @@ final class BridgeWriter: BridgeReader, StorageWriter {
 
 extension DataStoreStorage {
     func endWriting() { writerGate.signal() }
+
+    /// Sends `delete(model:where:)` requests to a `DataStoreBatching` store, each a request of
+    /// its own (`ModelContext.sendStoreBatchDeletes`), the writer gate held as a save holds it.
+    /// `body` gets the function that sends one: false when the store declines it, as it does not
+    /// evaluate its predicate (`DataStoreError.preferInMemoryFilter`).
+    func sendingBatchDeletes(author: String?, _ body: ((StoreBatchDelete) throws -> Bool) throws -> Void) throws {
+        writerGate.wait()
+        defer { writerGate.signal() }
+        let editingState = EditingState(id: self.editingState.id, author: author)
+        try body { delete in
+            do {
+                try delete.send(box, editingState)
+            } catch let error as DataStoreError where error == .preferInMemoryFilter {
+                return false
+            }
+            withState { $0.commits += 1 }
+            return true
+        }
+    }
 }
 
 /// One save's writes as the snapshots a store receives.

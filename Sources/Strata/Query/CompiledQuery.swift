@@ -77,7 +77,9 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                                includePendingChanges: descriptor.includePendingChanges)
         if parts.contains(where: { $0.handle.custom != nil }) {
             // A custom store is asked with the descriptor itself (its subclasses' models whole).
-            common.pendingRows = context.changed.count + context.deleted.count
+            // Rows the store may answer that the context leaves out: changed, deleted, and
+            // deleted by `delete(model:where:)` (asked for beyond the limit, so a page stays whole).
+            common.pendingRows = context.changed.count + context.deleted.count + context.batchDeletes.values.reduce(0) { $0 + $1.count }
             // A page deep in the store's order is read as that page, where the store pages
             // fetches and nothing unsaved here can change which rows are on it.
             let pushesOffset = parts.count == 1 && parts[0].handle.custom?.box.pagesFetches == true && common.pendingRows == 0

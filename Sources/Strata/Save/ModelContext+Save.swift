@@ -19,6 +19,7 @@ extension ModelContext {
     public func save() throws {
         guard hasChanges else { return }
         NotificationCenter.default.post(name: ModelContext.willSave, object: self)
+        if !storeBatchDeletes.isEmpty { try sendStoreBatchDeletes() }
         let saved = try SaveOperation(self).run()
         inserted.removeAll()
         changed.removeAll()
@@ -44,7 +45,8 @@ extension ModelContext {
 
     /// `delete(model:where:)` by the rows it selects: each object of this context among them is
     /// deleted as `delete(_:)` does, the others go into the model's batch of rows.
-    private func deleteRowByRow<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool) throws {
+    /// With `storedOnly`, the context's unsaved objects are left alone.
+    private func deleteRowByRow<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>?, includeSubclasses: Bool, storedOnly: Bool = false) throws {
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
         do {
@@ -55,7 +57,7 @@ extension ModelContext {
                     try stored.visit(reader) { row, _ in rows.append(row); return true }
                 }
                 // Unsaved objects the predicate selects go too.
-                for backing in inserted.backings {
+                for backing in inserted.backings where !storedOnly {
                     guard let t = backing.object as? T, backing.entity === run.entity else { continue }
                     if try predicate.map({ try $0.evaluate(t) }) ?? true { delete(t) }
                 }
@@ -109,9 +111,50 @@ extension ModelContext {
                 _ = try store.delete(T.self, where: predicate, includeSubclasses: includeSubclasses, editingState)
             },
             deleteRowByRow: { context in
-                try context.deleteRowByRow(model: T.self, where: predicate, includeSubclasses: includeSubclasses)
+                // The context's unsaved objects it selected were deleted above, when it was asked;
+                // objects inserted since are not its to delete.
+                try context.deleteRowByRow(model: T.self, where: predicate, includeSubclasses: includeSubclasses, storedOnly: true)
             }))
         return true
+    }
+
+    /// At a save, before its changes: each deletion handed to a custom store is sent, as a
+    /// request of its own (a save that fails after it does not bring its objects back;
+    /// Docs/CustomStores.md). One the store declines, as it does not evaluate its predicate
+    /// (`DataStoreError.preferInMemoryFilter`), becomes a deletion of the
+    /// rows it selects, saved with the changes. One that fails stays pending with those after it.
+    func sendStoreBatchDeletes() throws {
+        var declined: [(store: ObjectIdentifier, delete: StoreBatchDelete)] = []
+        // After a failure: the declined ones are pending again, before the unsent ones.
+        func keepDeclined(from first: Int = 0) {
+            for (store, delete) in declined[first...].reversed() { storeBatchDeletes[store, default: []].insert(delete, at: 0) }
+        }
+        for handle in container.handles {
+            let store = ObjectIdentifier(handle)
+            guard let deletes = storeBatchDeletes[store], let bridge = handle.custom else { continue }
+            guard handle.configuration.allowsSave else {
+                keepDeclined()
+                throw StrataError(.readOnly, "The store \(handle.location) was opened with allowsSave: false; it cannot save changes.")
+            }
+            try bridge.sendingBatchDeletes(author: author) { send in
+                for (i, delete) in deletes.enumerated() {
+                    do {
+                        if try !send(delete) { declined.append((store, delete)) }
+                    } catch {
+                        storeBatchDeletes[store] = Array(deletes[i...])
+                        keepDeclined()
+                        throw error
+                    }
+                }
+            }
+            storeBatchDeletes[store] = nil
+        }
+        for (i, item) in declined.enumerated() {
+            do { try item.delete.deleteRowByRow(self) } catch {
+                keepDeclined(from: i)
+                throw error
+            }
+        }
     }
 
     /// Before a read: the deletions handed to custom stores for the next save become

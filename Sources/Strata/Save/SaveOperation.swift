@@ -112,21 +112,14 @@ final class SaveOperation {
         let pending = inserted + context.changed.backings + deleted
         for store in stores {
             let handle = store.handle
-            let storeBatches = context.storeBatchDeletes[ObjectIdentifier(handle)]
             let hasWork = pending.contains { handle.table(for: $0.entity) != nil }
-                || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil } || storeBatches != nil
+                || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
             if hasWork && !handle.configuration.allowsSave {
                 throw StrataError(.readOnly, "The store \(handle.location) was opened with allowsSave: false; it cannot save changes.")
             }
             guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
             store.writer = try handle.storage.beginWrite()
-            if let bridge = store.writer as? BridgeWriter {
-                bridge.author = context.author
-                if let storeBatches {
-                    bridge.batchDeletes = storeBatches
-                    store.touched = true
-                }
-            }
+            if let bridge = store.writer as? BridgeWriter { bridge.author = context.author }
             if handle.configuration.historyRetention.isRecording { store.history = HistoryRecorder(retention: handle.configuration.historyRetention) }
         }
     }
