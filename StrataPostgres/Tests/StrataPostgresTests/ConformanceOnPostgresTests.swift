@@ -10,7 +10,6 @@ import StrataPostgres
 @Suite struct ConformanceOnPostgresTests {
     /// What PostgreSQL does not do, with the reason (none of it is silent).
     static let lacks: [ConformanceCapability: String] = [
-        .acceptsBatchDeletes: "PostgresStore is not DataStoreBatching: delete(model:where:) selects the rows (the predicate pushed down) and deletes them in the save request, so delete rules apply",
         .nulInStrings: "PostgreSQL's text cannot hold U+0000: such a save fails with a typed error and saves nothing (PostgresStoreTests.aStringWithNULIsRefusedWithATypedError)",
     ]
 

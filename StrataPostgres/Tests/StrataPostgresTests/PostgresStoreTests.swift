@@ -66,6 +66,15 @@ final class PGDateClash: PersistentModel {
     init() {}
 }
 
+/// A model without relationships, whose deletions keep a value: `delete(model:where:)` is one
+/// statement on the server.
+final class PGReading: PersistentModel {
+    @Attribute(.preserveValueOnDeletion) var station: String = ""
+    @Attribute var value: Double = 0
+    init() {}
+    init(_ station: String, _ value: Double) { self.station = station; self.value = value }
+}
+
 /// A fresh namespace on the test server, and containers on it.
 struct PGFixture {
     let url: URL
@@ -372,5 +381,58 @@ struct PGFixture {
         #expect(try reader.fetch(page).map(\.code) == ["T27", "T26", "T25"])
         let some = ["T01", "T05", "T99"]
         #expect(try reader.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { some.contains($0.code) }, sortBy: [SortDescriptor(\.code)])).map(\.code) == ["T01", "T05"])
+    }
+
+    /// `delete(model:where:)` goes to the server as one `DELETE … WHERE`, in a transaction that
+    /// records its history (tombstones included); a predicate that does not translate is
+    /// selected by the context and deleted with the save.
+    @Test func deleteWhereIsOneStatementWithItsHistory() throws {
+        let fixture = try PGFixture([PGReading.self])
+        let container = try fixture.container()
+        let seed = ModelContext(container)
+        for i in 0..<12 { seed.insert(PGReading("s\(i % 3)", Double(i))) }
+        try seed.save()
+        let other = try fixture.container()     // as another process would
+        let context = ModelContext(other)
+        context.author = "cleaner"
+        try context.delete(model: PGReading.self, where: #Predicate { $0.value < 4 })
+        try context.save()
+        #expect(try fixture.sql("SELECT count(*)::text FROM \"\(fixture.namespace)\".\"PGReading\"").first?.first == "8")
+        #expect(try ModelContext(container).fetch(FetchDescriptor<PGReading>(sortBy: [SortDescriptor(\.value)])).map(\.value)
+                == (4..<12).map(Double.init))
+        let history = try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        let last = try #require(history.last)
+        #expect(last.author == "cleaner")
+        let stations = last.changes.compactMap { change -> String? in
+            guard case .delete(let delete as DefaultHistoryDelete<PGReading>) = change else { return nil }
+            return delete.tombstone[\.station] as? String
+        }
+        #expect(stations.sorted() == ["s0", "s0", "s1", "s2"], "one deletion per row, each with its tombstone")
+        #expect(last.changes.count == 4)
+        // Localized search does not translate: the context selects the rows and deletes them.
+        try context.delete(model: PGReading.self, where: #Predicate { $0.station.localizedStandardContains("S1") })
+        try context.save()
+        #expect(try ModelContext(container).fetch(FetchDescriptor<PGReading>(sortBy: [SortDescriptor(\.value)])).map(\.value)
+                == [5, 6, 8, 9, 11])
+        // Nothing selected: nothing deleted, no history.
+        let tokens = try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count
+        try context.delete(model: PGReading.self, where: #Predicate { $0.value > 100 })
+        try context.save()
+        #expect(try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == tokens)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<PGReading>()) == 5)
+    }
+
+    /// A read-only store refuses a batch deletion with the same typed error as a save.
+    @Test func aReadOnlyStoreRefusesDeleteWhere() throws {
+        let fixture = try PGFixture([PGReading.self])
+        let seed = ModelContext(try fixture.container())
+        seed.insert(PGReading("s0", 1))
+        try seed.save()
+        let readOnly = PostgresConfiguration(schema: Schema([PGReading.self]), url: fixture.url, namespace: fixture.namespace, allowsSave: false)
+        let context = ModelContext(try ModelContainer(for: PGReading.self, configurations: readOnly))
+        try context.delete(model: PGReading.self)
+        #expect(throws: StrataError.self) { try context.save() }
+        #expect(context.hasChanges, "the deletion stays pending")
+        #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGReading>()) == 1)
     }
 }

@@ -1,0 +1,61 @@
+import Foundation
+import Strata
+
+extension PostgresStore: DataStoreBatching {
+    /// `ModelContext.delete(model:where:)` as one `DELETE … WHERE` with the predicate translated
+    /// (Docs/Postgres.md, "Batch deletes"), in a transaction of its own that also records the
+    /// deletion's history (tombstones included) and wakes observers. A predicate that does not
+    /// translate throws `DataStoreError.preferInMemoryFilter` before anything is deleted: the
+    /// context then selects the objects itself and deletes them with its save. Same as
+    /// SwiftData's `DataStoreBatching.delete(_:)`.
+    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        guard configuration.allowsSave else {
+            throw StrataError(.readOnly, "The PostgreSQL store at \(configuration.location) was opened with allowsSave: false; it cannot delete objects.")
+        }
+        let table = try table(T.self)
+        var condition = "TRUE"
+        var binds: [String?] = []
+        if let predicate = request.predicate {
+            guard let translated = PredicateSQL.condition(predicate, resolver: self) else { throw DataStoreError.preferInMemoryFilter }
+            condition = Self.cast(translated)
+            binds = try translated.binds.map(Self.text)
+        }
+        // Join rows, external values and to-ones naming the rows go by their foreign keys'
+        // ON DELETE (CASCADE, SET NULL); the context sends a batch only for a model whose own
+        // relationships have no delete rule to apply.
+        let attributes = table.entity.attributesByName
+        let preserved = table.columns.filter { attributes[$0.property]?.options.contains(.preserveValueOnDeletion) == true }
+        let returning = (["t0.\"_id\"::text"] + preserved.map { "t0.\($0.name)::text" }).joined(separator: ", ")
+        let deleted = try session.transaction { c -> [Int64] in
+            let rows = try c.query("DELETE FROM \(table.qualified) t0 WHERE \(condition) RETURNING \(returning)", binds)
+            guard !rows.isEmpty else { return [] }
+            var ids: [Int64] = []
+            var changes: [DataStoreHistoryRecord.Change] = []
+            ids.reserveCapacity(rows.count)
+            changes.reserveCapacity(rows.count)
+            for row in rows {
+                guard let id = row.first.flatMap({ $0 }).flatMap(Int64.init) else {
+                    throw StrataError(.storeFailure, "The PostgreSQL server returned a deleted row of \(table.name) without its identifier.")
+                }
+                var tombstone: [String: SnapshotValue] = [:]
+                for (i, column) in preserved.enumerated() { tombstone[column.property] = try PostgresValues.value(row[i + 1], column.kind) }
+                ids.append(id)
+                changes.append(.init(kind: .delete, identifier: try identifier(table.name, id), tombstone: tombstone))
+            }
+            try c.execute("UPDATE \(meta) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
+            try c.execute("SELECT pg_notify($1::text, '')", [channel])
+            try writeHistory(DataStoreHistoryRecord(timestamp: Date(), author: request.editingState.author,
+                                                    bundleIdentifier: Self.bundleIdentifier, processIdentifier: Self.processIdentifier,
+                                                    changes: changes), c)
+            return ids
+        }
+        guard !deleted.isEmpty else { return }
+        versions.withLock { versions in for id in deleted { versions[table.name]?[id] = nil } }
+        savedHere()
+    }
+
+    /// The saving process as history records name it (as the context names it in the records
+    /// of its saves).
+    static let bundleIdentifier: String = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+    static let processIdentifier: String = String(ProcessInfo.processInfo.processIdentifier)
+}
