@@ -293,6 +293,8 @@ struct SavePlan {
         let entity: Entity
         let row: RowID
         let snapshot: DefaultSnapshot
+        /// The record the snapshot was made from (an insert's or an update's).
+        var record: [UInt8]? = nil
     }
     private(set) var inserted: [Item] = []
     private(set) var updated: [Item] = []
@@ -310,7 +312,7 @@ struct SavePlan {
         }
         for (row, entity, record) in puts {
             let id = bridge.identifier(entity, row)
-            let item = Item(entity: entity, row: row, snapshot: DefaultSnapshot(persistentIdentifier: id, values: try values(record, entity)))
+            let item = Item(entity: entity, row: row, snapshot: DefaultSnapshot(persistentIdentifier: id, values: try values(record, entity)), record: record)
             if id.isTemporary { inserted.append(item) } else { updated.append(item) }
         }
         for (entity, row) in deletes {
@@ -339,7 +341,11 @@ struct SavePlan {
         }
         for item in inserted + updated {
             let row = state.tables[item.entity.name]?.rowByID[state.remapped[item.snapshot.persistentIdentifier] ?? item.snapshot.persistentIdentifier] ?? item.row
-            state.tables[item.entity.name, default: BridgeState.EntityRows()].records[row] = try state.record(of: item.snapshot.values, item.entity, rows: rows)
+            // The context's own record, unless it names a row an insert moved from (the
+            // snapshot's identifiers lead to the row it moved to).
+            let record = if let put = item.record, moved.isEmpty || item.entity.relationships.isEmpty { put }
+                         else { try state.record(of: item.snapshot.values, item.entity, rows: rows) }
+            state.tables[item.entity.name, default: BridgeState.EntityRows()].records[row] = record
         }
         for item in deleted {
             // The row keeps its identifier: the deleted object's `persistentModelID` stays.

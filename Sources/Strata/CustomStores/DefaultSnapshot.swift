@@ -229,9 +229,11 @@ public enum SnapshotValue: Hashable, Sendable, Codable {
     /// The value as a `V`; throws `DecodingError` when it is not one.
     public func decode<V: Decodable>(_ type: V.Type) throws -> V {
         if case .null = self {
-            // nil, for an optional `V` (decoded from JSON's null: a cast to
-            // `ExpressibleByNilLiteral.Type` crashed the 6.3 compiler when specialized).
-            do { return try JSONDecoder().decode(JSONWrapped<V>.self, from: Data("{\"value\":null}".utf8)).value } catch { throw mismatch(V.self) }
+            // nil, for an optional `V`: an empty `Any?` casts to any optional type, and to
+            // nothing else. (A cast to `ExpressibleByNilLiteral.Type` crashed the 6.3 compiler
+            // when specialized.)
+            guard let none = Optional<Any>.none as Any as? V else { throw mismatch(V.self) }
+            return none
         }
         if let direct = directValue(as: V.self) { return direct }
         // Through JSON: a Codable value, or a plain value a store kept in another form.

@@ -137,6 +137,7 @@ extension AttributeAccess {
                 return true
             },
             isMarker: { variant, value in sameBytes(value as? V, V.marker(variant), V.encode) },
+            snapshotOfField: { try V.snapshot(try V.decode($0)) },
             fieldOfSnapshot: { value, bytes in try V.encode(try value.decode(V.self), into: &bytes) })
     }
 

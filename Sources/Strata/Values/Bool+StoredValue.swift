@@ -15,6 +15,7 @@ extension Bool: StoredValue {
     static var placeholder: Bool { false }
     static func marker(_ variant: Int) -> Bool? { variant == 1 }
     static func json(_ value: Bool) -> JSONValue { .bool(value) }
+    static func snapshot(_ value: Bool) -> SnapshotValue { .bool(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(Bool.self) }
 
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {

@@ -10,5 +10,6 @@ extension Data: StoredValue {
     static var placeholder: Data { Data() }
     static func marker(_ variant: Int) -> Data? { Data([0x5E, 0xED, UInt8(variant)]) }
     static func json(_ value: Data) -> JSONValue { .string(value.base64EncodedString()) }
+    static func snapshot(_ value: Data) -> SnapshotValue { .data(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(Data.self) }
 }

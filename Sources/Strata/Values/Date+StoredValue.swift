@@ -18,6 +18,7 @@ extension Date: StoredValue {
     static var placeholder: Date { Date(timeIntervalSinceReferenceDate: 0) }
     static func marker(_ variant: Int) -> Date? { Date(timeIntervalSinceReferenceDate: 123_456.789 + Double(variant)) }
     static func json(_ value: Date) -> JSONValue { .string(value.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) }
+    static func snapshot(_ value: Date) -> SnapshotValue { .date(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(Date.self) }
 
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {

@@ -15,6 +15,7 @@ extension Decimal: StoredValue {
 
     static var placeholder: Decimal { 0 }
     static func marker(_ variant: Int) -> Decimal? { Decimal(1234 + variant) }
+    static func snapshot(_ value: Decimal) -> SnapshotValue { .decimal(value) }
     static func json(_ value: Decimal) -> JSONValue {
         let text = value.description
         return Double(text) != nil && !text.contains(where: { $0.isLetter }) ? .number(text) : .string(text)

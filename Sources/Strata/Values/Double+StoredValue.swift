@@ -14,6 +14,7 @@ extension Double: StoredValue {
     static var placeholder: Double { 0 }
     static func marker(_ variant: Int) -> Double? { 1234.5678 + Double(variant) }
     static func json(_ value: Double) -> JSONValue { .double(value) }
+    static func snapshot(_ value: Double) -> SnapshotValue { .double(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(Double.self) }
 
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {

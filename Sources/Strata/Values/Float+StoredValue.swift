@@ -17,5 +17,6 @@ extension Float: StoredValue {
     static var placeholder: Float { 0 }
     static func marker(_ variant: Int) -> Float? { Float(1234.5 + Double(variant)) }
     static func json(_ value: Float) -> JSONValue { .double(Double(value)) }
+    static func snapshot(_ value: Float) -> SnapshotValue { .double(Double(value)) }
     static var accesses: AttributeAccesses { AttributeAccesses(Float.self) }
 }

@@ -25,6 +25,11 @@ extension StoredInteger {
     static func json(_ value: Self) -> JSONValue {
         Self.isSigned ? .integer(Int64(truncatingIfNeeded: value)) : .unsigned(UInt64(truncatingIfNeeded: value))
     }
+    @inline(__always)
+    static func snapshot(_ value: Self) -> SnapshotValue {
+        if let v = Int64(exactly: value) { return .int(v) }
+        return .uint(UInt64(truncatingIfNeeded: value))
+    }
 }
 
 extension Int: StoredInteger {

@@ -25,6 +25,7 @@ extension Optional: StoredValue where Wrapped: StoredValue {
     static var placeholder: Wrapped? { nil }
     static func marker(_ variant: Int) -> Wrapped?? { Wrapped.marker(variant).map { .some($0) } }
     static func json(_ value: Wrapped?) -> JSONValue { value.map(Wrapped.json) ?? .null }
+    static func snapshot(_ value: Wrapped?) throws -> SnapshotValue { try value.map(Wrapped.snapshot) ?? .null }
     static var accesses: AttributeAccesses { AttributeAccesses(Optional<Wrapped>.self) }
 }
 

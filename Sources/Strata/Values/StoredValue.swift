@@ -31,6 +31,9 @@ protocol StoredValue: Codable {
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest?
     /// The value as `strata dump` shows it.
     static func json(_ value: Self) -> JSONValue
+    /// The value in a custom store's snapshot. (Default: `SnapshotValue.init(_:)`, which finds
+    /// the kind by casting; the common types say it directly.)
+    static func snapshot(_ value: Self) throws -> SnapshotValue
     /// The accesses to `Attribute` storages of this type and of its optionals and arrays. Each
     /// conformance spells it out in its own file, where the type is concrete, so that the
     /// functions are specialized for it.
@@ -48,6 +51,7 @@ extension StoredValue {
     static var keyOrderIsValueOrder: Bool { false }
     static func marker(_ variant: Int) -> Self? { nil }
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest? { nil }
+    static func snapshot(_ value: Self) throws -> SnapshotValue { try SnapshotValue(value) }
 }
 
 /// A record that does not decode as the schema says: a damaged store or a schema mismatch.

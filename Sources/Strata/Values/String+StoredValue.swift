@@ -16,6 +16,7 @@ extension String: StoredValue {
     static var placeholder: String { "" }
     static func marker(_ variant: Int) -> String? { "\u{1}strata-marker-\(variant)" }
     static func json(_ value: String) -> JSONValue { .string(value) }
+    static func snapshot(_ value: String) -> SnapshotValue { .string(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(String.self) }
 
     /// Equality is Unicode canonical equivalence ("é" as one scalar or two, the Kelvin sign and

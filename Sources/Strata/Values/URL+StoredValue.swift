@@ -12,5 +12,6 @@ extension URL: StoredValue {
     static var placeholder: URL { URL(string: "about:blank") ?? URL(fileURLWithPath: "/") }
     static func marker(_ variant: Int) -> URL? { URL(string: "strata-marker:\(variant)") }
     static func json(_ value: URL) -> JSONValue { .string(value.absoluteString) }
+    static func snapshot(_ value: URL) -> SnapshotValue { .url(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(URL.self) }
 }

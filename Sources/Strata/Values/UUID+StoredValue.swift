@@ -17,6 +17,7 @@ extension UUID: StoredValue {
     static var placeholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     static func marker(_ variant: Int) -> UUID? { UUID(uuid: (0x5E, 0xED, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(variant))) }
     static func json(_ value: UUID) -> JSONValue { .string(value.uuidString) }
+    static func snapshot(_ value: UUID) -> SnapshotValue { .uuid(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(UUID.self) }
 
     /// Equality on the 16 bytes.
