@@ -453,9 +453,14 @@ extension PostgresStore: HistoryRecordingDataStore {
     /// the commit) makes every token above those committed before it, so tokens follow commit
     /// order, across processes and machines.
     func writeHistory(_ record: DataStoreHistoryRecord, _ c: SQLConnection) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let json = String(decoding: try encoder.encode(record), as: UTF8.self)
+        let json: String
+        if let compact = try PostgresHistoryRecord.json(record, store: self) {
+            json = compact
+        } else {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            json = String(decoding: try encoder.encode(record), as: UTF8.self)
+        }
         try c.execute("SELECT pg_advisory_xact_lock(hashtext($1::text))", [namespace + "#history"])
         // The token: the namespace's history counter, raised (never a token given before, even
         // one whose record was deleted).
@@ -472,7 +477,7 @@ extension PostgresStore: HistoryRecordingDataStore {
         let decoder = JSONDecoder()
         return try rows.compactMap { row in
             guard row.count == 2, let token = row[0].flatMap(Int64.init), let json = row[1] else { return nil }
-            do { return (token, try decoder.decode(DataStoreHistoryRecord.self, from: Data(json.utf8))) } catch {
+            do { return (token, try PostgresHistoryRecord.decode(json, store: self, decoder: decoder)) } catch {
                 throw StrataError(.corruptRecord, "The history record \(token) of the PostgreSQL store at \(configuration.location) cannot be read: \(error).")
             }
         }

@@ -435,4 +435,44 @@ struct PGFixture {
         #expect(context.hasChanges, "the deletion stays pending")
         #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGReading>()) == 1)
     }
+
+    /// History records are kept compact (runs of ids), written by hand: an author with quotes,
+    /// a newline and a control character comes back as it was, and a record in the first form
+    /// (DataStoreHistoryRecord's own Codable form) still reads.
+    @Test func historyRecordsReadInBothForms() throws {
+        let fixture = try PGFixture([PGReading.self])
+        let container = try fixture.container()
+        let context = ModelContext(container)
+        context.author = "Ada \"the\" importer\n\u{1}é"
+        let readings = (0..<3).map { PGReading("s\($0)", Double($0)) }
+        for r in readings { context.insert(r) }
+        try context.save()
+        readings[1].value = 10
+        try context.save()
+        let first = try fixture.sql("SELECT \"record\"::text FROM \"\(fixture.namespace)\".\"strata_history\" ORDER BY \"token\" LIMIT 1")
+        let text = try #require(first.first?.first ?? nil)
+        #expect(text.contains("\"runs\""), "the compact form: \(text)")
+        // A record in the first form, as an earlier version wrote it.
+        let id = readings[2].persistentModelID
+        let old = DataStoreHistoryRecord(timestamp: Date(timeIntervalSinceReferenceDate: 1000), author: "old", bundleIdentifier: "b", processIdentifier: "1",
+                                         changes: [.init(kind: .update, identifier: id, attributes: ["value"])])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(old), as: UTF8.self)
+        let ns = "\"\(fixture.namespace)\""
+        _ = try fixture.sql("WITH t AS (UPDATE \(ns).\"strata_meta\" SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'history' RETURNING (\"value\")::bigint AS v) INSERT INTO \(ns).\"strata_history\" (\"token\", \"record\") SELECT t.v, $1::jsonb FROM t RETURNING 1", [json])
+        let history = try ModelContext(try fixture.container()).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        try #require(history.count == 3)
+        #expect(history[0].author == "Ada \"the\" importer\n\u{1}é")
+        #expect(history[0].changes.count == 3)
+        #expect(Set(history[0].changes.map(\.changedPersistentIdentifier)) == Set(readings.map(\.persistentModelID)))
+        let updated = history[1].changes.compactMap { change -> [String]? in
+            guard case .update(let update as DefaultHistoryUpdate<PGReading>) = change else { return nil }
+            return update.updatedAttributes.map(\.name)
+        }
+        #expect(updated == [["value"]])
+        #expect(history[1].changes.first?.changedPersistentIdentifier == readings[1].persistentModelID)
+        #expect(history[2].author == "old")
+        #expect(history[2].changes.first?.changedPersistentIdentifier == id)
+    }
 }
