@@ -13,6 +13,9 @@ k="${2:-100}"
 out="${3:-/tmp/callgrind.$mode.out}"
 command -v valgrind >/dev/null || { echo "profile.sh: valgrind is not installed" >&2; exit 1; }
 [ -f /usr/include/sqlite3.h ] || { echo "profile.sh: build the benchmarks once with Benchmarks/run.sh --quick (it installs libsqlite3-dev)" >&2; exit 1; }
+# SwiftPM does not notice a file added to or removed from a path dependency (the root package)
+# and would build the benchmarks on the old file list: the build plan is made anew (seconds).
+rm -f "$here/.build/release.yaml"
 swift build -c release --package-path "$here" >&2
 bin="$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks"
 symbol=$(nm "$bin" | awk '/profiledWorkload/ && ($2 == "T" || $2 == "t") { s = $3 } END { print s }')

@@ -15,5 +15,8 @@ if [ ! -f /usr/include/sqlite3.h ]; then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libsqlite3-dev
 fi
 
+# SwiftPM does not notice a file added to or removed from a path dependency (the root package)
+# and would build the benchmarks on the old file list: the build plan is made anew (seconds).
+rm -f "$here/.build/release.yaml"
 swift build -c release --package-path "$here" >&2
 exec "$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks" "$@"

@@ -12,6 +12,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
+# SwiftPM does not notice a file added to or removed from a path dependency (the root package)
+# and would build the benchmarks on the old file list: the build plan is made anew (seconds).
+rm -f "$here/.build/release.yaml"
 swift build -c release --package-path "$here" >&2
 bin="$(swift build -c release --package-path "$here" --show-bin-path)/StrataPostgresBenchmarks"
 
