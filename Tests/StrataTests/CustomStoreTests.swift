@@ -33,6 +33,12 @@ final class Badge: PersistentModel {
     init(_ code: String, _ label: String) { self.code = code; self.label = label }
 }
 
+final class Labelled: PersistentModel {
+    @Attribute var labels: [String] = []
+    init() {}
+    init(_ labels: [String]) { self.labels = labels }
+}
+
 @Suite struct JSONCustomStoreTests {
     let dir = TemporaryDirectory()
     var fileURL: URL { dir.url.appendingPathComponent("trips.json") }
@@ -261,6 +267,27 @@ final class Badge: PersistentModel {
         #expect(throws: DataStoreError.unsupportedFeature) { try other.save() }
         #expect(configuration.count("batchDelete") == 1)
         #expect(other.hasChanges)
+    }
+
+    /// An array of strings reaches a store as the JSON `JSONEncoder` writes (sorted keys),
+    /// byte for byte, every character that JSON escapes included.
+    @Test func anArrayOfStringsIsTheJSONThatJSONEncoderWrites() throws {
+        let configuration = CountingStoreConfiguration(schema: Schema([Labelled.self]))
+        let container = try ModelContainer(for: Labelled.self, configurations: configuration)
+        let context = ModelContext(container)
+        let every = String(decoding: (0..<0x80).map { UInt8($0) }, as: UTF8.self)
+        let labels = ["", "plain", "a/b", "quote \" and \\ back", "é 😀 \u{2028}", every, "\u{7F}\u{FFFF}"]
+        context.insert(Labelled(labels))
+        context.insert(Labelled([]))
+        try context.save()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let stored = configuration.objects.withLock { $0.values.compactMap { snapshot -> Data? in
+            guard case .json(let data)? = snapshot.values["labels"] else { return nil }
+            return data
+        } }
+        #expect(Set(stored) == [try encoder.encode(labels), try encoder.encode([String]())])
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Labelled>()).map(\.labels).contains(labels))
     }
 
     @Test func aBatchDeleteTheStoreDeclinesIsSavedRowByRow() throws {

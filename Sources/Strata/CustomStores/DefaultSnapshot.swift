@@ -220,6 +220,33 @@ public enum SnapshotValue: Hashable, Sendable, Codable {
         }
     }
 
+    /// An array of strings as `jsonEncoder` writes it, byte for byte (a test holds them equal),
+    /// without the encoder: the most common collection attribute, in every saved snapshot.
+    static func json(_ strings: [String]) -> Data {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(2 + strings.reduce(0) { $0 + $1.utf8.count + 3 })
+        let hex = Array("0123456789abcdef".utf8)
+        for (i, string) in strings.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            for byte in string.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out += [UInt8(ascii: "\\"), byte]
+                case 0x08: out += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+                case 0x0C: out += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+                case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case 0..<0x20: out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+                default: out.append(byte)
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "]"))
+        return Data(out)
+    }
+
     static let jsonEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys

@@ -14,6 +14,10 @@ extension Array: StoredValue where Element: StoredValue {
     static var placeholder: [Element] { [] }
     static func marker(_ variant: Int) -> [Element]? { Element.marker(variant).map { [$0] } }
     static func json(_ value: [Element]) -> JSONValue { .array(value.map(Element.json)) }
+    static func snapshot(_ value: [Element]) throws -> SnapshotValue {
+        if let strings = value as? [String] { return .json(SnapshotValue.json(strings)) }
+        return try SnapshotValue(value)
+    }
     static var accesses: AttributeAccesses { AttributeAccesses([Element].self) }
 }
 
