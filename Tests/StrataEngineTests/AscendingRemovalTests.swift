@@ -7,12 +7,13 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct AscendingRemovalTests {
     /// Keys of several shapes, sorted: dense row ids, sparse big-endian integers, random
     /// 16-byte keys, strings of many lengths with a common prefix.
     static func keySets() -> [(String, [[UInt8]])] {
-        var g = EngineSeededGenerator(seed: 11)
+        var g = SeededGenerator(seed: 11)
         let dense = (1...120).map { withUnsafeBytes(of: UInt64($0).bigEndian) { Array($0) } }
         let sparse = (0..<120).map { _ in UInt64.random(in: 0...1_000_000, using: &g) }
         let random = (0..<100).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255, using: &g) } }
@@ -66,7 +67,7 @@ import Testing
     func removalsInKeyOrderLeaveWhatAModelSays(seed: UInt64) throws {
         let dir = try EngineTestDirectory()
         let store = try Store(path: dir.path(), options: StoreOptions(cacheSize: 64 << 10))
-        var g = EngineSeededGenerator(seed: seed)
+        var g = SeededGenerator(seed: seed)
         let (c, byName, byGroup) = try store.write { tx throws in
             let c = try tx.createCollection(named: "c")
             return (c, try tx.createIndex(named: "name", on: c, unique: true), try tx.createIndex(named: "group", on: c, unique: false))
@@ -81,7 +82,7 @@ import Testing
             return [IndexKey(byName, KeyEncoding.encode(String(decoding: r[8...], as: UTF8.self))), IndexKey(byGroup, KeyEncoding.encode(group))]
         }
         var next: RowID = 1
-        func put(_ tx: WriteTransaction, _ g: inout EngineSeededGenerator) throws {
+        func put(_ tx: WriteTransaction, _ g: inout SeededGenerator) throws {
             let row = next
             next += 1
             let name = (0..<Int.random(in: 4...24, using: &g)).map { _ in UInt8.random(in: 0x61...0x7A, using: &g) } + Array("\(row)".utf8)

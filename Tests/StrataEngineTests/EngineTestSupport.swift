@@ -20,18 +20,6 @@ final class EngineTestDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// SplitMix64: small, fast and the same on every platform, so a printed seed replays a run.
-struct EngineSeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Everything a store holds, in a form that compares with `==`.
 struct EngineStoreDump: Equatable, CustomStringConvertible {

@@ -3,6 +3,7 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct IndexTests {
     /// Every entry of `range`, as (key, row).
@@ -223,7 +224,7 @@ import Testing
     @Test(arguments: [false, true]) func rangeScansAgreeWithASortedArray(unique: Bool) throws {
         let dir = try EngineTestDirectory()
         let store = try Store(path: dir.path())
-        var g = EngineSeededGenerator(seed: unique ? 11 : 12)
+        var g = SeededGenerator(seed: unique ? 11 : 12)
         var model: [Entry] = []
         let index = try store.write { tx in
             let c = try tx.createCollection(named: "c")

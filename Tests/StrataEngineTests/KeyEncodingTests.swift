@@ -4,6 +4,7 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct KeyEncodingTests {
     /// -1, 0 or 1.
@@ -38,7 +39,7 @@ import Testing
         #expect(byValue == byKey, sourceLocation: sourceLocation)
     }
 
-    static func random(_ seed: UInt64) -> EngineSeededGenerator { EngineSeededGenerator(seed: seed) }
+    static func random(_ seed: UInt64) -> SeededGenerator { SeededGenerator(seed: seed) }
 
     // MARK: Integers
 
@@ -174,7 +175,7 @@ import Testing
     /// NFC-normalized scalars only: for such strings Swift's `<` is the order of the UTF-8 bytes.
     static let alphabet: [String] = ["\0", "\u{1}", "a", "b", "z", "A", " ", "~", "\u{7F}", "é", "ß", "Ω", "日", "本", "😀", "\u{FFFD}", "\u{10FFFF}"]
 
-    static func randomString(_ g: inout EngineSeededGenerator, maxLength: Int = 6) -> String {
+    static func randomString(_ g: inout SeededGenerator, maxLength: Int = 6) -> String {
         String((0..<Int.random(in: 0...maxLength, using: &g)).map { _ in Character(alphabet.randomElement(using: &g)!) })
     }
 

@@ -6,6 +6,7 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct LongKeyEngineTests {
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -53,7 +54,7 @@ import Testing
     /// Forms compare as their keys do unless both are long and share their first 2016 bytes;
     /// with a row suffix appended (a non-unique index's entry) as well.
     @Test func formsKeepTheOrderOfTheirKeys() {
-        var random = EngineSeededGenerator(seed: 27)
+        var random = SeededGenerator(seed: 27)
         let stem = String(repeating: "s", count: 2000)
         var keys: [[UInt8]] = []
         for _ in 0..<60 {
@@ -88,7 +89,7 @@ import Testing
     func indexesOfLongForms(sharedPrefix: Bool) throws {
         let dir = try EngineTestDirectory()
         let store = try Store(path: dir.path(), options: StoreOptions(durability: .deferred))
-        var random = EngineSeededGenerator(seed: sharedPrefix ? 1 : 2)
+        var random = SeededGenerator(seed: sharedPrefix ? 1 : 2)
         let stem = String(repeating: "x", count: 2100)
         var values: [String] = []
         for i in 0..<200 {

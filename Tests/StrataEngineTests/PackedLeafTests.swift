@@ -10,13 +10,14 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct PackedLeafTests {
     @Test(arguments: [(1, 32 << 10), (2, 16 << 20), (3, 64 << 10)] as [(UInt64, Int)])
     func leavesThatLoseCellsAgreeWithAModel(seed: UInt64, cacheSize: Int) throws {
         let dir = try EngineTestDirectory()
         let store = try Store(path: dir.path(), options: StoreOptions(cacheSize: cacheSize))
-        var g = EngineSeededGenerator(seed: seed)
+        var g = SeededGenerator(seed: seed)
         let (c, byName, byGroup) = try store.write { tx throws in
             let c = try tx.createCollection(named: "c")
             return (c, try tx.createIndex(named: "name", on: c, unique: true), try tx.createIndex(named: "group", on: c, unique: false))
@@ -26,7 +27,7 @@ import Testing
             guard let m = model[row] else { return [] }
             return [IndexKey(byName, KeyEncoding.encode(m.name)), IndexKey(byGroup, KeyEncoding.encode(m.group))]
         }
-        func put(_ row: RowID, _ tx: WriteTransaction, _ g: inout EngineSeededGenerator) throws {
+        func put(_ row: RowID, _ tx: WriteTransaction, _ g: inout SeededGenerator) throws {
             let previous = keys(row)
             let name = "n\(row)-" + String(repeating: "x", count: Int.random(in: 0..<20, using: &g))
             // Half the replacements keep the record's length (a packed leaf replaces it in place).

@@ -5,11 +5,12 @@
 // in zeros, repeat, or differ only past byte 8.
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct PendingEntriesTests {
     @Test(arguments: [(1, 10), (2, 63), (3, 64), (4, 700), (5, 5000)] as [(UInt64, Int)])
     func sortedAgreesWithAComparisonSort(seed: UInt64, count: Int) {
-        var g = EngineSeededGenerator(seed: seed)
+        var g = SeededGenerator(seed: seed)
         for unique in [true, false] {
             let entries = PendingEntries(unique: unique)
             var added: [(key: [UInt8], row: RowID, kind: UInt8)] = []
@@ -73,7 +74,7 @@ import Testing
     /// Held-back entries are applied with their row written in place (`TreeKey.writeRow`): the
     /// same bytes `appendRow` appends, which readers of the index parse.
     @Test func aRowWrittenInPlaceIsTheRowAppended() {
-        var g = EngineSeededGenerator(seed: 9)
+        var g = SeededGenerator(seed: 9)
         var rows: [RowID] = [0, 1, 255, 256, 65_535, 65_536, RowID.max - 1, RowID.max]
         for shift in 0..<64 { rows.append(RowID(1) << RowID(shift)); rows.append(g.next() >> RowID(shift)) }
         for row in rows {
@@ -86,7 +87,7 @@ import Testing
         }
     }
 
-    private static func key(_ g: inout EngineSeededGenerator) -> [UInt8] {
+    private static func key(_ g: inout SeededGenerator) -> [UInt8] {
         let family: [UInt8] = [[], [7, 7, 7, 7, 7, 7, 7, 7, 7, 7], [7, 7, 7], [0, 0], [255, 1]][Int.random(in: 0..<5, using: &g)]
         let tail = (0..<Int.random(in: 0...12, using: &g)).map { _ in UInt8.random(in: 0...3, using: &g) * 85 }
         return family + tail

@@ -6,6 +6,7 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct RandomizedModelTests {
     static let seeds: [UInt64] = {
@@ -94,7 +95,7 @@ private struct Model {
 
 private struct Run {
     let seed: UInt64
-    var g: EngineSeededGenerator
+    var g: SeededGenerator
     let dir: EngineTestDirectory
     let path: String
     let options: StoreOptions
@@ -115,7 +116,7 @@ private struct Run {
 
     init(seed: UInt64) throws {
         self.seed = seed
-        g = EngineSeededGenerator(seed: seed)
+        g = SeededGenerator(seed: seed)
         dir = try EngineTestDirectory("random\(seed)")
         path = dir.path()
         // Small caches for some seeds, so that pages and records are read back from the file.
@@ -412,7 +413,7 @@ private struct Run {
                 try #require(try tx.lookup([0xEE, 1, 2], in: index.id) == nil)
                 guard full || index.id == scanned else { continue }
                 // A random range, both ways.
-                let bound = { (g: inout EngineSeededGenerator) -> [UInt8]? in
+                let bound = { (g: inout SeededGenerator) -> [UInt8]? in
                     Bool.random(using: &g) ? expected.randomElement(using: &g)?.key : nil
                 }
                 let range = KeyRange(lower: bound(&g), lowerInclusive: Bool.random(using: &g), upper: bound(&g), upperInclusive: Bool.random(using: &g))

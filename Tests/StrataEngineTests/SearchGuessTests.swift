@@ -8,11 +8,12 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct SearchGuessTests {
     /// Row sets: dense, every other row, random gaps of 1 to 40, runs with long holes.
     static func rowSets() -> [(String, [RowID])] {
-        var g = EngineSeededGenerator(seed: 7)
+        var g = SeededGenerator(seed: 7)
         var gappy: [RowID] = []
         var row: RowID = 5
         while gappy.count < 2500 { gappy.append(row); row += RowID.random(in: 1...40, using: &g) }
@@ -64,7 +65,7 @@ import Testing
     /// Index keys: integers dense and sparse (keys of one length), random 16-byte values
     /// (evenly spread), clustered values (a few shared leading bytes), strings of many lengths.
     static func keySets() -> [(String, [[UInt8]])] {
-        var g = EngineSeededGenerator(seed: 11)
+        var g = SeededGenerator(seed: 11)
         let dense = (0..<2000).map { KeyEncoding.encode($0) }
         let sparse = (0..<2000).map { _ in KeyEncoding.encode(Int.random(in: -1_000_000_000...1_000_000_000, using: &g)) }
         let random = (0..<2000).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255, using: &g) } }

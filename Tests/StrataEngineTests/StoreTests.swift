@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct StoreTests {
     static func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
@@ -416,7 +417,7 @@ import Testing
                 } while !shared.done.isSet
             }.start()
         }
-        var g = EngineSeededGenerator(seed: 99)
+        var g = SeededGenerator(seed: 99)
         var balances = [UInt64](repeating: 100, count: accounts + 1)
         for round in 1...150 {
             try store.write { tx in

@@ -5,12 +5,13 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct TreeShapeTests {
     @Test(arguments: [1, 2, 3] as [UInt64]) func indexEntriesAgreeWithAModel(seed: UInt64) throws {
         let dir = try EngineTestDirectory()
         let store = try Store(path: dir.path(), options: StoreOptions(cacheSize: 32 << 10))
-        var g = EngineSeededGenerator(seed: seed)
+        var g = SeededGenerator(seed: seed)
         let (c, index) = try store.write { tx in
             let c = try tx.createCollection(named: "c")
             return (c, try tx.createIndex(named: "k", on: c, unique: false))
@@ -72,7 +73,7 @@ extension TreeShapeTests {
     @Test(arguments: [1, 2, 3] as [UInt64]) func keysInRunsAgreeWithAModel(seed: UInt64) throws {
         let dir = try EngineTestDirectory()
         let store = try Store(path: dir.path(), options: StoreOptions(cacheSize: 48 << 10))
-        var g = EngineSeededGenerator(seed: seed)
+        var g = SeededGenerator(seed: seed)
         let (c, index) = try store.write { tx in
             let c = try tx.createCollection(named: "c")
             return (c, try tx.createIndex(named: "k", on: c, unique: false))
@@ -148,7 +149,7 @@ extension TreeShapeTests {
     @Test(arguments: [1, 2, 3, 4] as [UInt64]) func removalsInRunsAgreeWithAModel(seed: UInt64) throws {
         let dir = try EngineTestDirectory()
         let store = try Store(path: dir.path(), options: StoreOptions(cacheSize: 48 << 10))
-        var g = EngineSeededGenerator(seed: seed)
+        var g = SeededGenerator(seed: seed)
         let (c, index) = try store.write { tx in
             let c = try tx.createCollection(named: "c")
             return (c, try tx.createIndex(named: "k", on: c, unique: true))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataTestSupport
 
 // The differential test of PlannerDifferentialTests, extended to object graphs: owners with
 // pets (one-to-many, cascade), pets with tags (many-to-many), owners with a friend
@@ -51,7 +52,7 @@ enum GPools {
     static let petNames = ["Rex", "Tom", "Kit", "Bubbles", "rex", "Mia", ""]
     static let labels = ["red", "green", "blue", "vip", "old", "new"]
     static let weights: [Double] = [0.5, 1, 2.5, 3, 10, 10.5, 25, 40, 49.5, -0.0]
-    static func weight(_ r: inout DiffRNG) -> Double { r.chance(0.6) ? r.pick(weights) : Double(r.int(0...100)) / 2 }
+    static func weight(_ r: inout SeededGenerator) -> Double { r.chance(0.6) ? r.pick(weights) : Double(r.int(0...100)) / 2 }
 }
 
 struct GCase<T: PersistentModel> {
@@ -67,9 +68,9 @@ struct GIDs {
 }
 
 enum GTemplates {
-    typealias PetT = @Sendable (inout DiffRNG, GIDs) -> GCase<GPet>
-    typealias OwnerT = @Sendable (inout DiffRNG, GIDs) -> GCase<GOwner>
-    typealias TagT = @Sendable (inout DiffRNG, GIDs) -> GCase<GTag>
+    typealias PetT = @Sendable (inout SeededGenerator, GIDs) -> GCase<GPet>
+    typealias OwnerT = @Sendable (inout SeededGenerator, GIDs) -> GCase<GOwner>
+    typealias TagT = @Sendable (inout SeededGenerator, GIDs) -> GCase<GTag>
 
     static let pet: [PetT] = [
         { r, _ in let x = r.pick(GPools.names); return GCase(text: "owner?.name == \(x.diffShown)", predicate: #Predicate<GPet> { $0.owner?.name == x }) },
@@ -186,16 +187,16 @@ enum GTemplates {
     ]
 
     /// A template (55%), or a random tree of atoms joined with `&&`, `||`, `!`.
-    static func random<T: PersistentModel>(_ templates: [@Sendable (inout DiffRNG, GIDs) -> GCase<T>],
-                                           _ atoms: [(inout DiffRNG, GIDs) -> (String, (PredicateExpressions.Variable<T>) -> DiffAtoms.Expr)],
-                                           _ r: inout DiffRNG, _ ids: GIDs) -> GCase<T> {
+    static func random<T: PersistentModel>(_ templates: [@Sendable (inout SeededGenerator, GIDs) -> GCase<T>],
+                                           _ atoms: [(inout SeededGenerator, GIDs) -> (String, (PredicateExpressions.Variable<T>) -> DiffAtoms.Expr)],
+                                           _ r: inout SeededGenerator, _ ids: GIDs) -> GCase<T> {
         if r.chance(0.55) { return r.pick(templates)(&r, ids) }
         let (text, build) = tree(atoms, &r, ids, depth: 0)
         return GCase(text: text, predicate: Predicate<T>({ v in build(v) }))
     }
 
-    static func tree<T>(_ atoms: [(inout DiffRNG, GIDs) -> (String, (PredicateExpressions.Variable<T>) -> DiffAtoms.Expr)],
-                        _ r: inout DiffRNG, _ ids: GIDs, depth: Int) -> (String, (PredicateExpressions.Variable<T>) -> DiffAtoms.Expr) {
+    static func tree<T>(_ atoms: [(inout SeededGenerator, GIDs) -> (String, (PredicateExpressions.Variable<T>) -> DiffAtoms.Expr)],
+                        _ r: inout SeededGenerator, _ ids: GIDs, depth: Int) -> (String, (PredicateExpressions.Variable<T>) -> DiffAtoms.Expr) {
         let roll = r.int(0...9)
         if depth >= 3 || (depth > 0 && roll < 4) { return r.pick(atoms)(&r, ids) }
         if roll < 6 || depth == 0 && roll < 7 {
@@ -216,7 +217,7 @@ enum GAtoms {
     typealias E = PredicateExpressions
     typealias Expr = DiffAtoms.Expr
 
-    nonisolated(unsafe) static let pet: [(inout DiffRNG, GIDs) -> (String, (E.Variable<GPet>) -> Expr)] = [
+    nonisolated(unsafe) static let pet: [(inout SeededGenerator, GIDs) -> (String, (E.Variable<GPet>) -> Expr)] = [
         { r, _ in
             let x: String? = r.pick(GPools.names)
             return ("owner?.name == \(x!.diffShown)", { v in
@@ -256,7 +257,7 @@ enum GAtoms {
         { _, _ in ("tags.isEmpty", { v in E.build_KeyPath(root: E.build_KeyPath(root: v, keyPath: \GPet.tags), keyPath: \[GTag].isEmpty) }) },
     ]
 
-    nonisolated(unsafe) static let owner: [(inout DiffRNG, GIDs) -> (String, (E.Variable<GOwner>) -> Expr)] = [
+    nonisolated(unsafe) static let owner: [(inout SeededGenerator, GIDs) -> (String, (E.Variable<GOwner>) -> Expr)] = [
         { r, _ in
             let w = GPools.weight(&r)
             return ("pets.filter { weight > \(w) }.count > 0", { v in
@@ -296,7 +297,7 @@ enum GAtoms {
         },
     ]
 
-    nonisolated(unsafe) static let tag: [(inout DiffRNG, GIDs) -> (String, (E.Variable<GTag>) -> Expr)] = [
+    nonisolated(unsafe) static let tag: [(inout SeededGenerator, GIDs) -> (String, (E.Variable<GTag>) -> Expr)] = [
         { r, _ in
             let l = r.pick(GPools.labels)
             return ("label == \(l)", { v in E.build_Equal(lhs: E.build_KeyPath(root: v, keyPath: \GTag.label), rhs: E.build_Arg(l)) })
@@ -376,7 +377,7 @@ struct GObjects {
 }
 
 final class GraphHarness {
-    var rng: DiffRNG
+    var rng: SeededGenerator
     let seed: UInt64
     var failures: [String] = []
     var cases = 0
@@ -391,7 +392,7 @@ final class GraphHarness {
         } else {
             seed = UInt64.random(in: 0...UInt64(UInt32.max))
         }
-        rng = DiffRNG(seed: seed)
+        rng = SeededGenerator(seed: seed)
     }
 
     func fail(_ message: String) {

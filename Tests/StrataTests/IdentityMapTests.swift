@@ -1,5 +1,6 @@
 import Testing
 @testable import Strata
+import StrataTestSupport
 
 /// `IdentityMap` (an open-addressing table whose consecutive rows share cache lines, removals
 /// shifting their cluster back) against a dictionary: rows dense, in strides that land in one
@@ -33,7 +34,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3] as [UInt64])
     func randomRegistrationsMatchADictionary(seed: UInt64) throws {
-        var generator = SplitMix(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         // (A container makes the model known.)
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let trips = (0..<400).map { Trip(name: "\($0)", startDate: .now) }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataTestSupport
 
 // The query planner against Foundation: thousands of random `#Predicate`s, sort orders and
 // pages, each answered by Strata (index lookups, ranges, compiled record filters, the slow
@@ -43,26 +44,6 @@ final class DiffItem: PersistentModel {
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64).
-struct DiffRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-    mutating func pick<T>(_ values: [T]) -> T { values[int(0...values.count - 1)] }
-    mutating func some<T>(_ values: [T], max: Int) -> [T] { (0..<int(0...max)).map { _ in pick(values) } }
-    mutating func uuid() -> UUID {
-        let a = next(), b = next()
-        return withUnsafeBytes(of: (a, b)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-    }
-}
 
 enum DiffPools {
     static let names = [
@@ -87,17 +68,17 @@ enum DiffPools {
     static let maxSerial = 150
     /// The unique id of the object with a serial: random-looking, the same in every run.
     static func uid(_ serial: Int) -> UUID {
-        var r = DiffRNG(seed: UInt64(serial) &* 0x2545_F491_4F6C_DD1D &+ 17)
+        var r = SeededGenerator(seed: UInt64(serial) &* 0x2545_F491_4F6C_DD1D &+ 17)
         return r.uuid()
     }
     static let base = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
     static let dates: [Date] = [0, 0.001, 0.5, 1.25, 3600, 86_400, -86_400, 1_000_000.75, -0.125, 59.999]
         .map { base.addingTimeInterval($0) }
-    static func nearDate(_ r: inout DiffRNG) -> Date {
+    static func nearDate(_ r: inout SeededGenerator) -> Date {
         let d = r.pick(dates)
         return r.chance(0.7) ? d : d.addingTimeInterval(r.pick([-0.0001, 0.0001, -1, 1]))
     }
-    static func nearScore(_ r: inout DiffRNG) -> Double {
+    static func nearScore(_ r: inout SeededGenerator) -> Double {
         r.chance(0.8) ? r.pick(scores) : Double(r.int(-40...40)) / 8
     }
 }
@@ -132,7 +113,7 @@ struct DiffCase {
 
 /// Predicate templates: each draws random captured values and returns a `#Predicate`.
 enum DiffTemplates {
-    typealias Template = @Sendable (inout DiffRNG) -> DiffCase
+    typealias Template = @Sendable (inout SeededGenerator) -> DiffCase
 
     static let all: [Template] = intTemplates + doubleTemplates + optionalTemplates + stringTemplates
         + boolDateUUIDTemplates + collectionTemplates + mixedTemplates
@@ -461,7 +442,7 @@ enum DiffAtoms {
     static let symbols = ["==", "!=", "<", "<=", ">", ">="]
 
     /// `path op x`, or `x op path` when `flip`.
-    static func compare<T: Comparable & Codable & Sendable>(_ name: String, _ path: KeyPath<DiffItem, T> & Sendable, _ x: T, _ r: inout DiffRNG, shown: String) -> (String, Build) {
+    static func compare<T: Comparable & Codable & Sendable>(_ name: String, _ path: KeyPath<DiffItem, T> & Sendable, _ x: T, _ r: inout SeededGenerator, shown: String) -> (String, Build) {
         let op = r.int(0...5)
         let flip = r.chance(0.2)
         let text = flip ? "\(shown) \(symbols[op]) \(name)" : "\(name) \(symbols[op]) \(shown)"
@@ -494,7 +475,7 @@ enum DiffAtoms {
         ("\(name) == \(shown)", { v in E.build_Equal(lhs: E.build_KeyPath(root: v, keyPath: path), rhs: E.build_Arg(x)) })
     }
 
-    static func atom(_ r: inout DiffRNG) -> (String, Build) {
+    static func atom(_ r: inout SeededGenerator) -> (String, Build) {
         switch r.int(0...22) {
         case 22:
             if r.chance(0.5) {
@@ -556,7 +537,7 @@ enum DiffAtoms {
         }
     }
 
-    static func tree(_ r: inout DiffRNG, depth: Int) -> (String, Build) {
+    static func tree(_ r: inout SeededGenerator, depth: Int) -> (String, Build) {
         let roll = r.int(0...9)
         if depth >= 3 || (depth > 0 && roll < 4) { return atom(&r) }
         if roll < 6 || depth == 0 && roll < 7 {
@@ -595,7 +576,7 @@ enum DiffAtoms {
 
 /// The differential harness: one store, many cases.
 final class DifferentialHarness {
-    var rng: DiffRNG
+    var rng: SeededGenerator
     let seed: UInt64
     var failures: [String] = []
     var cases = 0
@@ -606,7 +587,7 @@ final class DifferentialHarness {
         } else {
             seed = UInt64.random(in: 0...UInt64(UInt32.max))
         }
-        rng = DiffRNG(seed: seed)
+        rng = SeededGenerator(seed: seed)
     }
 
     func makeItem(serial: Int) -> DiffItem {
@@ -777,7 +758,7 @@ final class DifferentialHarness {
     @Test func localizedStandardContainsIsCaseAndDiacriticInsensitive() throws {
         let container = try ModelContainer(for: DiffItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let context = ModelContext(container)
-        var rng = DiffRNG(seed: 1)
+        var rng = SeededGenerator(seed: 1)
         for (i, title) in ["Le Café de Flore", "Cafe\u{301} au lait", "Москва — столица", "Ελληνικά", "plain", "ZÜRICH"].enumerated() {
             let o = DiffItem()
             o.uid = rng.uuid()

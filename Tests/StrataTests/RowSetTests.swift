@@ -1,11 +1,12 @@
 import Testing
 @testable import Strata
+import StrataTestSupport
 
 /// `RowSet` (a bitmap for dense row ids, a hash set beyond) against `Set<RowID>`.
 @Suite struct RowSetTests {
     @Test(arguments: [1, 2, 3, 4])
     func randomInsertsAndRemovesMatchASet(seed: UInt64) {
-        var generator = SplitMix(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         var rows = RowSet()
         var reference = Set<RowID>()
         for step in 0..<20_000 {
@@ -41,15 +42,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
