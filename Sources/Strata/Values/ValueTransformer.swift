@@ -1,5 +1,9 @@
 import Foundation
 
+// Foundation has `ValueTransformer` and `NSValueTransformerName` on Apple platforms; Strata's
+// stand-ins exist only where it does not (swift-corelibs-foundation), so that they never
+// shadow Foundation's. (CI runs on Linux: the Apple branch is not compiled there.)
+#if !canImport(Darwin)
 /// The name a `ValueTransformer` is registered under. Same as Foundation's
 /// `NSValueTransformerName` on Apple platforms.
 public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
@@ -72,3 +76,10 @@ final class TransformerRegistry: @unchecked Sendable {
     func get(_ name: String) -> ValueTransformer? { lock.withLock { byName[name] } }
     func names() -> [String] { lock.withLock { byName.keys.sorted() } }
 }
+#else
+extension ValueTransformer {
+    /// The transformer registered under `name`: Strata's spelling of Foundation's
+    /// `ValueTransformer(forName:)`, so that code written for Linux builds here too.
+    public static func registered(forName name: NSValueTransformerName) -> ValueTransformer? { ValueTransformer(forName: name) }
+}
+#endif
