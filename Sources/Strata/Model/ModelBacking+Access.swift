@@ -20,7 +20,7 @@ extension ModelBacking {
     ///
     /// An object gets its registrar only when a read of it is tracked: most objects are read
     /// and dropped with nobody observing, and a registrar is three allocations made and torn
-    /// down per object (a third of an enumeration's instructions). Whether this thread is
+    /// down per object (Docs/Benchmarks.md, "Costs"). Whether this thread is
     /// tracking is asked of `TrackingProbe` (see there).
     @usableFromInline
     func observe(_ slot: Int32) {

@@ -37,8 +37,8 @@ public struct FetchDescriptor<T: PersistentModel> {
     }
 
     // What the query layer reads, kept in types that are not generic: generic code that reads
-    // a `Predicate<T>` or counts a `[PartialKeyPath<T>]` looks up type metadata (a few hundred
-    // instructions each time, a tenth of a point fetch), and a copy of a `Predicate<T>` (whose
+    // a `Predicate<T>` or counts a `[PartialKeyPath<T>]` looks up type metadata each time
+    // (Docs/Benchmarks.md, "Costs"), and a copy of a `Predicate<T>` (whose
     // parameter pack has no fixed layout) goes through value witnesses.
     /// The predicate's parts (`PredicateParts`).
     @usableFromInline var predicateParts: PredicateParts?

@@ -14,7 +14,7 @@ struct StoredRows {
     /// The page of these rows: the run's, from the first row when the backend skipped the offset.
     var paging: Paging { skippedOffset ? Paging(offset: nil, limit: run.paging.limit) : run.paging }
     /// The candidate rows: every row of the collection, those indexes or identifiers gave, or
-    /// the one (or none) a unique key gave (a list of one cost an allocation per point fetch).
+    /// the one (or none) a unique key gave, without a list (an allocation per point fetch).
     private enum Candidates {
         case all
         case listed([RowID])

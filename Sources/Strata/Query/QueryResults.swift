@@ -150,8 +150,8 @@ extension ModelContext {
     /// The objects that are `T`s, as the `[T]` they are: an array of class references has one
     /// layout whatever the class, and each element was checked to be a `T` (the standard
     /// library reinterprets such buffers the same way when it casts arrays of classes). A `[T]`
-    /// built in this unspecialized function looked up `Array<T>`'s metadata and called the
-    /// generic `reserveCapacity` and `append`: a twentieth of a point fetch.
+    /// built in this unspecialized function would look up `Array<T>`'s metadata and call the
+    /// generic `reserveCapacity` and `append` (Docs/Benchmarks.md, "Costs").
     static func objects<T: PersistentModel>(_ objects: [AnyObject], as type: T.Type) -> [T] {
         var all = true
         for o in objects where !(o is T) { all = false; break }

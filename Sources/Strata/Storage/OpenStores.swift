@@ -123,7 +123,7 @@ public final class RowAllocator: Sendable {
     private struct Counters {
         var rows: [String: RowID] = [:]
         /// The model asked for last, and where its counter is: objects are inserted in runs of
-        /// one model, and hashing its name for each was a sixtieth of an upsert.
+        /// one model, so the name is not hashed again for each (Docs/Benchmarks.md, "Costs").
         var lastName: String?
         var lastPosition: Dictionary<String, RowID>.Index?
     }

@@ -56,7 +56,7 @@ final class Table: @unchecked Sendable {
     }
 
     /// `indexKeys(of:)` into `keys`, reusing its arrays: a deletion computes the keys of row
-    /// after row, and three arrays allocated and freed for each were a tenth of deleting it.
+    /// after row, without allocating three arrays for each (Docs/Benchmarks.md, "Costs").
     func indexKeys(of view: RecordView, into keys: inout [IndexKey]) throws {
         if keys.count != keyGroups.count || !zip(keys, keyGroups).allSatisfy({ $0.index == $1.id }) {
             keys = keyGroups.map { IndexKey($0.id, []) }

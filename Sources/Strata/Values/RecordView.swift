@@ -12,8 +12,8 @@ struct RecordView {
 
     /// How to read older layouts as the current properties (nil: the record is current).
     /// Not retained: a view lives while the engine lends a record, and its layouts are its
-    /// table's, which outlives every read of it (a view is made per scanned row, and retaining
-    /// and releasing its layouts was a tenth of a counted row).
+    /// table's, which outlives every read of it (a view is made per scanned row, so it does not
+    /// retain and release them; Docs/Benchmarks.md, "Costs").
     private unowned(unsafe) let layouts: EntityLayouts?
 
     init(_ raw: UnsafeRawBufferPointer, layouts: EntityLayouts? = nil) throws {
@@ -66,7 +66,7 @@ struct RecordView {
 }
 
 /// True when two byte ranges hold the same bytes (a comparison of memory, not the byte-by-byte
-/// iteration `elementsEqual` does on raw buffers: ~30 instructions a byte).
+/// iteration `elementsEqual` does on raw buffers; Docs/Benchmarks.md, "Costs").
 @inline(__always)
 func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     guard a.count == b.count else { return false }
