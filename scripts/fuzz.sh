@@ -45,7 +45,7 @@ flags=(-sanitize=fuzzer,address -parse-as-library "$optimize" -g -package-name s
 engine=(Sources/StrataEngine/*.swift)
 # The simulated file system is compiled into the engine's module here: drop its import of it.
 sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
-engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Fuzz/FuzzSupport.swift)
+engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Sources/StrataTestSupport/SeededGenerator.swift Fuzz/FuzzSupport.swift)
 
 build() {
     local target="$1"
@@ -58,7 +58,7 @@ build() {
         decode-object-record|damaged-object-store)
             # The object layer as a module of its own over a StrataEngine module, as in the package.
             local entry=Fuzz/DecodeObjectRecord.swift extra=()
-            [ "$target" = damaged-object-store ] && entry=Fuzz/DamagedObjectStore.swift && extra=(Sources/StrataTestSupport/SimulatedFileSystem.swift)
+            [ "$target" = damaged-object-store ] && entry=Fuzz/DamagedObjectStore.swift && extra=(Sources/StrataTestSupport/SimulatedFileSystem.swift Sources/StrataTestSupport/SeededGenerator.swift)
             swiftc "${flags[@]}" -module-name StrataEngine -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" \
                 -emit-library -static "${engine[@]}" -o "$out/libStrataEngine.a"
             local objects=()
