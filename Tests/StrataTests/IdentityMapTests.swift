@@ -1,6 +1,7 @@
 import Testing
 @testable import Strata
 import StrataTestSupport
+import StrataEngine
 
 /// `IdentityMap` (an open-addressing table whose consecutive rows share cache lines, removals
 /// shifting their cluster back) against a dictionary: rows dense, in strides that land in one

@@ -10,6 +10,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataEngine
 
 final class LongPage: PersistentModel {
     @Attribute(.unique) var url: String = ""

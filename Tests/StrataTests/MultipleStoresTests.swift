@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataEngine
 
 @Suite struct MultipleStoresTests {
     /// Each configuration keeps its models in its own file; one context reads and saves across

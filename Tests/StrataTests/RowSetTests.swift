@@ -1,6 +1,7 @@
 import Testing
 @testable import Strata
 import StrataTestSupport
+import StrataEngine
 
 /// `RowSet` (a bitmap for dense row ids, a hash set beyond) against `Set<RowID>`.
 @Suite struct RowSetTests {

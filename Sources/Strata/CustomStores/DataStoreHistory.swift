@@ -1,4 +1,5 @@
 import Foundation
+import StrataEngine
 
 /// Strata-only: a custom store that keeps Strata's history of the saves made through it
 /// (`fetchHistory`, `historyChanges()`, `HistoryObserver`), written in the save's own

@@ -82,7 +82,7 @@ struct AttributeDeclaration: Sendable, Hashable {
 @usableFromInline
 struct DeclaredAttribute: Sendable {
     @usableFromInline let options: UInt16
-    /// 0: no former name and no transformer; otherwise 1 + the declaration's index in `table`.
+    /// 0: no former name and no transformer; otherwise 1 + the declaration's index in `interned`.
     @usableFromInline let extra: UInt32
 
     @inlinable init(_ declaration: AttributeDeclaration) {
@@ -98,25 +98,27 @@ struct DeclaredAttribute: Sendable {
     /// The declaration it stands for.
     var declaration: AttributeDeclaration {
         guard extra != 0 else { return AttributeDeclaration(options: options) }
-        return DeclaredAttribute.table.withLock { $0.declarations[Int(extra) - 1] }
+        return DeclaredAttribute.interned.withLock { $0.declarations[Int(extra) - 1] }
     }
 
-    private struct Table {
+    /// The interned declarations, by number (from 1) and by value. (Not a `Table`: those are
+    /// stores' tables of a model, Storage/Table.swift.)
+    private struct InternedDeclarations {
         var declarations: [AttributeDeclaration] = []
         var numbers: [AttributeDeclaration: UInt32] = [:]
     }
 
-    private static let table = Mutex(Table())
+    private static let interned = Mutex(InternedDeclarations())
 
     /// The number of a declaration with a former name or a transformer (the same for equal
-    /// declarations, so the table grows with the declarations a program has, not its objects).
+    /// declarations, so the list grows with the declarations a program has, not its objects).
     @usableFromInline
     static func intern(_ declaration: AttributeDeclaration) -> UInt32 {
-        table.withLock { table in
-            if let number = table.numbers[declaration] { return number }
-            table.declarations.append(declaration)
-            let number = UInt32(table.declarations.count)
-            table.numbers[declaration] = number
+        interned.withLock { interned in
+            if let number = interned.numbers[declaration] { return number }
+            interned.declarations.append(declaration)
+            let number = UInt32(interned.declarations.count)
+            interned.numbers[declaration] = number
             return number
         }
     }
