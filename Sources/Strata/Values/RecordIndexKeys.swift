@@ -101,28 +101,5 @@ extension StoredType {
         try key(of: raw, as: Optional<V>.self)
     }
 
-    private static func storedValueType(_ name: String) -> (any StoredValue.Type)? {
-        switch name {
-        case "String": String.self
-        case "Bool": Bool.self
-        case "Int": Int.self
-        case "Int8": Int8.self
-        case "Int16": Int16.self
-        case "Int32": Int32.self
-        case "Int64": Int64.self
-        case "UInt": UInt.self
-        case "UInt8": UInt8.self
-        case "UInt16": UInt16.self
-        case "UInt32": UInt32.self
-        case "UInt64": UInt64.self
-        case "Double": Double.self
-        case "Float": Float.self
-        case "Date": Date.self
-        case "UUID": UUID.self
-        case "Data": Data.self
-        case "URL": URL.self
-        case "Decimal": Decimal.self
-        default: nil
-        }
-    }
+    private static func storedValueType(_ name: String) -> (any StoredValue.Type)? { StoredValues.named[name] }
 }

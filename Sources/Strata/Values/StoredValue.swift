@@ -6,7 +6,7 @@ import StrataEngine
 ///
 /// Each type's conformance is a file of its own (`String+StoredValue.swift`, ...), like GRDB's
 /// one file per database value. Adding a value type is one such file (plus a line in
-/// `StoredValues.dumpable` if `strata dump` should show it by name) and its tests. Any other
+/// `StoredValues.named`, which `strata dump` and the tool's index keys read) and its tests. Any other
 /// `Codable` type is stored as JSON (`CodableValue.swift`).
 protocol StoredValue: Codable {
     /// Appends the field bytes of `value` (Docs/FileFormat.md, "Object records").
@@ -72,15 +72,20 @@ enum StoredValues {
         return try AttributeAccess.general(V.self)
     }
 
-    /// The types `strata dump` decodes by their stored name (`Swift.Int` is stored as "Int").
-    nonisolated(unsafe) static let dumpable: [any StoredValue.Type] = [
-        String.self, Bool.self, Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self,
-        UInt16.self, UInt32.self, UInt64.self, Double.self, Float.self, Date.self, Data.self, UUID.self, URL.self, Decimal.self,
-    ]
+    /// The one list of the stored value types that readers without the model classes (`strata
+    /// dump`, `RecordIndexKeys`, the tool) find by the name a stored schema gives them
+    /// (`Swift.Int` is stored as "Int"). A new value type adds itself here.
+    nonisolated(unsafe) static let named: [String: any StoredValue.Type] = {
+        let all: [any StoredValue.Type] = [
+            String.self, Bool.self, Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self,
+            UInt16.self, UInt32.self, UInt64.self, Double.self, Float.self, Date.self, Data.self, UUID.self, URL.self, Decimal.self,
+        ]
+        return Dictionary(uniqueKeysWithValues: all.map { (String(describing: $0), $0) })
+    }()
 
-    /// `strata dump`'s decoder of a field of the type named `name`, if it is one of `dumpable`.
+    /// `strata dump`'s decoder of a field of the type named `name`, if it is one of `named`.
     static func dumpDecoder(named name: String) -> ((UnsafeRawBufferPointer) throws -> JSONValue)? {
-        guard let type = dumpable.first(where: { String(describing: $0) == name }) else { return nil }
+        guard let type = named[name] else { return nil }
         func make<T: StoredValue>(_: T.Type) -> (UnsafeRawBufferPointer) throws -> JSONValue { { T.json(try T.decode($0)) } }
         return make(type)
     }
