@@ -52,13 +52,13 @@ extension DataStore {
     /// The snapshots of `fetch` of the model `T` (a store may answer with others too, as
     /// WWDC24's JSON store answers with all it has), counted.
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
-        let name = String(describing: T.self)
+        let name = TypeNames.plain(T.self)
         return try fetch(request).fetchedSnapshots.reduce(0) { $0 + ($1.persistentIdentifier.entityName == name ? 1 : 0) }
     }
 
     /// The identifiers of `fetch`'s snapshots of the model `T`.
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
-        let name = String(describing: T.self)
+        let name = TypeNames.plain(T.self)
         return try fetch(request).fetchedSnapshots.map(\.persistentIdentifier).filter { $0.entityName == name }
     }
 

@@ -14,7 +14,7 @@ final class AttributeProperty: PersistedProperty, @unchecked Sendable {
 
     override var isExternal: Bool { external }
     override var valueType: Any.Type { access.valueType }
-    override var typeName: String { access.storedTypeName ?? String(reflecting: access.valueType) }
+    override var typeName: String { access.storedTypeName ?? TypeNames.qualified(access.valueType) }
     override var keyOrderIsValueOrder: Bool { access.keyOrderIsValueOrder }
 
     override func hasValue(_ object: AnyObject) -> Bool { access.hasValue(storage(object)) }

@@ -36,7 +36,7 @@ final class Entity: @unchecked Sendable {
     private var prober: KeyPathProber!
 
     init<T: PersistentModel>(_ type: T.Type) throws {
-        let name = String(describing: T.self)
+        let name = TypeNames.plain(T.self)
         self.name = name
         self.type = type
         self.makeInstance = { T() }

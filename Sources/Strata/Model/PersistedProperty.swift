@@ -48,7 +48,7 @@ class PersistedProperty: @unchecked Sendable {
     /// The type the model declares.
     var valueType: Any.Type { preconditionFailure("abstract") }
     /// A stable description of the value type, stored with the schema.
-    var typeName: String { String(reflecting: valueType) }
+    var typeName: String { TypeNames.qualified(valueType) }
     /// True when index order is value order (numbers, dates, Bool).
     var keyOrderIsValueOrder: Bool { false }
 

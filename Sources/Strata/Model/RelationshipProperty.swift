@@ -41,7 +41,7 @@ final class RelationshipProperty: PersistedProperty, @unchecked Sendable {
     }
 
     override var valueType: Any.Type { declaredValueType }
-    override var typeName: String { "relationship(\(String(describing: targetType)),\(isToMany ? "many" : "one"))" }
+    override var typeName: String { "relationship(\(TypeNames.plain(targetType)),\(isToMany ? "many" : "one"))" }
 
     // MARK: The storage
 

@@ -77,7 +77,7 @@ extension Schema {
             var found: String? = nil
             while let c = superclass, found == nil {
                 if let model = c as? any PersistentModel.Type, schema.types.contains(where: { $0 == model }) {
-                    found = String(describing: model)
+                    found = TypeNames.plain(model)
                 }
                 superclass = _getSuperclass(c)
             }
@@ -169,7 +169,7 @@ extension Schema {
         init(_ relationship: RelationshipProperty, owner: Strata.Entity) {
             name = relationship.name
             originalName = relationship.relationship.originalName ?? relationship.name
-            destination = String(describing: relationship.targetType)
+            destination = TypeNames.plain(relationship.targetType)
             inverseName = relationship.inverse(in: owner)?.name
             deleteRule = relationship.relationship.deleteRule
             isToOneRelationship = !relationship.isToMany

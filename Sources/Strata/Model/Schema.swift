@@ -37,7 +37,7 @@ public final class Schema: Hashable, @unchecked Sendable {
     }
 
     /// The names of the models (entities) in this schema.
-    public var entityNames: [String] { types.map { String(describing: $0) } }
+    public var entityNames: [String] { types.map { TypeNames.plain($0) } }
 
     /// The discovered entities, including models reachable through relationships (added as
     /// SwiftData adds them); throws a schema error naming the class and property at fault.

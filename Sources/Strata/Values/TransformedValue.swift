@@ -10,7 +10,7 @@ struct TransformerReference: @unchecked Sendable, Hashable {
     /// The class's name, or the registered name.
     let name: String
 
-    @usableFromInline init(type: ValueTransformer.Type) { self.type = type; self.name = String(reflecting: type) }
+    @usableFromInline init(type: ValueTransformer.Type) { self.type = type; self.name = TypeNames.qualified(type) }
     @usableFromInline init(name: String) { self.type = nil; self.name = name }
 
     @usableFromInline static func == (a: Self, b: Self) -> Bool { a.name == b.name }
@@ -97,7 +97,7 @@ extension AttributeAccess {
                     throw DecodingError.typeMismatch(Data.self, DecodingError.Context(codingPath: [], debugDescription: "a transformable attribute's snapshot value is its transformer's Data, not \(value)"))
                 }
             })
-        access.storedTypeName = String(reflecting: Data?.self)
+        access.storedTypeName = TypeNames.qualified(Data?.self)
         return access
     }
 }

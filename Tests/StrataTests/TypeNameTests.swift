@@ -1,0 +1,45 @@
+// Stored schemas hold each property's value type by name, and every identifier its model's
+// name. Strata reads those names from the type metadata (`_typeName`), where they used to come
+// from `String(reflecting:)` and `String(describing:)`, which look up conformances first (the
+// largest cost of a fresh process's first open). The two must agree, or a store written before
+// would no longer open: this holds them equal for every model of this suite and each of its
+// properties' value types, and for the value types Strata stores itself.
+import Foundation
+import Testing
+@testable import Strata
+
+@Suite struct TypeNameTests {
+    static let models: [any PersistentModel.Type] = [
+        Album.self, Animal.self, Author.self, Badge.self, Book.self, Crew.self, DiffItem.self, EChild.self, ECrew.self,
+        EItem.self, ELabel.self, EMember.self, EParent.self, EShelf.self, Everything.self, Folder.self, GOwner.self,
+        GPet.self, GTag.self, HLine.self, HNote.self, HTag.self, HalfMarked.self, Journey.self, Labelled.self, Leg.self,
+        Lesson.self, Letter.self, LongBlobKey.self, LongNote.self, LongPage.self, LongRoute.self, LongSite.self,
+        LongVisit.self, Mailbox.self, Member.self, NamedPhoto.self, Person.self, Photo.self, Port.self, PrivatePhoto.self,
+        RoundTripExtras.self, Sample.self, Shelved.self, Shrub.self, Student.self, Swatch.self, SyncItem.self, Track.self,
+        Trip.self, Unmarked.self, Vault.self, VaultKey.self, Vehicle.self, Voyage.self, Yard.self, YardVisit.self, Zoo.self,
+    ]
+
+    @Test func metadataNamesAreTheNamesStoredSchemasHold() throws {
+        var types: [Any.Type] = Array(StoredValues.named.values)
+        types += [String?.self, [String].self, [Int]?.self, Set<UUID>.self, [String: Double].self, Date??.self, [[Int]].self,
+                  TypeNameTests.self, Outer.Inner.self, Box<Int>.self, Box<Outer.Inner>?.self]
+        var checked = 0
+        for model in Self.models {
+            #expect(TypeNames.plain(model) == String(describing: model))
+            #expect(TypeNames.qualified(model) == String(reflecting: model))
+            for entity in Schema([model]).entities {
+                for attribute in entity.attributes { types.append(attribute.valueType) }
+                for relationship in entity.relationships { if let target = entity.destinationType(of: relationship) { types.append(target) } }
+            }
+        }
+        for type in types {
+            #expect(TypeNames.qualified(type) == String(reflecting: type), "\(type)")
+            #expect(TypeNames.plain(type) == String(describing: type), "\(type)")
+            checked += 1
+        }
+        #expect(checked > 150, "every property of \(Self.models.count) models")
+    }
+
+    enum Outer { struct Inner: Codable {} }
+    struct Box<T>: Codable {}
+}
