@@ -24,6 +24,13 @@
 
 enum PageLayout {
     static let headerSize = 10
+    /// Where each header field lies (the table above): `PageHeaderWriter` writes them,
+    /// `PageView` reads them.
+    static let checksumOffset = 0
+    static let lengthOffset = 4
+    static let kindOffset = 6
+    static let prefixLengthOffset = 7
+    static let countOffset = 8
     /// Pages are at least this long (padded with zeros).
     static let minimumSize = 16
     /// Every page and value frame starts at a multiple of this in the file (zeros before it),
@@ -61,6 +68,88 @@ enum PageLayout {
     /// `maximumKeyLength`. (Index keys of any length have a stored form this long at most,
     /// `KeyEncoding.storedForm`.)
     static let maximumIndexKeyLength = maximumKeyLength - TreeKey.maximumRowSuffix
+}
+
+extension PageLayout {
+    /// The checksum of a page of `length` bytes at `base`: what its first 4 bytes hold once it
+    /// is written (the low 32 bits of XXH64 of the bytes after them).
+    @inline(__always)
+    static func checksum(_ base: UnsafeRawPointer, length: Int) -> UInt32 {
+        Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: length - 4))
+    }
+
+    /// A page of `length` bytes, written where it will lie: `write` sets every byte after the
+    /// checksum (its header through `PageHeaderWriter`), then the checksum is stamped.
+    @inline(__always)
+    static func makePage(length: Int, _ write: (UnsafeMutableRawPointer) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: length) { raw, initialized in
+            // (Never nil: a page has at least `minimumSize` bytes.)
+            guard let start = raw.baseAddress else { return }
+            let base = UnsafeMutableRawPointer(start)
+            write(base)
+            PageHeaderWriter(base).stampChecksum(length: length)
+            initialized = length
+        }
+    }
+
+    /// Pads a page to the minimum size and sets its length and checksum.
+    static func seal(_ page: inout [UInt8]) {
+        if page.count < minimumSize { page.append(contentsOf: repeatElement(0, count: minimumSize - page.count)) }
+        let length = page.count
+        page.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            let header = PageHeaderWriter(base)
+            header.setLength(length)
+            header.stampChecksum(length: length)
+        }
+    }
+}
+
+/// Writes the header fields of a page, or of a node's buffer (the same layout), by name: with
+/// `PageView`, which reads them, the one place that knows their offsets and widths. A page's
+/// checksum is set here only (`stampChecksum`).
+struct PageHeaderWriter {
+    let base: UnsafeMutableRawPointer
+
+    @inline(__always) init(_ base: UnsafeMutableRawPointer) { self.base = base }
+
+    /// A fresh header: every field 0 (a dirty page's checksum is 0, and it has no cells and no
+    /// prefix yet), then its kind.
+    @inline(__always) func start(kind: UInt8) {
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
+        setKind(kind)
+    }
+
+    /// The page's length in bytes (at most `PageLayout.maximumSize`).
+    @inline(__always) func setLength(_ length: Int) {
+        base.storeBytes(of: UInt16(length).littleEndian, toByteOffset: PageLayout.lengthOffset, as: UInt16.self)
+    }
+
+    /// `PageLayout.kindLeaf`, `kindBranch` or `kindPackedLeaf`.
+    @inline(__always) func setKind(_ kind: UInt8) {
+        base.storeBytes(of: kind, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
+    }
+
+    /// The length of the prefix every key of the page starts with (at most 255).
+    @inline(__always) func setPrefixLength(_ length: Int) {
+        base.storeBytes(of: UInt8(length), toByteOffset: PageLayout.prefixLengthOffset, as: UInt8.self)
+    }
+
+    /// The number of cells.
+    @inline(__always) func setCount(_ count: Int) {
+        base.storeBytes(of: UInt16(count).littleEndian, toByteOffset: PageLayout.countOffset, as: UInt16.self)
+    }
+
+    /// A checksum of 0: a page copied into a node, whose bytes will change, is dirty.
+    @inline(__always) func clearChecksum() {
+        base.storeBytes(of: UInt32(0), toByteOffset: PageLayout.checksumOffset, as: UInt32.self)
+    }
+
+    /// Sets the checksum of the page's `length` bytes, once every other byte is written.
+    @inline(__always) func stampChecksum(length: Int) {
+        let sum = PageLayout.checksum(UnsafeRawPointer(base), length: length)
+        base.storeBytes(of: sum.littleEndian, toByteOffset: PageLayout.checksumOffset, as: UInt32.self)
+    }
 }
 
 /// Unsigned LEB128 varints (7 bits a byte, low first), as cells use them.
@@ -156,10 +245,10 @@ struct PageView {
     @inline(__always)
     init(_ base: UnsafeRawPointer) {
         self.base = base
-        let kind = base.load(fromByteOffset: 6, as: UInt8.self)
+        let kind = base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)
         isLeaf = kind != PageLayout.kindBranch
-        count = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
+        count = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.countOffset, as: UInt16.self)))
+        let p = Int(base.load(fromByteOffset: PageLayout.prefixLengthOffset, as: UInt8.self))
         prefixLength = p
         isPacked = kind == PageLayout.kindPackedLeaf
         if isPacked {
@@ -173,7 +262,7 @@ struct PageView {
         }
     }
 
-    var length: Int { Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) }
+    var length: Int { Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.lengthOffset, as: UInt16.self))) }
 
     /// About the bytes a node copied from this page takes (`Node.encodedSize`): its length
     /// with the prefix put back into every key, and a packed leaf's lengths written out.
@@ -413,19 +502,19 @@ extension PageLayout {
     /// it through `PageView` stays inside its bytes.
     static func check(_ base: UnsafeRawPointer, length: Int, offset: UInt64) -> Bool {
         guard length >= minimumSize, length <= maximumSize,
-              Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) == length else { return false }
-        let stored = UInt32(littleEndian: base.loadUnaligned(as: UInt32.self))
-        guard stored == Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: length - 4)) else { return false }
+              Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: lengthOffset, as: UInt16.self))) == length else { return false }
+        let stored = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: checksumOffset, as: UInt32.self))
+        guard stored == checksum(base, length: length) else { return false }
         return checkStructure(base, length: length, offset: offset)
     }
 
     /// The structural half of `check` (no checksum).
     static func checkStructure(_ base: UnsafeRawPointer, length: Int, offset: UInt64) -> Bool {
-        let kind = base.load(fromByteOffset: 6, as: UInt8.self)
+        let kind = base.load(fromByteOffset: kindOffset, as: UInt8.self)
         if kind == kindPackedLeaf { return checkPacked(base, length: length) }
         guard kind == kindLeaf || kind == kindBranch else { return false }
-        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
-        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+        let p = Int(base.load(fromByteOffset: prefixLengthOffset, as: UInt8.self))
+        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: countOffset, as: UInt16.self)))
         let cellsStart = headerSize + p + 2 * n
         guard n >= 1, cellsStart <= length else { return false }
         for i in 0..<n {
@@ -449,8 +538,8 @@ extension PageLayout {
     /// `checkStructure` of a packed leaf: its shape, cells back to back from the slots to the
     /// page's end, each holding its suffix (and varint) and its value.
     private static func checkPacked(_ base: UnsafeRawPointer, length: Int) -> Bool {
-        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
-        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+        let p = Int(base.load(fromByteOffset: prefixLengthOffset, as: UInt8.self))
+        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: countOffset, as: UInt16.self)))
         let slotsStart = headerSize + p + packedExtraHeader
         guard length <= packedMaximumSize, n >= 1, slotsStart + 2 * n <= length else { return false }
         let shape = base.load(fromByteOffset: headerSize + p, as: UInt8.self)

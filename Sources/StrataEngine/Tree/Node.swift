@@ -94,8 +94,7 @@ final class Node {
         self.capacity = capacity
         buffer = budget.allocate(capacity)
         cellsStart = capacity
-        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
-        buffer.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
+        PageHeaderWriter(buffer).start(kind: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch)
         budget.bytes += capacity
     }
 
@@ -110,7 +109,7 @@ final class Node {
             // that a deletion touching every leaf touches no more fresh memory than the pages.
             self.init(isLeaf: true, budget: budget, capacity: length)
             buffer.copyMemory(from: page.base, byteCount: length)
-            buffer.storeBytes(of: UInt32(0), as: UInt32.self)
+            PageHeaderWriter(buffer).clearChecksum()
             isPacked = true
             prefixLength = page.prefixLength
             copiedPrefix = true
@@ -122,7 +121,7 @@ final class Node {
         let p = page.prefixLength
         let slotsEnd = PageLayout.headerSize + p + 2 * page.count
         buffer.copyMemory(from: page.base, byteCount: slotsEnd)
-        buffer.storeBytes(of: UInt32(0), as: UInt32.self)
+        PageHeaderWriter(buffer).clearChecksum()
         // The cells (after the slots) go to the end of the buffer.
         let cellBytes = length - slotsEnd
         let shift = capacity - length
@@ -151,8 +150,7 @@ final class Node {
         capacity = Node.copyCapacity(page.length + 5 * page.count)
         buffer = budget.allocate(capacity)
         budget.bytes += capacity - oldCapacity
-        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
-        buffer.storeBytes(of: PageLayout.kindLeaf, toByteOffset: 6, as: UInt8.self)
+        PageHeaderWriter(buffer).start(kind: PageLayout.kindLeaf)
         isPacked = false
         origin = 0
         count = 0
@@ -216,8 +214,9 @@ final class Node {
         Node.lowerSlots(slotsAt, count: i, by: 2)
         Node.lowerSlots(slotsAt + 2 * i, count: n - 1 - i, by: UInt16(truncatingIfNeeded: 2 + size))
         let newLength = length - 2 - size
-        moved.storeBytes(of: UInt16(truncatingIfNeeded: newLength).littleEndian, toByteOffset: 4, as: UInt16.self)
-        moved.storeBytes(of: UInt16(truncatingIfNeeded: n - 1).littleEndian, toByteOffset: 8, as: UInt16.self)
+        let header = PageHeaderWriter(moved)
+        header.setLength(newLength)
+        header.setCount(n - 1)
         count = n - 1
         encodedSize = newLength
     }
@@ -307,7 +306,7 @@ final class Node {
 
     private func setCount(_ n: Int) {
         count = n
-        buffer.storeBytes(of: UInt16(n).littleEndian, toByteOffset: 8, as: UInt16.self)
+        PageHeaderWriter(buffer).setCount(n)
     }
 
     private var slotsStart: Int { PageLayout.headerSize + prefixLength }
@@ -408,7 +407,7 @@ final class Node {
         let newCapacity = Swift.min(Node.largestCapacity, Swift.max(Node.initialCapacity, 2 * (encodedSize + prefixLength * n)))
         buffer = budget.allocate(newCapacity)
         buffer.copyMemory(from: oldBuffer, byteCount: PageLayout.headerSize)
-        buffer.storeBytes(of: UInt8(0), toByteOffset: 7, as: UInt8.self)
+        PageHeaderWriter(buffer).setPrefixLength(0)
         budget.bytes += newCapacity - oldCapacity
         capacity = newCapacity
         cellsStart = newCapacity
@@ -448,12 +447,12 @@ final class Node {
         var p = buffer + cellsStart
         p += Varint.write(UInt64(k), to: p)
         if child == nil { p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: p) }
-        if prefix.count > 0 { p.copyMemory(from: prefix.baseAddress!, byteCount: prefix.count); p += prefix.count }
-        if suffix.count > 0 { p.copyMemory(from: suffix.baseAddress!, byteCount: suffix.count); p += suffix.count }
+        if prefix.count > 0, let source = prefix.baseAddress { p.copyMemory(from: source, byteCount: prefix.count); p += prefix.count }
+        if suffix.count > 0, let source = suffix.baseAddress { p.copyMemory(from: source, byteCount: suffix.count); p += suffix.count }
         if let child {
             p.storeBytes(of: child.littleEndian, as: UInt64.self)
-        } else if value.count > 0 {
-            p.copyMemory(from: value.baseAddress!, byteCount: value.count)
+        } else if value.count > 0, let source = value.baseAddress {
+            p.copyMemory(from: source, byteCount: value.count)
         }
         openSlot(at: i)
         setSlot(i, cellsStart)
@@ -510,12 +509,12 @@ final class Node {
             var p = slot(i)
             _ = Varint.read(buffer, &p)
             p += Varint.write(UInt64(value.count) << 2 | UInt64(flags & 3), to: buffer + p)
-            if value.count > 0 { (buffer + p + suffix.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+            if value.count > 0, let source = value.baseAddress { (buffer + p + suffix.count).copyMemory(from: source, byteCount: value.count) }
             return
         }
         withUnsafeTemporaryAllocation(byteCount: PageLayout.maximumKeyLength + 64, alignment: 8) { scratch in
-            let copy = UnsafeRawBufferPointer(start: scratch.baseAddress!, count: suffix.count)
-            if suffix.count > 0 { scratch.baseAddress!.copyMemory(from: suffix.baseAddress!, byteCount: suffix.count) }
+            let copy = UnsafeRawBufferPointer(start: UnsafeRawPointer(scratch.baseAddress), count: suffix.count)
+            if suffix.count > 0, let target = scratch.baseAddress, let source = suffix.baseAddress { target.copyMemory(from: source, byteCount: suffix.count) }
             removeCell(at: i)
             insertCell(at: i, prefix: Node.empty, suffix: copy, value: value, flags: flags, child: nil)
         }
@@ -581,9 +580,9 @@ final class Node {
 
     /// Gives an empty node a prefix.
     private func takePrefix(_ bytes: UnsafeRawBufferPointer) {
-        guard count == 0, bytes.count > 0 else { return }
-        (buffer + PageLayout.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        buffer.storeBytes(of: UInt8(bytes.count), toByteOffset: 7, as: UInt8.self)
+        guard count == 0, bytes.count > 0, let source = bytes.baseAddress else { return }
+        (buffer + PageLayout.headerSize).copyMemory(from: source, byteCount: bytes.count)
+        PageHeaderWriter(buffer).setPrefixLength(bytes.count)
         prefixLength = bytes.count
         encodedSize = PageLayout.headerSize + bytes.count
     }
@@ -685,15 +684,14 @@ final class Node {
             }
         }
         let total = Swift.max(size, PageLayout.minimumSize)
-        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
-            let base = UnsafeMutableRawPointer(raw.baseAddress!)
-            base.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
-            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
-            base.storeBytes(of: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch, toByteOffset: 6, as: UInt8.self)
-            base.storeBytes(of: UInt8(p), toByteOffset: 7, as: UInt8.self)
-            base.storeBytes(of: UInt16(count).littleEndian, toByteOffset: 8, as: UInt16.self)
-            if prefixLength > 0 { (base + PageLayout.headerSize).copyMemory(from: prefix.baseAddress!, byteCount: prefixLength) }
-            if extra > 0 { (base + PageLayout.headerSize + prefixLength).copyMemory(from: source.suffix(first).baseAddress!, byteCount: extra) }
+        page = PageLayout.makePage(length: total) { base in
+            let header = PageHeaderWriter(base)
+            header.start(kind: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch)
+            header.setLength(total)
+            header.setPrefixLength(p)
+            header.setCount(count)
+            Node.copy(prefix, to: base + PageLayout.headerSize)
+            if extra > 0 { Node.copy(UnsafeRawBufferPointer(rebasing: source.suffix(first)[..<extra]), to: base + PageLayout.headerSize + prefixLength) }
             let slots = PageLayout.headerSize + p
             var at = slots + 2 * count
             for i in 0..<count {
@@ -703,21 +701,18 @@ final class Node {
                     let k = cell.suffix.count - extra
                     at += Varint.write(UInt64(k), to: base + at)
                     at += Varint.write(UInt64(cell.value.count) << 2 | UInt64(cell.flags), to: base + at)
-                    if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
-                    if cell.value.count > 0 { (base + at).copyMemory(from: cell.value.baseAddress!, byteCount: cell.value.count); at += cell.value.count }
+                    if k > 0, let suffix = cell.suffix.baseAddress { (base + at).copyMemory(from: suffix + extra, byteCount: k); at += k }
+                    if cell.value.count > 0, let value = cell.value.baseAddress { (base + at).copyMemory(from: value, byteCount: cell.value.count); at += cell.value.count }
                 } else {
                     let cell = source.branchCell(i)
                     let k = i == 0 ? 0 : cell.suffix.count - extra
                     at += Varint.write(UInt64(k), to: base + at)
-                    if k > 0 { (base + at).copyMemory(from: cell.suffix.baseAddress! + extra, byteCount: k); at += k }
+                    if k > 0, let suffix = cell.suffix.baseAddress { (base + at).copyMemory(from: suffix + extra, byteCount: k); at += k }
                     (base + at).storeBytes(of: cell.child.littleEndian, as: UInt64.self)
                     at += PageLayout.childReferenceSize
                 }
             }
             if at < total { (base + at).initializeMemory(as: UInt8.self, repeating: 0, count: total - at) }
-            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
-            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
-            initialized = total
         }
     }
 }
@@ -782,15 +777,14 @@ extension Node {
         let source = view
         let p = prefixLength + extra
         let total = plan.size
-        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
-            let base = UnsafeMutableRawPointer(raw.baseAddress!)
-            base.initializeMemory(as: UInt8.self, repeating: 0, count: PageLayout.headerSize)
-            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
-            base.storeBytes(of: PageLayout.kindPackedLeaf, toByteOffset: 6, as: UInt8.self)
-            base.storeBytes(of: UInt8(p), toByteOffset: 7, as: UInt8.self)
-            base.storeBytes(of: UInt16(count).littleEndian, toByteOffset: 8, as: UInt16.self)
-            if prefixLength > 0 { (base + PageLayout.headerSize).copyMemory(from: prefix.baseAddress!, byteCount: prefixLength) }
-            if extra > 0 { (base + PageLayout.headerSize + prefixLength).copyMemory(from: source.suffix(0).baseAddress!, byteCount: extra) }
+        page = PageLayout.makePage(length: total) { base in
+            let header = PageHeaderWriter(base)
+            header.start(kind: PageLayout.kindPackedLeaf)
+            header.setLength(total)
+            header.setPrefixLength(p)
+            header.setCount(count)
+            Node.copy(prefix, to: base + PageLayout.headerSize)
+            if extra > 0 { Node.copy(UnsafeRawBufferPointer(rebasing: source.suffix(0)[..<extra]), to: base + PageLayout.headerSize + prefixLength) }
             base.storeBytes(of: plan.shape, toByteOffset: PageLayout.headerSize + p, as: UInt8.self)
             base.storeBytes(of: UInt16(plan.width).littleEndian, toByteOffset: PageLayout.headerSize + p + 1, as: UInt16.self)
             let slots = PageLayout.headerSize + p + PageLayout.packedExtraHeader
@@ -805,9 +799,6 @@ extension Node {
                 Node.copy(cell.value, to: base + at)
                 at += cell.value.count
             }
-            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
-            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
-            initialized = total
         }
     }
 
@@ -816,20 +807,15 @@ extension Node {
     func sealedPackedPage() -> UnsafeRawBufferPointer? {
         guard isPacked, encodedSize >= PageLayout.minimumSize else { return nil }
         let base = buffer + origin
-        let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: encodedSize - 4))
-        base.storeBytes(of: sum.littleEndian, as: UInt32.self)
+        PageHeaderWriter(base).stampChecksum(length: encodedSize)
         return UnsafeRawBufferPointer(start: base, count: encodedSize)
     }
 
     /// `encode` for a packed node: its bytes as they are, with the checksum.
     private func encodeAsPacked(into page: inout [UInt8]) {
         let total = encodedSize
-        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
-            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+        page = PageLayout.makePage(length: total) { base in
             base.copyMemory(from: buffer + origin, byteCount: total)
-            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
-            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
-            initialized = total
         }
     }
 
@@ -841,28 +827,14 @@ extension Node {
         let size = slotsEnd + cellBytes
         let total = Swift.max(size, PageLayout.minimumSize)
         let shift = slotsEnd - cellsStart
-        page = [UInt8](unsafeUninitializedCapacity: total) { raw, initialized in
-            let base = UnsafeMutableRawPointer(raw.baseAddress!)
+        page = PageLayout.makePage(length: total) { base in
             base.copyMemory(from: buffer, byteCount: slotsEnd)
-            base.storeBytes(of: UInt16(total).littleEndian, toByteOffset: 4, as: UInt16.self)
+            PageHeaderWriter(base).setLength(total)
             for i in 0..<count {
                 base.storeBytes(of: UInt16(truncatingIfNeeded: slot(i) + shift).littleEndian, toByteOffset: slotsStart + 2 * i, as: UInt16.self)
             }
             (base + slotsEnd).copyMemory(from: buffer + cellsStart, byteCount: cellBytes)
             if size < total { (base + size).initializeMemory(as: UInt8.self, repeating: 0, count: total - size) }
-            let sum = Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: total - 4))
-            base.storeBytes(of: sum.littleEndian, as: UInt32.self)
-            initialized = total
         }
-    }
-}
-
-extension PageLayout {
-    /// Pads a page to the minimum size and sets its length and checksum.
-    static func seal(_ page: inout [UInt8]) {
-        if page.count < minimumSize { page.append(contentsOf: repeatElement(0, count: minimumSize - page.count)) }
-        page.storeLE16(UInt16(page.count), at: 4)
-        let sum = page.withUnsafeBytes { Checksum.short(UnsafeRawBufferPointer(rebasing: $0[4...])) }
-        page.storeLE(sum, at: 0)
     }
 }
