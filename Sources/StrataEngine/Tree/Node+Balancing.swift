@@ -37,7 +37,9 @@ extension Node {
                 right.children.append(children[i])
             }
         }
-        while count > cut { removeCell(at: count - 1) }
+        while count > cut { removeCellUnchecked(at: count - 1) }
+        checkAfterEdit("splitOff")
+        right.checkAfterEdit("splitOff (the new right node)")
         return (separator, right)
     }
 
@@ -62,5 +64,6 @@ extension Node {
                 children.append(right.children[i])
             }
         }
+        checkAfterEdit("absorb")
     }
 }

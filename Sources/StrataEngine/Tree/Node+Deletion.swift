@@ -2,7 +2,16 @@
 // (few enough cells) closed up in place, so that the node stays packed.
 
 extension Node {
+    /// Removes cell `i`.
     func removeCell(at i: Int) {
+        removeCellUnchecked(at: i)
+        checkAfterEdit("removeCell")
+    }
+
+    /// `removeCell` without the invariant check after it, for the operations that remove cells
+    /// on the way to their end (`splitOff`, `replaceValue`, `clearFirstKey`), which check the
+    /// node once they are done.
+    func removeCellUnchecked(at i: Int) {
         // (A leaf of very many small cells is laid out first: each removal from a packed one
         // moves every slot. An index leaf of 2 KiB holds about a hundred.)
         if isPacked && count > Node.packedRemovalLimit { unpack() }

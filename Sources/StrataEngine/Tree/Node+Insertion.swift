@@ -10,6 +10,7 @@ extension Node {
         if isPacked { unpack() }
         if !sharesPrefix(key) { expand() }
         insertCell(at: i, prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: key[prefixLength...]), value: value, flags: flags, child: nil)
+        checkAfterEdit("insertLeafCell")
     }
 
     func appendLeafCell(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
@@ -23,6 +24,7 @@ extension Node {
         let suffix = key.count == 0 ? Node.empty : UnsafeRawBufferPointer(rebasing: key[prefixLength...])
         insertCell(at: i, prefix: Node.empty, suffix: suffix, value: Node.empty, flags: 0, child: child)
         children.insert(node, at: i)
+        checkAfterEdit("insertBranchCell")
     }
 
     /// Appends a cell whose key is `prefix` + `suffix` (of keys that already share this node's

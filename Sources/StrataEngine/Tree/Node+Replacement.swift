@@ -4,6 +4,7 @@
 extension Node {
     /// Replaces the value of leaf cell `i`, keeping its key.
     func replaceValue(at i: Int, with value: UnsafeRawBufferPointer, flags: UInt8) {
+        defer { checkAfterEdit("replaceValue") }
         if isPacked {
             if replacePackedValue(at: i, with: value, flags: flags) { return }
             unpack()
@@ -22,7 +23,7 @@ extension Node {
         withUnsafeTemporaryAllocation(byteCount: PageLayout.maximumKeyLength + 64, alignment: 8) { scratch in
             let copy = UnsafeRawBufferPointer(start: UnsafeRawPointer(scratch.baseAddress), count: suffix.count)
             if suffix.count > 0, let target = scratch.baseAddress, let source = suffix.baseAddress { target.copyMemory(from: source, byteCount: suffix.count) }
-            removeCell(at: i)
+            removeCellUnchecked(at: i)
             insertCell(at: i, prefix: Node.empty, suffix: copy, value: value, flags: flags, child: nil)
         }
     }
@@ -49,14 +50,16 @@ extension Node {
         let k = Varint.read(buffer, &p)
         (buffer + p + k).storeBytes(of: offset.littleEndian, as: UInt64.self)
         children[i] = nil
+        checkAfterEdit("setChild")
     }
 
     /// Makes branch cell 0's key empty (it means "lowest"), keeping its child.
     func clearFirstKey() {
         guard !isLeaf, count > 0, view.branchCell(0).suffix.count > 0 else { return }
         let (child, node) = (view.child(0), children[0])
-        removeCell(at: 0)
+        removeCellUnchecked(at: 0)
         insertCell(at: 0, prefix: Node.empty, suffix: Node.empty, value: Node.empty, flags: 0, child: child)
         children.insert(node, at: 0)
+        checkAfterEdit("clearFirstKey")
     }
 }

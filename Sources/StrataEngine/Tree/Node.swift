@@ -23,6 +23,7 @@
 //   Node+Prefix.swift       the prefix every key shares: taken, or put back into every key
 //   Node+Packed.swift       leaving the packed mode (unpack)
 //   Node+Encoding.swift     the page a node is written as (cells, packed, or as it lies)
+//   Node+Invariants.swift   what must hold after every change, and the check of it
 // The state below is shared by those files (so it is not private); the rest of the engine reads
 // it and changes a node only through the operations.
 
@@ -54,6 +55,11 @@ final class Node {
     /// written page named in cell i.
     @exclusivity(unchecked) var children: [Node?] = []
     let budget: DirtyBudget
+    #if STRATA_INTERNAL_CHECKS
+    /// The page this node was copied from (nil for a new node), for the invariant checker's
+    /// messages (Node+Invariants.swift).
+    var copiedFrom: UInt64?
+    #endif
 
     static let initialCapacity = 8192
     /// A packed leaf of more cells than this is laid out with their lengths before a removal.
