@@ -80,6 +80,24 @@ import Testing
         #expect(try Self.copied(branch).invariantViolations().isEmpty)
     }
 
+    /// A page shorter than the least a page may be is padded with zeros past its cells (a leaf
+    /// of one empty key and an empty value: 14 bytes): a node copied from it counts them as
+    /// garbage, not as part of its size.
+    @Test func aNodeCopiedFromAPaddedPageIsSound() throws {
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
+        leaf.appendLeafCell(key: none, value: none, flags: 0)
+        var page: [UInt8] = []
+        leaf.encode(into: &page)
+        try #require(page.count == PageLayout.minimumSize && leaf.encodedSize < PageLayout.minimumSize)
+        let copy = try Self.copied(leaf)
+        try #require(!copy.isPacked)
+        #expect(copy.invariantViolations().isEmpty)
+        #expect(copy.encodedSize == leaf.encodedSize)
+        [UInt8(9)].withUnsafeBytes { copy.appendLeafCell(key: $0, value: none, flags: 0) }
+        #expect(copy.invariantViolations().isEmpty)
+    }
+
     /// One way to break a node, and the invariant the checker must name for it.
     struct Mutation: CustomTestStringConvertible, Sendable {
         let name: String

@@ -113,7 +113,17 @@ final class Node {
         cellsStart = capacity - cellBytes
         for i in 0..<count { setSlot(i, slot(i) + shift) }
         encodedSize = length
+        if length == PageLayout.minimumSize { accountForPadding() }
         if !isLeaf { children = [Node?](repeating: nil, count: count) }
+    }
+
+    /// A page of the least size may have zeros past its cells (`encodeCells` pads a shorter
+    /// one): they are garbage, not part of the page the node would encode to.
+    private func accountForPadding() {
+        var cellBytes = 0
+        for i in 0..<count { cellBytes += cellSize(i) }
+        garbage = Swift.max(0, capacity - cellsStart - cellBytes)
+        encodedSize -= garbage
     }
 
     /// The capacity of a node copied from a page of at most `bytes`: the usual size (a spare
