@@ -3,6 +3,17 @@ import PackageDescription
 
 // The root package has no package dependencies: toolchain only.
 // Benchmarks/ is a package of its own so that it may depend on GRDB for comparison.
+// STRATA_INTERNAL_CHECKS: build with this environment variable set (to anything but "" or "0")
+// to compile the engine with its internal checks, which cost time on every change of a page in
+// memory: the B+tree node's invariants (slots in range, keys ascending, its size and garbage as
+// its bytes add up, Sources/StrataEngine/Tree/Node+Invariants.swift) are checked after every
+// edit, and a broken one stops the program with a message naming the node and the invariant.
+// The sources test `#if STRATA_INTERNAL_CHECKS`; other builds compile the checks to nothing.
+// One CI leg (.ci/run) builds so, into a scratch path of its own, and runs the engine's tests:
+//   STRATA_INTERNAL_CHECKS=1 swift build --build-tests --scratch-path .build-checks
+let internalChecks = Context.environment["STRATA_INTERNAL_CHECKS"].map { !$0.isEmpty && $0 != "0" } ?? false
+let engineSettings: [SwiftSetting] = internalChecks ? [.define("STRATA_INTERNAL_CHECKS")] : []
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15)],
@@ -15,7 +26,7 @@ let package = Package(
         .library(name: "StrataConformance", targets: ["StrataConformance"]),
     ],
     targets: [
-        .target(name: "StrataEngine"),
+        .target(name: "StrataEngine", swiftSettings: engineSettings),
         .target(name: "Strata", dependencies: ["StrataEngine"]),
         .executableTarget(name: "StrataTool", dependencies: ["Strata", "StrataEngine"]),
         // The conformance suite of the object layer: public API only, no Testing (a library).

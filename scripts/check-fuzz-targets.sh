@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 flags=(-parse-as-library -package-name strata -swift-version 6 -suppress-warnings)
-engine=(Sources/StrataEngine/*.swift)
+# The engine's files, in its folders.
+engine=()
+while IFS= read -r file; do engine+=("$file"); done < <(find Sources/StrataEngine -name '*.swift' | sort)
 sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
 engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Sources/StrataTestSupport/SeededGenerator.swift Fuzz/FuzzSupport.swift)
 # The checks are independent and each swiftc is one thread: they run at once (CI has two

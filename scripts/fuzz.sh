@@ -42,7 +42,9 @@ done
 out=${STRATA_FUZZ_OUT:-.build-fuzz}
 mkdir -p "$out/modules"
 flags=(-sanitize=fuzzer,address -parse-as-library "$optimize" -g -package-name strata -swift-version 6 -suppress-warnings)
-engine=(Sources/StrataEngine/*.swift)
+# The engine's files, in its folders.
+engine=()
+while IFS= read -r file; do engine+=("$file"); done < <(find Sources/StrataEngine -name '*.swift' | sort)
 # The simulated file system is compiled into the engine's module here: drop its import of it.
 sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
 engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Sources/StrataTestSupport/SeededGenerator.swift Fuzz/FuzzSupport.swift)

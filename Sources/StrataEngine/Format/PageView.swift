@@ -1,143 +1,4 @@
-// A page of the B+tree, read in place: in the mapped file (a written page) or in the buffer
-// of a node a write transaction changes (a dirty page, the same layout with room to grow).
-//
-//   0      u32  checksum: low 32 bits of XXH64 of bytes 4..<length (0 in a dirty page)
-//   4      u16  length of the page
-//   6      u8   kind: 1 leaf, 2 branch, 3 packed leaf
-//   7      u8   p, length of the prefix every key of the page starts with
-//   8      u16  n, number of cells (at least 1)
-//   10     p    the prefix
-//   10+p   2n   slots: u16 offset of each cell from the page's start, in key order
-//   ...         cells, anywhere after the slots
-//
-// Leaf cell:   varint k (suffix length), varint (value length << 2 | flags), suffix, value
-// Packed leaf: after the prefix, u8 shape and u16 w; each slot's low 14 bits are its cell's
-//              offset, its top 2 bits the value's flags; cells lie back to back in slot order,
-//              the last one ending at the page's length, so a cell's length says where it ends.
-//              Shape 0: varint k, suffix, value; shape 1: every suffix is w bytes; shape 2:
-//              every value is w bytes (then the suffix is the rest). A compacted index or row
-//              leaf then spends 2 bytes a cell on its slot and nothing else.
-// Branch cell: varint k, suffix, u64 LE child page offset
-// A key is the prefix followed by its cell's suffix. In a branch, child i holds the keys in
-// [key i, key i+1); key 0 is not compared (it means "lowest") and is written empty, and the
-// prefix is the common prefix of keys 1..<n. Docs/FileFormat.md ("Page") gives examples.
-
-enum PageLayout {
-    static let headerSize = 10
-    /// Pages are at least this long (padded with zeros).
-    static let minimumSize = 16
-    /// Every page and value frame starts at a multiple of this in the file (zeros before it),
-    /// so that one bit per 16 bytes can say which were checked (`VerifiedPages`), and a
-    /// pointer into the middle of a checked page is refused at once.
-    static let alignment = 16
-    static let maximumSize = 65_535
-    static let kindLeaf: UInt8 = 1
-    static let kindBranch: UInt8 = 2
-    static let kindPackedLeaf: UInt8 = 3
-    /// A packed leaf's shape, u8 at `headerSize + p`, then its u16 `w`.
-    static let packedShapeVarint: UInt8 = 0
-    static let packedShapeFixedSuffix: UInt8 = 1
-    static let packedShapeFixedValue: UInt8 = 2
-    static let packedExtraHeader = 3
-    /// A packed leaf's slots keep offsets in 14 bits: it is at most this long.
-    static let packedMaximumSize = 0x3FFF
-    /// A node splits when its page would pass this size: rows and the system tree.
-    static let targetSize = 4096
-    /// The same for index trees: their cells are small, and a commit that adds a row rewrites
-    /// one leaf of each index, so smaller leaves mean fewer bytes per commit (and, with as
-    /// many levels at a million entries, no more page reads per lookup).
-    static let indexTargetSize = 2048
-
-    static func targetSize(of tree: TreeID) -> Int {
-        if case .index = tree { return indexTargetSize }
-        return targetSize
-    }
-    static let childReferenceSize = 8
-    /// The most bytes a leaf keeps a value in; longer values go to value frames.
-    static let inlineValueLimit = 1024
-    /// The longest tree key a writer makes: an index key and its row suffix.
-    static let maximumKeyLength = 2048
-    /// The longest index key `put` takes: with a non-unique entry's row suffix it is at most
-    /// `maximumKeyLength`. (Index keys of any length have a stored form this long at most,
-    /// `KeyEncoding.storedForm`.)
-    static let maximumIndexKeyLength = maximumKeyLength - TreeKey.maximumRowSuffix
-}
-
-/// Unsigned LEB128 varints (7 bits a byte, low first), as cells use them.
-enum Varint {
-    @inline(__always)
-    static func size(_ value: UInt64) -> Int {
-        var v = value
-        var n = 1
-        while v >= 0x80 { v >>= 7; n += 1 }
-        return n
-    }
-
-    @inline(__always)
-    static func write(_ value: UInt64, to p: UnsafeMutableRawPointer) -> Int {
-        var v = value
-        var n = 0
-        while v >= 0x80 {
-            p.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: n, as: UInt8.self)
-            v >>= 7
-            n += 1
-        }
-        p.storeBytes(of: UInt8(v), toByteOffset: n, as: UInt8.self)
-        return n + 1
-    }
-
-    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 { bytes.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
-        bytes.append(UInt8(v))
-    }
-
-    /// Reads a varint that is known to be well formed (a checked page).
-    @inline(__always)
-    static func read(_ p: UnsafeRawPointer, _ position: inout Int) -> Int {
-        let first = p.load(fromByteOffset: position, as: UInt8.self)
-        position += 1
-        if first < 0x80 { return Int(first) }
-        var value = Int(first & 0x7F)
-        var shift = 7
-        while true {
-            let byte = p.load(fromByteOffset: position, as: UInt8.self)
-            position += 1
-            value |= Int(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-    }
-
-    /// Reads a varint before `end`, of at most `maximumBytes`; nil when it does not fit.
-    static func readChecked(_ p: UnsafeRawPointer, _ position: inout Int, end: Int, maximumBytes: Int = 5) -> Int? {
-        var value = 0
-        var shift = 0
-        for _ in 0..<maximumBytes {
-            guard position < end else { return nil }
-            let byte = p.load(fromByteOffset: position, as: UInt8.self)
-            position += 1
-            value |= Int(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-        return nil
-    }
-
-    /// Reads a varint of up to 64 bits from bytes; nil when malformed.
-    static func decode(_ raw: UnsafeRawBufferPointer) -> (value: UInt64, size: Int)? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        for (i, byte) in raw.enumerated() {
-            guard i < 10 else { return nil }
-            if shift == 63 && byte > 1 { return nil }
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return (value, i + 1) }
-            shift += 7
-        }
-        return nil
-    }
-}
+// Reading a page where it lies (its layout: Page.swift).
 
 /// A checked page (or a dirty node's buffer), read where it lies.
 struct PageView {
@@ -156,10 +17,10 @@ struct PageView {
     @inline(__always)
     init(_ base: UnsafeRawPointer) {
         self.base = base
-        let kind = base.load(fromByteOffset: 6, as: UInt8.self)
+        let kind = base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)
         isLeaf = kind != PageLayout.kindBranch
-        count = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
+        count = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.countOffset, as: UInt16.self)))
+        let p = Int(base.load(fromByteOffset: PageLayout.prefixLengthOffset, as: UInt8.self))
         prefixLength = p
         isPacked = kind == PageLayout.kindPackedLeaf
         if isPacked {
@@ -173,7 +34,7 @@ struct PageView {
         }
     }
 
-    var length: Int { Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) }
+    var length: Int { Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.lengthOffset, as: UInt16.self))) }
 
     /// About the bytes a node copied from this page takes (`Node.encodedSize`): its length
     /// with the prefix put back into every key, and a packed leaf's lengths written out.
@@ -405,78 +266,4 @@ struct PageView {
     }
 
     @inline(__always) func child(_ i: Int) -> UInt64 { branchCell(i).child }
-}
-
-extension PageLayout {
-    /// Checks a written page's checksum and structure: every length and offset inside it,
-    /// children written before it. `offset` is where it lies in the file. After this, reading
-    /// it through `PageView` stays inside its bytes.
-    static func check(_ base: UnsafeRawPointer, length: Int, offset: UInt64) -> Bool {
-        guard length >= minimumSize, length <= maximumSize,
-              Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) == length else { return false }
-        let stored = UInt32(littleEndian: base.loadUnaligned(as: UInt32.self))
-        guard stored == Checksum.short(UnsafeRawBufferPointer(start: base + 4, count: length - 4)) else { return false }
-        return checkStructure(base, length: length, offset: offset)
-    }
-
-    /// The structural half of `check` (no checksum).
-    static func checkStructure(_ base: UnsafeRawPointer, length: Int, offset: UInt64) -> Bool {
-        let kind = base.load(fromByteOffset: 6, as: UInt8.self)
-        if kind == kindPackedLeaf { return checkPacked(base, length: length) }
-        guard kind == kindLeaf || kind == kindBranch else { return false }
-        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
-        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-        let cellsStart = headerSize + p + 2 * n
-        guard n >= 1, cellsStart <= length else { return false }
-        for i in 0..<n {
-            var position = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: headerSize + p + 2 * i, as: UInt16.self)))
-            guard position >= cellsStart, position < length,
-                  let k = Varint.readChecked(base, &position, end: length), p + k <= maximumKeyLength + 16 else { return false }
-            if kind == kindLeaf {
-                guard let info = Varint.readChecked(base, &position, end: length) else { return false }
-                guard k + (info >> 2) <= length - position else { return false }
-            } else {
-                guard k + childReferenceSize <= length - position else { return false }
-                let child = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position + k, as: UInt64.self))
-                // Children are written before their parent: a pointer forward is damage (and
-                // would allow a cycle).
-                guard child >= UInt64(FileHeader.size), child < offset, child % UInt64(alignment) == 0 else { return false }
-            }
-        }
-        return true
-    }
-
-    /// `checkStructure` of a packed leaf: its shape, cells back to back from the slots to the
-    /// page's end, each holding its suffix (and varint) and its value.
-    private static func checkPacked(_ base: UnsafeRawPointer, length: Int) -> Bool {
-        let p = Int(base.load(fromByteOffset: 7, as: UInt8.self))
-        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-        let slotsStart = headerSize + p + packedExtraHeader
-        guard length <= packedMaximumSize, n >= 1, slotsStart + 2 * n <= length else { return false }
-        let shape = base.load(fromByteOffset: headerSize + p, as: UInt8.self)
-        let w = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: headerSize + p + 1, as: UInt16.self)))
-        guard shape <= packedShapeFixedValue, shape != packedShapeVarint || w == 0 else { return false }
-        var start = slotsStart + 2 * n
-        for i in 0..<n {
-            guard Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i, as: UInt16.self))) & packedMaximumSize == start else { return false }
-            let end = i + 1 < n ? Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i + 2, as: UInt16.self))) & packedMaximumSize : length
-            // (A slot may point past the page: the next cell's start bounds this one.)
-            guard end >= start, end <= length else { return false }
-            // The suffix's length, and the bytes before the value (varint and suffix).
-            var k = w
-            var used = w
-            if shape == packedShapeVarint {
-                var position = start
-                guard let varint = Varint.readChecked(base, &position, end: end) else { return false }
-                k = varint
-                used = position - start + varint
-            } else if shape == packedShapeFixedValue {
-                k = end - start - w
-                used = k
-            }
-            guard k >= 0, used <= end - start, p + k <= maximumKeyLength + 16 else { return false }
-            start = end
-        }
-        return true
-    }
 }

@@ -12,16 +12,18 @@ public final class WriteTransaction: ReadTransaction {
     let store: Store
     let writer: AppendWriter
     let budget: DirtyBudget
-    @exclusivity(unchecked) private var trees = RecentMap<TreeID, MutableTree>()
+    @exclusivity(unchecked) var trees = RecentMap<TreeID, MutableTree>()
     /// Index entries held back, by index (see `PendingEntries`), and roughly how many bytes they hold.
-    @exclusivity(unchecked) private var pending = RecentMap<UInt32, PendingEntries>()
+    @exclusivity(unchecked) var pending = RecentMap<UInt32, PendingEntries>()
     @exclusivity(unchecked) private var pendingBytes = 0
     /// Bytes of value frames each tree gained (or, negative, lost) in this transaction.
-    @exclusivity(unchecked) private var frameBytes: [TreeID: Int64] = [:]
-    @exclusivity(unchecked) private var finished = false
-    @exclusivity(unchecked) private var newBlobs: [UInt64] = []
-    @exclusivity(unchecked) private var deletedBlobs: [UInt64] = []
-    @exclusivity(unchecked) private var scratch: [UInt8] = []
+    @exclusivity(unchecked) private(set) var frameBytes: [TreeID: Int64] = [:]
+    /// True once committed or rolled back (WriteTransaction+Commit.swift).
+    @exclusivity(unchecked) var finished = false
+    @exclusivity(unchecked) private(set) var newBlobs: [UInt64] = []
+    @exclusivity(unchecked) private(set) var deletedBlobs: [UInt64] = []
+    /// The buffer each changed page is encoded into before it is written.
+    @exclusivity(unchecked) var scratch: [UInt8] = []
 
     init(store: Store, snapshot: Snapshot, writer: AppendWriter) {
         self.store = store
@@ -389,110 +391,5 @@ public final class WriteTransaction: ReadTransaction {
             }
         }
         try keepWithinBudget()
-    }
-
-    // MARK: Commit
-
-    /// Makes the transaction's changes durable (per the store's durability) and visible.
-    ///
-    /// - Throws: `StoreError` `.diskFull` or `.ioFailure` if a write or sync fails; nothing of
-    ///   the transaction is kept, and the next write transaction reopens the store file
-    ///   (through a new descriptor, never retrying the failed sync) before it goes on.
-    public func commit() throws {
-        try checkOpen()
-        finished = true
-        defer { store.endWriting() }
-        let durable = store.options.durability == .full
-        // A commit's sequence number only comes from the file: one at its maximum is damage
-        // (no commit can follow it), refused before anything is written.
-        guard base.sequence < UInt64.max else {
-            throw StoreError.corrupt("the last commit's sequence number is \(base.sequence), so no commit can follow it",
-                                     path: store.path, offset: base.commitOffset)
-        }
-        let sequence = base.sequence + 1
-        let newSnapshot: Snapshot
-        do {
-            if durable && writer.syncedEnd < writer.committedEnd {
-                // The first commit of a session makes what the last one left durable before it
-                // builds on it (see Store.openFile).
-                try writer.sync()
-            }
-            try applyPending()
-            try writeTrees()
-            var flags: UInt32 = 0
-            if writer.bodySize > Store.singleSyncBodyLimit {
-                // A large body is synced before its commit record, so that opening need not read
-                // it (in every durability mode: the flag must be true).
-                flags |= CommitRecord.flagBodySynced
-                try writer.flush()
-                try writer.sync()
-            }
-            if writer.syncedEnd < writer.committedEnd { flags |= CommitRecord.flagPreviousNotSynced }
-            // Blob files are durable before any commit refers to them, in every durability mode.
-            if !newBlobs.isEmpty { try store.blobs.syncFolder() }
-            let offset = writer.end
-            let record = CommitRecord(
-                sequence: sequence, offset: offset, previousOffset: base.commitOffset,
-                bodyStart: writer.committedEnd, bodyChecksum: writer.bodyChecksum, flags: flags,
-                timeMilliseconds: UInt64(Date().timeIntervalSince1970 * 1000), salt: file.salt, catalog: catalog).encode()
-            // Mapped before the commit is written, so that a failure leaves nothing behind.
-            let map = try file.mapping(covering: offset + UInt64(record.count))
-            writer.appendCommitRecord(record)
-            try writer.flush()
-            if durable { try writer.sync() }
-            writer.markCommitted()
-            if durable { writer.preallocate() }
-            // This process wrote these pages from memory: it knows they are what it wrote,
-            // so its readers need not check them again (other processes do).
-            for tree in trees.values { for page in tree.writtenPages where page < UInt64(map.count) { map.verified.insert(page) } }
-            newSnapshot = Snapshot(sequence: sequence, catalog: catalog, commitOffset: offset, end: writer.committedEnd, file: file, map: map)
-        } catch {
-            let failure = StoreError.io(error, doing: "committing", path: store.path,
-                                        consequence: StoreError.transactionLost, next: StoreError.nextWriteReopens)
-            store.fail(failure)
-            // Cut off what this commit wrote, so that the file says what the error says:
-            // nothing was saved. After a failed sync its bytes may never reach the disk
-            // although reads still see them; a later session must not build on them.
-            try? writer.discard()
-            throw failure
-        }
-        file.counters.commits.add(1, ordering: .relaxed)
-        store.publish(newSnapshot, durable: durable)
-        store.retireBlobs(deletedBlobs, deletedBy: newSnapshot.sequence, durable: durable)
-    }
-
-    /// Writes every changed tree and puts its root and sizes in the catalog.
-    private func writeTrees() throws {
-        for (id, tree) in trees.all {
-            let root = try tree.write(into: writer, scratch: &scratch)
-            let delta = Int64(clamping: tree.writtenBytes) - Int64(clamping: tree.supersededBytes) + frameBytes[id, default: 0]
-            func adjusted(_ bytes: UInt64) -> UInt64 { delta >= 0 ? bytes &+ UInt64(delta) : bytes - Swift.min(bytes, UInt64(-delta)) }
-            switch id {
-            case .rows(let c):
-                guard let p = catalog.collectionPosition(c) else { continue }
-                catalog.collections[p].root = root
-                catalog.collections[p].liveBytes = adjusted(catalog.collections[p].liveBytes)
-            case .index(let i):
-                guard let p = catalog.indexPosition(i) else { continue }
-                catalog.indexes[p].root = root
-                catalog.indexes[p].liveBytes = adjusted(catalog.indexes[p].liveBytes)
-            case .system:
-                catalog.systemRoot = root
-                catalog.systemBytes = adjusted(catalog.systemBytes)
-            }
-        }
-    }
-
-    /// Drops every change of this transaction.
-    public func rollback() {
-        guard !finished else { return }
-        finished = true
-        defer { store.endWriting() }
-        trees.removeAll()
-        pending.removeAll()
-        do { try writer.discard() } catch {
-            store.fail(StoreError.io(error, doing: "rolling back", path: store.path, next: StoreError.nextWriteReopens))
-        }
-        for id in newBlobs { store.blobs.remove(id) }
     }
 }

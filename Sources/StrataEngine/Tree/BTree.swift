@@ -159,6 +159,9 @@ final class MutableTree {
             guard let node = Node(copying: view, budget: budget) else {
                 throw StoreError.corrupt("the page at byte \(offset) is too large to change", path: pages.path, offset: offset)
             }
+            #if STRATA_INTERNAL_CHECKS
+            node.copiedFrom = offset
+            #endif
             supersededBytes += UInt64(view.length)
             return node
         }
