@@ -5,6 +5,7 @@
 // edit of a broken node stops the program, naming the invariant.
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
 @Suite struct NodeInvariantTests {
     static func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Array($0) } }
@@ -34,7 +35,7 @@ import Testing
     /// Random inserts, replacements and removals on a leaf, splits and merges, in every mode
     /// (new, copied with its page's prefix, packed), and a branch: the checker finds nothing.
     @Test func nodesTheOperationsMakeBreakNoInvariant() throws {
-        var g = EngineSeededGenerator(seed: 31)
+        var g = SeededGenerator(seed: 31)
         var leaf = Self.makeLeaf()
         var held = Set((1...8).map { UInt64($0 * 2) })
         for step in 0..<600 {
