@@ -145,6 +145,8 @@ done
 
 count=$(printf '%s\n' $targets | wc -l)
 echo "check-doc-snippets: compiling $count Swift blocks of README.md and Docs/*.md ($fragments swift-fragment blocks skipped)"
+# SwiftPM misses files added to or moved in a path dependency (the repository): plan anew.
+rm -f "$work/build/debug.yaml"
 swift build --package-path "$package" --scratch-path "$work/build"
 
 if [ "$run" = 1 ]; then
