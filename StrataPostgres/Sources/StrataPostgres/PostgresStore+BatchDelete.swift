@@ -25,6 +25,33 @@ extension PostgresStore: DataStoreBatching {
         // relationships have no delete rule to apply.
         let attributes = table.entity.attributesByName
         let preserved = table.columns.filter { attributes[$0.property]?.options.contains(.preserveValueOnDeletion) == true }
+        if preserved.isEmpty {
+            // No tombstones: the server writes the history record itself (its ids gathered with
+            // `jsonb_agg`), and no id comes back to the client. The versions this process keeps
+            // of the deleted rows stay (ids are never given twice; a version is only compared).
+            let deleted = try session.transaction { c -> Int in
+                try c.execute("SELECT pg_advisory_xact_lock(hashtext($1::text))", [namespace + "#history"])
+                let n = binds.count
+                let record = "jsonb_build_object('v', 2, 'timestamp', $\(n + 1)::float8, 'author', $\(n + 2)::text, 'bundle', $\(n + 3)::text, "
+                    + "'process', $\(n + 4)::text, 'runs', jsonb_build_array(jsonb_build_object('kind', 'delete', 'model', $\(n + 5)::text, 'ids', agg.ids)))"
+                let rows = try c.query("""
+                    WITH d AS (DELETE FROM \(table.qualified) t0 WHERE \(condition) RETURNING t0."_id"),
+                    agg AS (SELECT count(*) AS n, jsonb_agg(d."_id") AS ids FROM d),
+                    token AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
+                              WHERE "name" = 'history' AND (SELECT agg.n FROM agg) > 0 RETURNING ("value")::bigint AS value),
+                    kept AS (INSERT INTO \(historyTable) ("token", "record") SELECT token.value, \(record) FROM token, agg RETURNING 1)
+                    SELECT agg.n::text FROM agg
+                    """, binds + [String(Date().timeIntervalSinceReferenceDate), request.editingState.author, Self.bundleIdentifier,
+                                  Self.processIdentifier, table.name])
+                let count = rows.first?.first.flatMap { $0 }.flatMap(Int.init) ?? 0
+                guard count > 0 else { return 0 }
+                try c.execute("UPDATE \(meta) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
+                try c.execute("SELECT pg_notify($1::text, '')", [channel])
+                return count
+            }
+            if deleted > 0 { savedHere() }
+            return
+        }
         let returning = (["t0.\"_id\"::text"] + preserved.map { "t0.\($0.name)::text" }).joined(separator: ", ")
         let deleted = try session.transaction { c -> [Int64] in
             let rows = try c.query("DELETE FROM \(table.qualified) t0 WHERE \(condition) RETURNING \(returning)", binds)

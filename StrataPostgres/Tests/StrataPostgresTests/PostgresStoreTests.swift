@@ -422,6 +422,35 @@ struct PGFixture {
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<PGReading>()) == 5)
     }
 
+    /// A model without tombstones: the server writes the deletion's history itself.
+    @Test func deleteWhereWithoutTombstonesRecordsItsHistory() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let container = try fixture.container()
+        let seed = ModelContext(container)
+        let birds = (0..<6).map { PGBird("b\($0)", $0 % 2 == 0 ? "wren" : "robin") }
+        for bird in birds { seed.insert(bird) }
+        try seed.save()
+        let context = ModelContext(try fixture.container())
+        context.author = "pruner \"x\""
+        try context.delete(model: PGBird.self, where: #Predicate { $0.species == "wren" })
+        try context.save()
+        #expect(try ModelContext(container).fetch(FetchDescriptor<PGBird>(sortBy: [SortDescriptor(\.id)])).map(\.id) == ["b1", "b3", "b5"])
+        let history = try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        let last = try #require(history.last)
+        #expect(history.count == 2)
+        #expect(last.author == "pruner \"x\"")
+        let deleted = Set(last.changes.compactMap { change -> PersistentIdentifier? in
+            guard case .delete = change else { return nil }
+            return change.changedPersistentIdentifier
+        })
+        #expect(deleted == Set([birds[0], birds[2], birds[4]].map(\.persistentModelID)))
+        #expect(abs(last.timestamp.timeIntervalSinceNow) < 3600)
+        // Nothing selected: no history.
+        try context.delete(model: PGBird.self, where: #Predicate { $0.species == "owl" })
+        try context.save()
+        #expect(try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == 2)
+    }
+
     /// A read-only store refuses a batch deletion with the same typed error as a save.
     @Test func aReadOnlyStoreRefusesDeleteWhere() throws {
         let fixture = try PGFixture([PGReading.self])
