@@ -45,8 +45,7 @@ extension PostgresStore: DataStoreBatching {
                                   Self.processIdentifier, table.name])
                 let count = rows.first?.first.flatMap { $0 }.flatMap(Int.init) ?? 0
                 guard count > 0 else { return 0 }
-                try c.execute("UPDATE \(meta) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
-                try c.execute("SELECT pg_notify($1::text, '')", [channel])
+                try announceChange(c)
                 return count
             }
             if deleted > 0 { savedHere() }
@@ -69,8 +68,7 @@ extension PostgresStore: DataStoreBatching {
                 ids.append(id)
                 changes.append(.init(kind: .delete, identifier: try identifier(table.name, id), tombstone: tombstone))
             }
-            try c.execute("UPDATE \(meta) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
-            try c.execute("SELECT pg_notify($1::text, '')", [channel])
+            try announceChange(c)
             try writeHistory(DataStoreHistoryRecord(timestamp: Date(), author: request.editingState.author,
                                                     bundleIdentifier: Self.bundleIdentifier, processIdentifier: Self.processIdentifier,
                                                     changes: changes), c)

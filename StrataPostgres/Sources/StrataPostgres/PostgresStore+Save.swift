@@ -81,8 +81,7 @@ struct SaveRun {
         try writeRelationships(c)
         try unlinkWhatUpsertsDropped(c)
         try writeExternals(c)
-        try c.execute("UPDATE \(PostgresTable.qualified(namespace, "strata_meta")) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
-        try c.execute("SELECT pg_notify($1::text, '')", [store.channel])
+        try store.announceChange(c)
         for snapshot in request.inserted {
             guard let id = final[snapshot.persistentIdentifier] else { continue }
             outcome.remapped[snapshot.persistentIdentifier] = try store.identifier(snapshot.persistentIdentifier.entityName, id)

@@ -89,6 +89,13 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     }
 
     /// After a save of this store: observers of this process see it at once.
+    /// Inside a transaction that changed the store: raises the save counter (`changeToken`,
+    /// read where there is no LISTEN) and notifies the listeners on `channel`, both at commit.
+    func announceChange(_ c: SQLConnection) throws {
+        try c.execute("UPDATE \(PostgresTable.qualified(namespace, "strata_meta")) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
+        try c.execute("SELECT pg_notify($1::text, '')", [channel])
+    }
+
     func savedHere() { changes.add(1, ordering: .acquiringAndReleasing) }
 
     // MARK: Rows
@@ -124,8 +131,7 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         let names = tables.values.flatMap { [$0.qualified] + $0.toManys.map(\.table) + ($0.externals.isEmpty ? [] : [$0.externalTable]) }
         try session.transaction { c in
             if !names.isEmpty { try c.execute("TRUNCATE \(names.joined(separator: ", "))") }
-            try c.execute("UPDATE \(PostgresTable.qualified(namespace, "strata_meta")) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
-            try c.execute("SELECT pg_notify($1::text, '')", [channel])
+            try announceChange(c)
         }
         versions.withLock { $0.removeAll() }
         savedHere()

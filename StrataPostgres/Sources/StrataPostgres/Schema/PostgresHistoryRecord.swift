@@ -44,8 +44,6 @@ struct PostgresHistoryRecord: Codable {
         out += ",\"process\":"
         appendString(record.processIdentifier, to: &out)
         out += ",\"runs\":["
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         var i = 0
         let changes = record.changes
         while i < changes.count {
@@ -74,7 +72,7 @@ struct PostgresHistoryRecord: Codable {
             }
             if changes[i..<end].contains(where: { !$0.tombstone.isEmpty }) {
                 out += ",\"tombstones\":"
-                out += String(decoding: try encoder.encode(changes[i..<end].map(\.tombstone)), as: UTF8.self)
+                out += String(decoding: try SnapshotValue.sortedKeysEncoder.encode(changes[i..<end].map(\.tombstone)), as: UTF8.self)
             }
             out += "}"
             i = end
@@ -125,4 +123,13 @@ struct PostgresHistoryRecord: Codable {
         }
         out += "\""
     }
+}
+
+extension SnapshotValue {
+    /// Tombstones' values as JSON with sorted keys (made once, for the rare run that has them).
+    nonisolated(unsafe) static let sortedKeysEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
 }
