@@ -9,7 +9,7 @@ import Testing
 @testable import Strata
 
 @Suite struct TypeNameTests {
-    static let models: [any PersistentModel.Type] = [
+    static var models: [any PersistentModel.Type] { [
         Album.self, Animal.self, Author.self, Badge.self, Book.self, Crew.self, DiffItem.self, EChild.self, ECrew.self,
         EItem.self, ELabel.self, EMember.self, EParent.self, EShelf.self, Everything.self, Folder.self, GOwner.self,
         GPet.self, GTag.self, HLine.self, HNote.self, HTag.self, HalfMarked.self, Journey.self, Labelled.self, Leg.self,
@@ -17,7 +17,7 @@ import Testing
         LongVisit.self, Mailbox.self, Member.self, NamedPhoto.self, Person.self, Photo.self, Port.self, PrivatePhoto.self,
         RoundTripExtras.self, Sample.self, Shelved.self, Shrub.self, Student.self, Swatch.self, SyncItem.self, Track.self,
         Trip.self, Unmarked.self, Vault.self, VaultKey.self, Vehicle.self, Voyage.self, Yard.self, YardVisit.self, Zoo.self,
-    ]
+    ] }
 
     @Test func metadataNamesAreTheNamesStoredSchemasHold() throws {
         var types: [Any.Type] = Array(StoredValues.named.values)
@@ -38,6 +38,31 @@ import Testing
             checked += 1
         }
         #expect(checked > 150, "every property of \(Self.models.count) models")
+    }
+
+    /// Discovery finds a stored value type's access (and its optional's and array's) by the
+    /// type's identity, where it used to cast (`as? StoredValue.Type`, a scan of the process's
+    /// conformance records each): the two must give the same access, and other types none.
+    @Test func knownValueTypesGetTheAccessACastFinds() throws {
+        func check<T: StoredValue>(_: T.Type) throws {
+            let forms: [(Any.Type, AttributeAccess)] = [
+                (T.self, try StoredValues.access(for: T.self)),
+                (T?.self, try StoredValues.access(for: T?.self)),
+                ([T].self, try StoredValues.access(for: [T].self)),
+            ]
+            for (type, viaCast) in forms {
+                let known = try #require(StoredValues.knownAccess(type), "\(type)")
+                #expect(ObjectIdentifier(known.valueType) == ObjectIdentifier(viaCast.valueType), "\(type)")
+                #expect(known.keyOrderIsValueOrder == viaCast.keyOrderIsValueOrder, "\(type)")
+                #expect(StoredValues.isKnown(type))
+            }
+        }
+        for type in StoredValues.all { try check(type) }
+        #expect(StoredValues.all.count == StoredValues.named.count)
+        for other: Any.Type in [Box<Int>.self, Outer.Inner.self, [String: Double].self, Set<UUID>.self, [[Int]].self, Date??.self, Trip.self] {
+            #expect(StoredValues.knownAccess(other) == nil, "\(other)")
+            #expect(!StoredValues.isKnown(other), "\(other)")
+        }
     }
 
     enum Outer { struct Inner: Codable {} }

@@ -79,7 +79,7 @@ public func _modelSet<Owner: PersistentModel, Storage: _ModelPropertyStorage>(
 
 /// Set by a `@Model` property's init accessor: the property has been given a value (Swift's
 /// definite initialization tracks this empty field). Schema discovery skips it.
-public struct _ModelPropertyInitialized: TransientStorage, Sendable {
+public struct _ModelPropertyInitialized: Sendable {
     @inlinable public init() {}
 }
 
@@ -331,47 +331,35 @@ extension Array where Element == RelatedReference {
 
 // MARK: Schema discovery
 
-extension _ModelStorage: AttributeStorage {
+extension _ModelStorage {
     /// Where `attribute` is in the storage (at its start: declared first).
-    private static var attributeOffset: Int { MemoryLayout<_ModelStorage<Value>>.offset(of: \_ModelStorage<Value>.attribute) ?? 0 }
-
-    static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> PersistedProperty {
-        try Attribute<Value>.makeProperty(name: name, offset: offset + attributeOffset, index: index, declaration: declaration)
-    }
-    var attributeDeclaration: AttributeDeclaration { attribute.attributeDeclaration }
-    static var storageLink: StorageLink {
-        StorageLink(_ModelStorage<Value>.self, link: \.attribute.link, slot: \.attribute.slot, keeper: nil)
-    }
+    static var attributeOffset: Int { MemoryLayout<_ModelStorage<Value>>.offset(of: \_ModelStorage<Value>.attribute) ?? 0 }
 }
 
-extension _ModelStorage: RelationshipStorage where Value: RelationshipValue {
-    static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> PersistedProperty {
-        RelationshipProperty(name: name, offset: offset, index: index, relationship: declaration, valueType: Value.self,
-                             referencesOffset: MemoryLayout<_ModelStorage<Value>>.offset(of: \_ModelStorage<Value>.references) ?? 0,
-                             link: StorageLink(_ModelStorage<Value>.self, link: \.attribute.link, slot: \.attribute.slot,
-                                               keeper: \.attribute.keeper))
-    }
-
+extension _ModelStorage: ModelRelationshipStorage where Value: RelationshipValue {
     /// A relationship declared without `@Relationship(...)`: the defaults, and the former name
     /// of `@Attribute(originalName:)` (with `Relationship(originalName:)`'s counts).
-    var relationshipDeclaration: RelationshipDeclaration {
+    static func makeRelationship(name: String, offset: Int, index: Int, in sample: AnyObject) -> PersistedProperty {
         var declaration = RelationshipDeclaration()
-        if let originalName = attribute.attributeDeclaration.originalName {
+        if let originalName = read(in: sample, at: offset, { $0.attribute.declared.declaration.originalName }) {
             declaration.originalName = originalName
             declaration.minimumModelCount = 0
             declaration.maximumModelCount = 0
         }
-        return declaration
+        return RelationshipProperty(name: name, offset: offset, index: index, relationship: declaration, valueType: Value.self,
+                                    referencesOffset: MemoryLayout<_ModelStorage<Value>>.offset(of: \_ModelStorage<Value>.references) ?? 0,
+                                    link: StorageLink(_ModelStorage<Value>.self, link: \.attribute.link, slot: \.attribute.slot,
+                                                      keeper: \.attribute.keeper))
     }
 }
 
-extension _ModelRelationship: RelationshipStorage where Value: RelationshipValue {
-    static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> PersistedProperty {
-        RelationshipProperty(name: name, offset: offset, index: index, relationship: declaration, valueType: Value.self,
+extension _ModelRelationship: ModelRelationshipStorage where Value: RelationshipValue {
+    static func makeRelationship(name: String, offset: Int, index: Int, in sample: AnyObject) -> PersistedProperty {
+        RelationshipProperty(name: name, offset: offset, index: index, relationship: read(in: sample, at: offset) { $0.declaration },
+                             valueType: Value.self,
                              referencesOffset: MemoryLayout<_ModelRelationship<Value>>.offset(of: \_ModelRelationship<Value>.references) ?? 0,
                              link: StorageLink(_ModelRelationship<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
     }
-    var relationshipDeclaration: RelationshipDeclaration { declaration }
 }
 
 // MARK: @Transient
@@ -415,6 +403,3 @@ public struct _TransientValue<Value>: _ModelPropertyStorage {
     public mutating func _initialize(_ value: Value) { self.value = value }
 }
 
-extension _TransientValue: ObservedTransientStorage {
-    static var storageLink: StorageLink { StorageLink(_TransientValue<Value>.self, link: \.link, slot: \.slot, keeper: nil) }
-}

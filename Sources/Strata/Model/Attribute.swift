@@ -213,12 +213,16 @@ public struct Attribute<Value> {
     }
 }
 
-extension Attribute: AttributeStorage {
+extension Attribute {
     static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> PersistedProperty {
         let access: AttributeAccess
         do {
             if let transformer = declaration.transformer {
                 access = try AttributeAccess.transformed(Value.self, by: transformer)
+            } else if let known = StoredValues.knownAccess(Value.self) {
+                // A stored value type, its optional or its array: no cast, which would scan
+                // the process's conformance records (see `ModelFieldStorage`).
+                access = known
             } else if let codable = Value.self as? any Codable.Type {
                 access = try StoredValues.access(for: codable)
             } else {
@@ -230,14 +234,6 @@ extension Attribute: AttributeStorage {
         return AttributeProperty(name: name, offset: offset, index: index, declaration: declaration, access: access,
                                  link: StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
     }
-    var attributeDeclaration: AttributeDeclaration { declared.declaration }
-    static var storageLink: StorageLink { StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: nil) }
-}
-
-/// What schema discovery needs from an `Attribute<Value>` it finds in a model's fields.
-protocol AttributeStorage {
-    static func makeProperty(name: String, offset: Int, index: Int, declaration: AttributeDeclaration) throws -> PersistedProperty
-    var attributeDeclaration: AttributeDeclaration { get }
     /// Where its link to the backing is, for an `.ephemeral` attribute (observed, not persisted).
-    static var storageLink: StorageLink { get }
+    static var storageLink: StorageLink { StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: nil) }
 }

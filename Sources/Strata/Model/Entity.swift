@@ -77,27 +77,16 @@ final class Entity: @unchecked Sendable {
         var transients: [(offset: Int, link: StorageLink)] = []
         for field in FieldReflection.fields(of: T.self) {
             let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-            if let observed = field.type as? ObservedTransientStorage.Type {
-                transients.append((field.offset, observed.storageLink))
-                continue
-            }
-            if field.type is TransientStorage.Type { continue }
-            if let relationship = field.type as? RelationshipStorage.Type {
-                let declaration = FieldReflection.read(relationship, in: sample, at: field.offset) { $0.relationshipDeclaration }
-                properties.append(relationship.makeRelationship(name: propertyName, offset: field.offset, index: properties.count, declaration: declaration))
-                continue
-            }
-            guard let storage = field.type as? AttributeStorage.Type else {
+            // One cast per field (see `ModelFieldStorage`).
+            guard let storage = field.type as? any ModelFieldStorage.Type else {
                 throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
             }
-            let declaration = FieldReflection.read(storage, in: sample, at: field.offset) { $0.attributeDeclaration }
-            if declaration.has(.ephemeral) {
-                // Observed like a transient, never written: a fetched object keeps its default.
-                transients.append((field.offset, storage.storageLink))
-                continue
-            }
             do {
-                properties.append(try storage.makeProperty(name: propertyName, offset: field.offset, index: properties.count, declaration: declaration))
+                switch try storage.discovered(name: propertyName, offset: field.offset, index: properties.count, in: sample) {
+                case .persisted(let property): properties.append(property)
+                case .observed(let link): transients.append((field.offset, link))
+                case .ignored: continue
+                }
             } catch let problem as SchemaProblem {
                 throw StrataError.schema("\(name).\(problem.message)")
             }

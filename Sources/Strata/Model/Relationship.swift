@@ -125,17 +125,10 @@ public struct Relationship<Value: RelationshipValue> {
     }
 }
 
-extension Relationship: RelationshipStorage {
+extension Relationship {
     static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> PersistedProperty {
         RelationshipProperty(name: name, offset: offset, index: index, relationship: declaration, valueType: Value.self,
                              referencesOffset: MemoryLayout<Relationship<Value>>.offset(of: \Relationship<Value>.references) ?? 0,
                              link: StorageLink(Relationship<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
     }
-    var relationshipDeclaration: RelationshipDeclaration { declaration }
-}
-
-/// What schema discovery needs from a `Relationship<Value>` field.
-protocol RelationshipStorage {
-    static func makeRelationship(name: String, offset: Int, index: Int, declaration: RelationshipDeclaration) -> PersistedProperty
-    var relationshipDeclaration: RelationshipDeclaration { get }
 }

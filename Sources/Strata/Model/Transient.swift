@@ -38,16 +38,3 @@ public struct Transient<Value> {
         }
     }
 }
-
-/// Marks fields of model classes that schema discovery does not persist.
-protocol TransientStorage {}
-extension Transient: TransientStorage {}
-
-/// A transient field that takes part in observation: where its link to the backing is.
-protocol ObservedTransientStorage: TransientStorage {
-    static var storageLink: StorageLink { get }
-}
-
-extension Transient: ObservedTransientStorage {
-    static var storageLink: StorageLink { StorageLink(Transient<Value>.self, link: \.link, slot: \.slot, keeper: nil) }
-}

@@ -6,7 +6,7 @@ import StrataEngine
 ///
 /// Each type's conformance is a file of its own (`String+StoredValue.swift`, ...), like GRDB's
 /// one file per database value. Adding a value type is one such file (plus a line in
-/// `StoredValues.named`, which `strata dump` and the tool's index keys read) and its tests. Any other
+/// `StoredValues.all`, which schema discovery, `strata dump` and the tool's index keys read) and its tests. Any other
 /// `Codable` type is stored as JSON (`CodableValue.swift`).
 protocol StoredValue: Codable {
     /// Appends the field bytes of `value` (Docs/FileFormat.md, "Object records").
@@ -72,16 +72,43 @@ enum StoredValues {
         return try AttributeAccess.general(V.self)
     }
 
+    /// The access of a stored value type, of its optional or of its array, found by the type's
+    /// identity; nil for any other type. Asks the runtime nothing: the first cast of a type to a
+    /// protocol scans every conformance record of the process (see `ModelFieldStorage`).
+    static func knownAccess(_ type: Any.Type) -> AttributeAccess? {
+        guard let (stored, form) = known[ObjectIdentifier(type)] else { return nil }
+        switch form {
+        case .plain: return stored.accesses.plain
+        case .optional: return stored.accesses.optional
+        case .array: return stored.accesses.array
+        }
+    }
+
+    /// Whether `type` is a stored value type, its optional or its array.
+    static func isKnown(_ type: Any.Type) -> Bool { known[ObjectIdentifier(type)] != nil }
+
+    private enum Form { case plain, optional, array }
+
+    /// The stored value types (`named`), their optionals and their arrays, by identity.
+    nonisolated(unsafe) private static let known: [ObjectIdentifier: (any StoredValue.Type, Form)] = {
+        func forms<T: StoredValue>(_: T.Type) -> [(ObjectIdentifier, (any StoredValue.Type, Form))] {
+            [(ObjectIdentifier(T.self), (T.self, .plain)), (ObjectIdentifier(T?.self), (T.self, .optional)),
+             (ObjectIdentifier([T].self), (T.self, .array))]
+        }
+        return Dictionary(uniqueKeysWithValues: all.flatMap { forms($0) })
+    }()
+
+    /// Every stored value type.
+    static let all: [any StoredValue.Type] = [
+        String.self, Bool.self, Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self,
+        UInt16.self, UInt32.self, UInt64.self, Double.self, Float.self, Date.self, Data.self, UUID.self, URL.self, Decimal.self,
+    ]
+
     /// The one list of the stored value types that readers without the model classes (`strata
     /// dump`, `RecordIndexKeys`, the tool) find by the name a stored schema gives them
     /// (`Swift.Int` is stored as "Int"). A new value type adds itself here.
-    nonisolated(unsafe) static let named: [String: any StoredValue.Type] = {
-        let all: [any StoredValue.Type] = [
-            String.self, Bool.self, Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self,
-            UInt16.self, UInt32.self, UInt64.self, Double.self, Float.self, Date.self, Data.self, UUID.self, URL.self, Decimal.self,
-        ]
-        return Dictionary(uniqueKeysWithValues: all.map { (String(describing: $0), $0) })
-    }()
+    nonisolated(unsafe) static let named: [String: any StoredValue.Type] =
+        Dictionary(uniqueKeysWithValues: all.map { (String(describing: $0), $0) })
 
     /// `strata dump`'s decoder of a field of the type named `name`, if it is one of `named`.
     static func dumpDecoder(named name: String) -> ((UnsafeRawBufferPointer) throws -> JSONValue)? {
