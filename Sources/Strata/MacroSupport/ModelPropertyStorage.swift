@@ -332,9 +332,12 @@ extension Array where Element == RelatedReference {
 // MARK: Schema discovery
 
 extension _ModelStorage {
-    /// Where `attribute` is in the storage (at its start: declared first).
-    static var attributeOffset: Int { MemoryLayout<_ModelStorage<Value>>.offset(of: \_ModelStorage<Value>.attribute) ?? 0 }
+    /// Where `attribute` is in the storage: at its start, declared first, for every value type.
+    static var attributeOffset: Int { modelStorageAttributeOffset }
 }
+
+/// `_ModelStorage.attributeOffset`, found once (see `attributeLinks`).
+let modelStorageAttributeOffset = MemoryLayout<_ModelStorage<UInt8>>.offset(of: \_ModelStorage<UInt8>.attribute) ?? 0
 
 extension _ModelStorage: ModelRelationshipStorage where Value: RelationshipValue {
     /// A relationship declared without `@Relationship(...)`: the defaults, and the former name
@@ -348,8 +351,7 @@ extension _ModelStorage: ModelRelationshipStorage where Value: RelationshipValue
         }
         return RelationshipProperty(name: name, offset: offset, index: index, relationship: declaration, valueType: Value.self,
                                     referencesOffset: MemoryLayout<_ModelStorage<Value>>.offset(of: \_ModelStorage<Value>.references) ?? 0,
-                                    link: StorageLink(_ModelStorage<Value>.self, link: \.attribute.link, slot: \.attribute.slot,
-                                                      keeper: \.attribute.keeper))
+                                    link: attributeLinks.moved(by: attributeOffset))
     }
 }
 

@@ -145,13 +145,15 @@ struct DeclaredAttribute: Sendable {
 /// compiler needs no run-time exclusivity checks for it.
 @propertyWrapper
 public struct Attribute<Value> {
-    @usableFromInline var value: Value?
+    // The value comes last, so that where the other fields are does not depend on its type
+    // (`Attribute.links`).
     /// The object's backing (unretained), and this property's slot in it.
     @usableFromInline var link: Unmanaged<ModelBacking>? = nil
     @usableFromInline var slot: Int32 = 0
     /// The backing, retained: set in an object's first persisted property only.
     @usableFromInline var keeper: ModelBacking? = nil
     @usableFromInline let declared: DeclaredAttribute
+    @usableFromInline var value: Value?
 
     /// A persisted property without options, whose value is assigned in an initializer.
     @inlinable public init() where Value: Codable {
@@ -232,8 +234,14 @@ extension Attribute {
             throw SchemaProblem("\(name): \(problem.message)")
         }
         return AttributeProperty(name: name, offset: offset, index: index, declaration: declaration, access: access,
-                                 link: StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: \.keeper))
+                                 link: attributeLinks)
     }
     /// Where its link to the backing is, for an `.ephemeral` attribute (observed, not persisted).
-    static var storageLink: StorageLink { StorageLink(Attribute<Value>.self, link: \.link, slot: \.slot, keeper: nil) }
+    static var storageLink: StorageLink { attributeLinks.withoutKeeper }
 }
+
+/// Where an `Attribute` storage keeps its link, slot and keeper: the same for every value type,
+/// since they come before the value, so found once on one of them. (Found with key paths of
+/// each `Attribute<Value>`, it made key path objects and their metadata for each value type: a
+/// tenth of a fresh process's first open. `AttributeLayoutTests` holds the two equal.)
+let attributeLinks = StorageLink(Attribute<UInt8>.self, link: \.link, slot: \.slot, keeper: \.keeper)

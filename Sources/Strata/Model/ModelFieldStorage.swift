@@ -71,7 +71,7 @@ extension _ModelStorage: ModelFieldStorage {
         }
         let declaration = read(in: sample, at: offset) { $0.attribute.declared.declaration }
         if declaration.has(.ephemeral) {
-            return .observed(StorageLink(_ModelStorage<Value>.self, link: \.attribute.link, slot: \.attribute.slot, keeper: nil))
+            return .observed(attributeLinks.moved(by: attributeOffset).withoutKeeper)
         }
         return .persisted(try Attribute<Value>.makeProperty(name: name, offset: offset + attributeOffset, index: index, declaration: declaration))
     }

@@ -80,7 +80,7 @@ class PersistedProperty: @unchecked Sendable {
 }
 
 /// Where a property storage keeps its link to the object's backing: byte offsets inside it.
-struct StorageLink {
+struct StorageLink: Equatable {
     let link: Int
     let slot: Int
     /// Where the first persisted property of an object retains the backing (nil: a transient).
@@ -91,6 +91,18 @@ struct StorageLink {
         self.slot = MemoryLayout<S>.offset(of: slot) ?? 0
         self.keeper = keeper.flatMap { MemoryLayout<S>.offset(of: $0) }
     }
+
+    private init(link: Int, slot: Int, keeper: Int?) {
+        self.link = link
+        self.slot = slot
+        self.keeper = keeper
+    }
+
+    /// The same link, of a transient storage.
+    var withoutKeeper: StorageLink { StorageLink(link: link, slot: slot, keeper: nil) }
+
+    /// The link of a storage that holds this one at `offset`.
+    func moved(by offset: Int) -> StorageLink { StorageLink(link: link + offset, slot: slot + offset, keeper: keeper.map { $0 + offset }) }
 }
 
 /// What a save hands down to the encoder of a record: nothing the encoder asks back for.
