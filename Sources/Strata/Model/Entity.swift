@@ -33,6 +33,12 @@ final class Entity: @unchecked Sendable {
     /// so that a record is not copied as it outgrows a guess).
     let largestRecord = Atomic<Int>(0)
     private let makeInstance: () -> AnyObject
+    /// The key paths `schemaMetadata` lists, by property index: their properties without
+    /// probing (which confirms only values it can mark).
+    private let listedKeyPaths: [AnyKeyPath: Int]
+    /// False only in the test that holds discovery through `schemaMetadata` equal to discovery
+    /// without it.
+    nonisolated(unsafe) static var usesSchemaMetadata = true
     private var prober: KeyPathProber!
 
     init<T: PersistentModel>(_ type: T.Type) throws {
@@ -40,7 +46,8 @@ final class Entity: @unchecked Sendable {
         self.name = name
         self.type = type
         self.makeInstance = { T() }
-        let (properties, transients) = try Entity.discoverFields(of: T.self, name: name)
+        let metadata = Entity.usesSchemaMetadata ? T.schemaMetadata : []
+        let (properties, transients) = try Entity.discoverFields(of: T.self, name: name, metadata: metadata)
         self.properties = properties
         self.transients = transients
         self.relationships = properties.compactMap { $0 as? RelationshipProperty }
@@ -49,12 +56,16 @@ final class Entity: @unchecked Sendable {
         self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
         self.observationKeyPaths = (0..<(properties.count + transients.count)).map { \ModelBacking.[observed: $0] }
+        let propertyIndex = self.propertyIndex
+        var listedKeyPaths: [AnyKeyPath: Int] = [:]
+        for property in metadata { if let index = propertyIndex[property.name] { listedKeyPaths[property.keypath] = index } }
+        self.listedKeyPaths = listedKeyPaths
         let prober = KeyPathProber(T.self, entity: self)
         self.prober = prober
         func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
             try declared.map { group in
                 try group.map { kp in
-                    guard let p = prober.property(for: kp) else {
+                    guard let p = listedKeyPaths[kp] ?? prober.property(for: kp) else {
                         throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
                     }
                     return p
@@ -67,18 +78,58 @@ final class Entity: @unchecked Sendable {
         for group in try groups(T.indexes, "indexes") where !indexes.contains(group) && !unique.contains(group) { indexes.append(group) }
         self.uniqueGroups = unique
         self.indexGroups = indexes
+        #if DEBUG
+        // The list is the compiler's word for what each field is: in debug builds (every test
+        // run), it is held to what reflection finds, so the two cannot drift apart unseen.
+        try checkSchemaMetadata(metadata, of: T.self, prober: prober)
+        #endif
+    }
+
+    /// Throws a schema error where `@Model`'s `schemaMetadata` and the class's fields disagree:
+    /// a listed property that is not a stored field, a storage type that is not the field's, a
+    /// key path that does not read the property, or (in a class without a superclass, whose
+    /// list is its own) a stored field the list leaves out.
+    private func checkSchemaMetadata<T: PersistentModel>(_ metadata: [Schema.PropertyMetadata], of type: T.Type, prober: KeyPathProber) throws {
+        guard !metadata.isEmpty else { return }
+        var fields: [String: Any.Type] = [:]
+        for field in FieldReflection.fields(of: T.self) where field.type != _ModelPropertyInitialized.self {
+            fields[field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name] = field.type
+        }
+        func disagree(_ what: String) -> StrataError { StrataError.schema("\(name).schemaMetadata \(what); the list @Model wrote disagrees with the class (rebuild it)") }
+        for listed in metadata {
+            guard let fieldType = fields[listed.name] else { throw disagree("lists \(listed.name), which is not a stored property") }
+            if let storage = listed.storage, ObjectIdentifier(storage) != ObjectIdentifier(fieldType) {
+                throw disagree("gives \(listed.name) the storage \(storage), where the field is a \(fieldType)")
+            }
+            guard let index = propertyIndex[listed.name] else { continue }  // transient, not persisted
+            // (The probe confirms only values it can mark: nil says nothing.)
+            let probed = prober.property(for: listed.keypath)
+            guard Swift.type(of: listed.keypath).valueType == properties[index].valueType, probed == nil || probed == index else {
+                throw disagree("gives \(listed.name) a key path that does not read it")
+            }
+        }
+        if _getSuperclass(T.self) == nil {
+            let names = Set(metadata.map(\.name))
+            for field in fields.keys.sorted() where !names.contains(field) { throw disagree("leaves out \(field)") }
+        }
     }
 
     /// The persisted properties and the transient storages of a model class, in field order.
-    private static func discoverFields<T: PersistentModel>(of type: T.Type, name: String) throws
+    private static func discoverFields<T: PersistentModel>(of type: T.Type, name: String, metadata: [Schema.PropertyMetadata]) throws
         -> ([PersistedProperty], [(offset: Int, link: StorageLink)]) {
         let sample = T()
         var properties: [PersistedProperty] = []
         var transients: [(offset: Int, link: StorageLink)] = []
+        // `@Model` lists each field's storage type (as the compiler knows it); any other field
+        // is found by one cast (see `ModelFieldStorage`).
+        var listed: [String: any ModelFieldStorage.Type] = [:]
+        for property in metadata { if let storage = property.storage { listed[property.name] = storage } }
         for field in FieldReflection.fields(of: T.self) {
+            // `@Model`'s initialization flags (`_$name`): neither persisted nor observed.
+            if field.type == _ModelPropertyInitialized.self { continue }
             let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-            // One cast per field (see `ModelFieldStorage`).
-            guard let storage = field.type as? any ModelFieldStorage.Type else {
+            let listedStorage = listed[propertyName].flatMap { ObjectIdentifier($0) == ObjectIdentifier(field.type) ? $0 : nil }
+            guard let storage = listedStorage ?? field.type as? any ModelFieldStorage.Type else {
                 throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
             }
             do {
@@ -131,7 +182,7 @@ final class Entity: @unchecked Sendable {
 
     /// The property a key path of this model reads, if it is one property's own key path.
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        prober.property(for: keyPath).map { properties[$0] }
+        (listedKeyPaths[keyPath] ?? prober.property(for: keyPath)).map { properties[$0] }
     }
 
     /// The engine's name for a unique constraint's index.

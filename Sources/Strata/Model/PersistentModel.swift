@@ -36,11 +36,16 @@ public protocol PersistentModel: AnyObject, Identifiable, Hashable, Observable, 
     static var uniqueConstraints: [[PartialKeyPath<ConstraintRoot>]] { get }
     /// Secondary indexes (SwiftData's `#Index`), as `[[PartialKeyPath<Model>]]`. Default: none.
     static var indexes: [[PartialKeyPath<ConstraintRoot>]] { get }
+    /// The stored properties, as StrataData's `@Model` writes them out; none for a model
+    /// without the macro, whose properties Strata finds by reflection. Same as SwiftData's
+    /// `schemaMetadata`.
+    static var schemaMetadata: [Schema.PropertyMetadata] { get }
 }
 
 extension PersistentModel {
     public static var uniqueConstraints: [[PartialKeyPath<ConstraintRoot>]] { [] }
     public static var indexes: [[PartialKeyPath<ConstraintRoot>]] { [] }
+    public static var schemaMetadata: [Schema.PropertyMetadata] { [] }
 
     /// Identity: two references are equal when they are the same object. Same as SwiftData.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs === rhs }

@@ -25,7 +25,7 @@
 /// ```
 /// Same as SwiftData's `@Model`. Differs from SwiftData: the added `init()` is public API of the
 /// class (SwiftData adds `init(backingData:)`).
-@attached(member, conformances: PersistentModel, names: named(init))
+@attached(member, conformances: PersistentModel, names: named(init), named(schemaMetadata))
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel)
 public macro Model() = #externalMacro(module: "StrataDataMacros", type: "ModelMacro")

@@ -6,7 +6,7 @@ import SwiftSyntaxMacros
 /// `@Model`: makes a class a persisted model, as SwiftData's `@Model` does.
 ///
 /// - member: an `init()` with no property set, which Strata uses to make the objects it loads
-///   (unless the class has one);
+///   (unless the class has one), and `schemaMetadata`, the list of the stored properties;
 /// - member attributes: `@_PersistedProperty` on each stored `var`, which gives it storage and
 ///   accessors; diagnostics for the stored properties it cannot persist;
 /// - extension: the `PersistentModel` conformance (a subclass inherits it).
@@ -30,14 +30,47 @@ extension ModelMacro: MemberMacro {
                 problem.diagnose(in: context)
             }
         }
+        let subclass = isSubclass(model, protocols: protocols)
+        // A subclass inherits its superclass's list (a `class var` the subclass cannot know
+        // exists when the superclass is not a `@Model`); discovery finds its own fields by reflection.
+        let metadata = subclass ? [] : [schemaMetadata(of: model)]
         if let existing = initializerWithoutArguments(of: model) {
             if !model.modifiers.contains(where: { $0.name.text == "final" })
                 && !existing.modifiers.contains(where: { $0.name.text == "required" }) {
                 ModelDiagnostic.initNotRequired(existing).diagnose(in: context)
             }
-            return []
+            return metadata
         }
-        return [emptyInitializer(of: model, isSubclass: isSubclass(model, protocols: protocols))]
+        return [emptyInitializer(of: model, isSubclass: subclass)] + metadata
+    }
+
+    /// `schemaMetadata`, SwiftData's list of the stored properties: for each, its name, key path
+    /// and initial value, and (Strata's) a function that names its storage, from which the
+    /// compiler gives discovery the storage's type. (`static` in a final class; a `class var`
+    /// in another, which a subclass may override.)
+    static func schemaMetadata(of model: ClassDeclSyntax) -> DeclSyntax {
+        let className = model.name.trimmedDescription
+        let entries = model.memberBlock.members.compactMap { member -> String? in
+            switch MemberKind.of(member.decl) {
+            case .persisted(let property, _), .transient(let property):
+                var defaultValue = "nil"
+                if let initial = property.initialValue {
+                    defaultValue = property.storedType.map { "(\(initial.trimmedDescription) as \($0))" } ?? initial.trimmedDescription
+                }
+                return "Strata.Schema.PropertyMetadata(name: \"\(property.plainName)\", keypath: \\\(className).\(property.name), "
+                    + "defaultValue: \(defaultValue), _storage: { (model: \(className)) in model.\(property.storageName) })"
+            case .ignored, .unsupported:
+                return nil
+            }
+        }
+        let isFinal = model.modifiers.contains { $0.name.text == "final" }
+        let list = entries.isEmpty ? "[]" : "[\n" + entries.map { "        " + $0 + ",\n" }.joined() + "    ]"
+        return """
+            /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+            \(raw: accessModifier(of: model.modifiers))\(raw: isFinal ? "static" : "class") var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                \(raw: list)
+            }
+            """
     }
 
     /// The class's own `init()`, which Strata then uses.

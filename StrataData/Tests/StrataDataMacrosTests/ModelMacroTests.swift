@@ -48,6 +48,30 @@ import Testing
                     self._$stops = Strata._ModelPropertyInitialized()
                     self._$isExpanded = Strata._ModelPropertyInitialized()
                 }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "id", keypath: \\Trip.id, defaultValue: nil, _storage: { (model: Trip) in
+                                model._id
+                            }),
+                        Strata.Schema.PropertyMetadata(name: "name", keypath: \\Trip.name, defaultValue: nil, _storage: { (model: Trip) in
+                                model._name
+                            }),
+                        Strata.Schema.PropertyMetadata(name: "count", keypath: \\Trip.count, defaultValue: 3, _storage: { (model: Trip) in
+                                model._count
+                            }),
+                        Strata.Schema.PropertyMetadata(name: "budget", keypath: \\Trip.budget, defaultValue: nil, _storage: { (model: Trip) in
+                                model._budget
+                            }),
+                        Strata.Schema.PropertyMetadata(name: "stops", keypath: \\Trip.stops, defaultValue: ([] as [Stop]), _storage: { (model: Trip) in
+                                model._stops
+                            }),
+                        Strata.Schema.PropertyMetadata(name: "isExpanded", keypath: \\Trip.isExpanded, defaultValue: false, _storage: { (model: Trip) in
+                                model._isExpanded
+                            }),
+                    ]
+                }
             }
 
             extension Trip: Strata.PersistentModel {
@@ -107,6 +131,15 @@ import Testing
                 required init() {
                     self._$title = Strata._ModelPropertyInitialized()
                 }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "title", keypath: \\Note.title, defaultValue: ("" as String), _storage: { (model: Note) in
+                                model._title
+                            }),
+                    ]
+                }
             }
             """,
             macros: subclassMacros)
@@ -125,6 +158,15 @@ import Testing
                 @StrataData._PersistedProperty
                 var title: String
                 init() { title = "untitled" }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "title", keypath: \\Note.title, defaultValue: nil, _storage: { (model: Note) in
+                                model._title
+                            }),
+                    ]
+                }
             }
 
             extension Note: Strata.PersistentModel {
@@ -150,6 +192,15 @@ import Testing
                 @_disfavoredOverload
                 public required init() {
                     self._$title = Strata._ModelPropertyInitialized()
+                }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                public static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "title", keypath: \\Note.title, defaultValue: ("" as String), _storage: { (model: Note) in
+                                model._title
+                            }),
+                    ]
                 }
             }
 
@@ -222,6 +273,15 @@ import Testing
                 required init() {
                     self._$title = Strata._ModelPropertyInitialized()
                 }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "title", keypath: \\Note.title, defaultValue: nil, _storage: { (model: Note) in
+                                model._title
+                            }),
+                    ]
+                }
             }
 
             extension Note: Strata.PersistentModel {
@@ -260,6 +320,15 @@ import Testing
                 @_disfavoredOverload
                 required init() {
                     self._$title = Strata._ModelPropertyInitialized()
+                }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "title", keypath: \\Note.title, defaultValue: ("" as String), _storage: { (model: Note) in
+                                model._title
+                            }),
+                    ]
                 }
             }
 
@@ -300,6 +369,11 @@ import Testing
                 @_disfavoredOverload
                 required init() {
                 }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    []
+                }
             }
 
             extension Note: Strata.PersistentModel {
@@ -327,6 +401,11 @@ import Testing
                 /// class whose arguments all have defaults, if there is one.)
                 @_disfavoredOverload
                 required init() {
+                }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    []
                 }
             }
 
@@ -364,6 +443,11 @@ import Testing
                 /// class whose arguments all have defaults, if there is one.)
                 @_disfavoredOverload
                 required init() {
+                }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    []
                 }
             }
 
@@ -404,6 +488,11 @@ import Testing
                 @_disfavoredOverload
                 required init() {
                 }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    []
+                }
             }
 
             extension Note: Strata.PersistentModel {
@@ -437,6 +526,15 @@ import Testing
                 required init() {
                     self._$selection = Strata._ModelPropertyInitialized()
                 }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "selection", keypath: \\Note.selection, defaultValue: nil, _storage: { (model: Note) in
+                                model._selection
+                            }),
+                    ]
+                }
             }
 
             extension Note: Strata.PersistentModel {
@@ -465,6 +563,11 @@ import Testing
                 @_disfavoredOverload
                 required init() {
                 }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                static var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    []
+                }
             }
 
             extension Note: Strata.PersistentModel {
@@ -488,6 +591,15 @@ import Testing
                 @StrataData._PersistedProperty
                 var name: String
                 init() { name = "" }
+
+                /// Made by @Model: the stored properties (SwiftData's `schemaMetadata`).
+                class var schemaMetadata: [Strata.Schema.PropertyMetadata] {
+                    [
+                        Strata.Schema.PropertyMetadata(name: "name", keypath: \\Vehicle.name, defaultValue: nil, _storage: { (model: Vehicle) in
+                                model._name
+                            }),
+                    ]
+                }
             }
 
             extension Vehicle: Strata.PersistentModel {

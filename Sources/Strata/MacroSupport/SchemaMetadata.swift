@@ -1,0 +1,61 @@
+extension Schema {
+    /// One stored property of a model class as StrataData's `@Model` lists it in the model's
+    /// `schemaMetadata`: its name, its key path and its default value. Same as SwiftData's
+    /// `Schema.PropertyMetadata` (which lists persisted properties; Strata's also lists
+    /// `@Transient` ones, with no `metadata`).
+    ///
+    /// Schema discovery reads from it which storage each field has, as the compiler knows it,
+    /// where it would otherwise ask the runtime (a scan of every conformance record of the
+    /// process for each field: Docs/Benchmarks.md, "Costs that shaped the code").
+    public struct PropertyMetadata: @unchecked Sendable {
+        /// The property's name.
+        public let name: String
+        /// The property's key path (`\Trip.name`).
+        public let keypath: AnyKeyPath
+        /// The property's initial value as declared (evaluated each time the list is made), if any.
+        public let defaultValue: Any?
+        /// SwiftData's place for the property's `Schema.Attribute` or `Schema.Relationship`. `@Model`
+        /// leaves it nil: Strata reads a property's options from its storage.
+        public let metadata: (any SchemaProperty)?
+        /// The property's storage type, as the macro's expansion knows it (nil: listed by hand).
+        let storage: (any ModelFieldStorage.Type)?
+
+        /// A property listed by hand. Same as SwiftData's `init(name:keypath:defaultValue:metadata:)`.
+        public init(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil) {
+            self.init(name, keypath, defaultValue, metadata, storage: nil)
+        }
+
+        private init(_ name: String, _ keypath: AnyKeyPath, _ defaultValue: Any?, _ metadata: (any SchemaProperty)?, storage: (any ModelFieldStorage.Type)?) {
+            self.name = name
+            self.keypath = keypath
+            self.defaultValue = defaultValue
+            self.metadata = metadata
+            self.storage = storage
+        }
+
+        /// `@Model`'s: the storage's type comes from `_storage`, a function the expansion
+        /// writes (`{ (model: Trip) in model._name }`) and nobody calls.
+        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+                                 _storage: (Root) -> Strata.Attribute<Value>) {
+            self.init(name, keypath, defaultValue, metadata, storage: Strata.Attribute<Value>.self)
+        }
+
+        /// `@Model`'s, for a property without attribute options or `@Relationship`.
+        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+                                 _storage: (Root) -> _ModelStorage<Value>) {
+            self.init(name, keypath, defaultValue, metadata, storage: _ModelStorage<Value>.self)
+        }
+
+        /// `@Model`'s, for a `@Relationship(...)` property.
+        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+                                 _storage: (Root) -> _ModelRelationship<Value>) {
+            self.init(name, keypath, defaultValue, metadata, storage: _ModelRelationship<Value>.self)
+        }
+
+        /// `@Model`'s, for a `@Transient` property.
+        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+                                 _storage: (Root) -> _TransientValue<Value>) {
+            self.init(name, keypath, defaultValue, metadata, storage: _TransientValue<Value>.self)
+        }
+    }
+}
