@@ -3,6 +3,7 @@
 #   Benchmarks/run.sh                 # everything at the default size (1M records)
 #   Benchmarks/run.sh --quick         # a smoke run
 #   Benchmarks/run.sh --n 200k --only E1,E2 --out /tmp/results
+#   Benchmarks/run.sh --n 100k --only W8 --out /tmp/w8   # W8 both ways: macro-free and @Model
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -19,4 +20,17 @@ fi
 # and would build the benchmarks on the old file list: the build plan is made anew (seconds).
 rm -f "$here/.build/release.yaml"
 swift build -c release --package-path "$here" >&2
+
+# W8 with @Model classes runs StrataData's StrataModelReopen (the macros need swift-syntax,
+# which this package does not build): built in release here, except for a --quick smoke run
+# (CI's StrataData step compiles it; its release build of swift-syntax takes minutes).
+case " $* " in
+    *" --quick "*) ;;
+    *)
+        strata_data="$here/../StrataData"
+        rm -f "$strata_data/.build/release.yaml"
+        swift build -c release --package-path "$strata_data" --product StrataModelReopen >&2
+        export STRATA_BENCH_MODEL_REOPEN="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
+        ;;
+esac
 exec "$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks" "$@"

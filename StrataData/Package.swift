@@ -58,6 +58,13 @@ let package = Package(
             path: "Tests/ModelLayerFixture",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // W8 (open a store in a fresh process, fetch one object) with `@Model` classes, which
+        // Benchmarks/run.sh runs beside the macro-free W8 (the benchmarks package does not build
+        // swift-syntax). Built here, so that CI's StrataData step compiles it.
+        .executableTarget(
+            name: "StrataModelReopen",
+            dependencies: ["StrataData"]
+        ),
         // Models written as SwiftData writes them, used through Strata.
         .testTarget(
             name: "StrataDataTests",

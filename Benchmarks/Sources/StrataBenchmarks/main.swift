@@ -9,7 +9,7 @@ import Foundation
 nonisolated let workloads: [any Workload.Type] = [
     E1BulkInsert.self, E2PointReads.self, E3RangeScan.self, E3FullScan.self, E4Reopen.self, E5DurableCommits.self,
     W1ObjectInsert.self, W2ObjectDurableSaves.self, W3ObjectPointFetch.self, W4ObjectCount.self, W5ObjectPage.self,
-    W6ObjectUpsert.self, W7ObjectEnumerate.self, W8ObjectReopen.self, W9ObjectDeleteWhere.self, W10ExternalStorage.self,
+    W6ObjectUpsert.self, W7ObjectEnumerate.self, W8ObjectReopen.self, W8ModelReopen.self, W9ObjectDeleteWhere.self, W10ExternalStorage.self,
     W11StoreSize.self, C1CascadeDelete.self, M1CountMemory.self,
 ]
 

@@ -80,13 +80,19 @@ enum ChildProcess {
         var syncs: Int?
         /// Write-like calls in the child's timed sections (nil without perf).
         var writeCalls: Int?
+        /// Everything the child printed.
+        var output = ""
     }
 
-    /// Runs `self child <arguments>`; throws if it fails. With `countSyncs`, under perf when possible.
-    static func run(_ arguments: [String], countSyncs: Bool = false) throws -> Result {
+    /// Runs `self child <arguments>` (or `program <arguments>`, another executable that prints
+    /// measurements as children do); throws if it fails. With `countSyncs`, under perf when possible.
+    static func run(_ arguments: [String], countSyncs: Bool = false, program: String? = nil) throws -> Result {
         let process = Process()
         var perfFiles: (output: String, ctl: String, ack: String, log: String)?
-        if countSyncs && SyscallCounter.available, let perf = findExecutable("perf") {
+        if let program {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = arguments
+        } else if countSyncs && SyscallCounter.available, let perf = findExecutable("perf") {
             let base = NSTemporaryDirectory() + "strata-bench-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let files = (output: base + ".csv", ctl: base + ".ctl", ack: base + ".ack", log: base + ".log")
             guard mkfifo(files.ctl, 0o600) == 0, mkfifo(files.ack, 0o600) == 0,
@@ -128,7 +134,7 @@ enum ChildProcess {
         }
         let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
         var result = Result(measurements: lines.compactMap { $0.hasPrefix("{") ? Measurement(jsonLine: $0) : nil },
-                            processSeconds: elapsed)
+                            processSeconds: elapsed, output: lines.joined(separator: "\n"))
         if let files = perfFiles, let text = try? String(contentsOfFile: files.output, encoding: .utf8) {
             let counts = SyscallCounter.parse(text)
             result.syncs = (counts[SyscallCounter.events[0]] ?? 0) + (counts[SyscallCounter.events[1]] ?? 0)

@@ -1,0 +1,68 @@
+import Foundation
+
+/// W8 with `@Model` classes (StrataData's macros), beside the macro-free W8: a fresh process
+/// opens the W8 store and fetches one `Course` by id. Also W8 with a 20-model schema (its own
+/// store of the same `Course` and 19 other models), since schema discovery's cost grew with
+/// the types a process has. The child is StrataData's `StrataModelReopen` executable (the
+/// macros need swift-syntax, which this package does not build): `run.sh` builds it in release
+/// and names it in `STRATA_BENCH_MODEL_REOPEN`; without it (`--quick`, CI) these are skipped.
+/// grdb-tuned is the same as in W8 (one table; SQLite's open does not depend on Swift types).
+enum W8ModelReopen: Workload {
+    static let id = "W8-model-reopen-fetch"
+    static let title = "fresh process, @Model class: open store + fetch one by id · target ≥ 2x GRDB (≤ 1 ms)"
+    static let twentyID = "W8-model20-reopen-fetch"
+    static let twentyTitle = "fresh process, 20 @Model classes: open store + fetch one by id"
+    static let variable = "STRATA_BENCH_MODEL_REOPEN"
+
+    static func run(_ bench: Bench) throws {
+        guard let program = getenv(variable).map({ String(cString: $0) }), !program.isEmpty else {
+            FileHandle.standardError.write(Data("\(id): skipped (\(variable) names no StrataModelReopen; Benchmarks/run.sh builds it unless --quick)\n".utf8))
+            return
+        }
+        try ObjectStores.ensure(bench)
+        ObjectStores.closeAll()
+        let n = bench.options.objectCount
+        let key = bench.data.id(n / 2)
+        let repetitions = max(3, bench.options.repetitions)
+        if bench.includes(.strata) {
+            let path = ObjectStores.path(bench, .strata)
+            bench.report(try measure(repetitions, of: n) { try ChildProcess.run(["open", path, key.uuidString, id], program: program) }, title: title)
+
+            // The 20-model store: made once by the child (its models), with as many courses.
+            let twenty = bench.options.workDirectory + "/objects-20-models.strata"
+            let made = try ChildProcess.run(["make-twenty", twenty, String(n)], program: program)
+            guard let twentyKey = made.output.split(separator: "\n").last.map(String.init), UUID(uuidString: twentyKey) != nil else {
+                throw BenchError("\(twentyID): make-twenty printed no key")
+            }
+            bench.report(try measure(repetitions, of: n) { try ChildProcess.run(["open-twenty", twenty, twentyKey, twentyID], program: program) },
+                         title: twentyTitle)
+        }
+        if bench.includes(.grdbTuned) {
+            let path = ObjectStores.path(bench, .grdbTuned)
+            let arguments = [W8ObjectReopen.id] + ChildArguments.make(["system": System.grdbTuned.rawValue, "path": path, "key": key.uuidString])
+            for workload in [(id, title), (twentyID, twentyTitle)] {
+                var m = try measure(repetitions, of: n) { try ChildProcess.run(arguments) }
+                m.workload = workload.0
+                bench.report(m, title: workload.1)
+            }
+        }
+    }
+
+    /// A warm-up run (page cache, dynamic loader), then the median of `repetitions` runs.
+    static func measure(_ repetitions: Int, of n: Int, _ child: () throws -> ChildProcess.Result) throws -> Measurement {
+        _ = try child()
+        var runs: [(Measurement, Double)] = []
+        for _ in 0..<repetitions {
+            let result = try child()
+            guard let m = result.measurements.first else { throw BenchError("\(id): the child reported nothing") }
+            runs.append((m, result.processSeconds))
+        }
+        runs.sort { $0.0.seconds < $1.0.seconds }
+        var m = runs[runs.count / 2].0
+        m.seconds = median(runs.map(\.0.seconds))
+        m["process_seconds"] = .double(median(runs.map(\.1)))
+        m["repetitions"] = .int(runs.count)
+        m["of_records"] = .int(n)
+        return m
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import StrataData
+
+// W8 with `@Model` classes, for Benchmarks/run.sh (its W8-model-reopen-fetch workloads): a
+// fresh process opens a store and fetches one `Course` by id, timed from before the container
+// to after the fetch. A separate executable because the macros need swift-syntax, which the
+// benchmarks package does not build. Prints one JSON line as the benchmarks' children do.
+//
+//   StrataModelReopen open <store> <uuid> <workload>       # the W8 store, made by Benchmarks
+//   StrataModelReopen open-twenty <store> <uuid> <workload> # a store of the 20 models
+//   StrataModelReopen make-twenty <store> <n>               # makes that store; prints a key
+func measure(_ workload: String, _ models: [any PersistentModel.Type], path: String, key: UUID) throws {
+    let start = ContinuousClock.now
+    let container = try ModelContainer(for: Schema(models), configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
+    let context = ModelContext(container)
+    let opened = ContinuousClock.now
+    let found = try context.fetch(FetchDescriptor<Course>(predicate: #Predicate { $0.id == key })).first?.id
+    let end = ContinuousClock.now
+    guard found == key else { throw Failure("\(workload): \(key) not found in \(path)") }
+    func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    print(#"{"workload": "\#(workload)", "system": "strata", "n": 1, "seconds": \#(seconds(start.duration(to: end))), "#
+          + #""peak_rss_kb": \#(usage.ru_maxrss), "bytes": \#(bytes), "open_seconds": \#(seconds(start.duration(to: opened))), "#
+          + #""fetch_seconds": \#(seconds(opened.duration(to: end))), "models": \#(models.count)}"#)
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first {
+    case "open" where arguments.count == 4, "open-twenty" where arguments.count == 4:
+        guard let key = UUID(uuidString: arguments[2]) else { throw Failure("bad key \(arguments[2])") }
+        try measure(arguments[3], arguments[0] == "open" ? [Course.self] : twentyModels, path: arguments[1], key: key)
+    case "make-twenty" where arguments.count == 3:
+        guard let n = Int(arguments[2]), n > 0 else { throw Failure("bad count \(arguments[2])") }
+        let container = try ModelContainer(for: Schema(twentyModels), configurations: ModelConfiguration(url: URL(fileURLWithPath: arguments[1])))
+        let context = ModelContext(container)
+        var keys: [UUID] = []
+        for i in 0..<n {
+            let course = Course(id: UUID(), title: "course \(i)", createdAt: Date(timeIntervalSince1970: Double(i)))
+            keys.append(course.id)
+            context.insert(course)
+            if i % 10 == 0 { context.insert(Tag(name: "tag \(i)")); context.insert(Review(stars: i % 5)) }
+        }
+        try context.save()
+        print(keys[n / 2].uuidString)
+    default:
+        throw Failure("usage: StrataModelReopen open|open-twenty <store> <uuid> <workload> | make-twenty <store> <n>")
+    }
+} catch {
+    FileHandle.standardError.write(Data("StrataModelReopen: \(error)\n".utf8))
+    exit(1)
+}
