@@ -26,7 +26,7 @@ enum W8ModelReopen: Workload {
         let repetitions = max(3, bench.options.repetitions)
         if bench.includes(.strata) {
             let path = ObjectStores.path(bench, .strata)
-            bench.report(try measure(repetitions, of: n) { try ChildProcess.run(["open", path, key.uuidString, id], program: program) }, title: title)
+            bench.report(try W8ObjectReopen.medianOfRuns(repetitions, of: n) { try ChildProcess.run(["open", path, key.uuidString, id], program: program) }, title: title)
 
             // The 20-model store: made once by the child (its models), with as many courses.
             let twenty = bench.options.workDirectory + "/objects-20-models.strata"
@@ -34,35 +34,17 @@ enum W8ModelReopen: Workload {
             guard let twentyKey = made.output.split(separator: "\n").last.map(String.init), UUID(uuidString: twentyKey) != nil else {
                 throw BenchError("\(twentyID): make-twenty printed no key")
             }
-            bench.report(try measure(repetitions, of: n) { try ChildProcess.run(["open-twenty", twenty, twentyKey, twentyID], program: program) },
+            bench.report(try W8ObjectReopen.medianOfRuns(repetitions, of: n) { try ChildProcess.run(["open-twenty", twenty, twentyKey, twentyID], program: program) },
                          title: twentyTitle)
         }
         if bench.includes(.grdbTuned) {
             let path = ObjectStores.path(bench, .grdbTuned)
             let arguments = [W8ObjectReopen.id] + ChildArguments.make(["system": System.grdbTuned.rawValue, "path": path, "key": key.uuidString])
             for workload in [(id, title), (twentyID, twentyTitle)] {
-                var m = try measure(repetitions, of: n) { try ChildProcess.run(arguments) }
+                var m = try W8ObjectReopen.medianOfRuns(repetitions, of: n) { try ChildProcess.run(arguments) }
                 m.workload = workload.0
                 bench.report(m, title: workload.1)
             }
         }
-    }
-
-    /// A warm-up run (page cache, dynamic loader), then the median of `repetitions` runs.
-    static func measure(_ repetitions: Int, of n: Int, _ child: () throws -> ChildProcess.Result) throws -> Measurement {
-        _ = try child()
-        var runs: [(Measurement, Double)] = []
-        for _ in 0..<repetitions {
-            let result = try child()
-            guard let m = result.measurements.first else { throw BenchError("\(id): the child reported nothing") }
-            runs.append((m, result.processSeconds))
-        }
-        runs.sort { $0.0.seconds < $1.0.seconds }
-        var m = runs[runs.count / 2].0
-        m.seconds = median(runs.map(\.0.seconds))
-        m["process_seconds"] = .double(median(runs.map(\.1)))
-        m["repetitions"] = .int(runs.count)
-        m["of_records"] = .int(n)
-        return m
     }
 }
