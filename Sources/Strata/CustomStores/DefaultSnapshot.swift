@@ -266,7 +266,9 @@ public enum SnapshotValue: Hashable, Sendable, Codable {
         // Through JSON: a Codable value, or a plain value a store kept in another form.
         let json: Data
         switch self {
-        case .json(let data): json = data
+        case .json(let data):
+            if let array = JSONArrayReader.array(data, as: V.self) { return array }
+            json = data
         default: json = try SnapshotValue.jsonEncoder.encode(JSONForm(value: self))
         }
         do { return try JSONDecoder().decode(JSONWrapped<V>.self, from: wrap(json)).value } catch { throw mismatch(V.self) }
@@ -342,4 +344,31 @@ private struct JSONForm: Encodable {
         case .identifiers(let ids): try c.encode(ids)
         }
     }
+}
+
+/// A JSON array of strings or of integers read by hand (`JSONReader`), for `SnapshotValue.decode`
+/// of `[String]` and `[Int]` (the most common collection attributes, read for every object a
+/// fetch makes: JSONDecoder took a third of the time of enumerating objects that have one).
+///
+/// It reads only what it reads exactly as JSONDecoder does, and gives nil for anything else
+/// (lone surrogates, invalid UTF-8, unescaped control characters, numbers other than plain
+/// integers, any other JSON): JSONDecoder then decides, so the answer (or the error) is its own.
+enum JSONArrayReader {
+    /// The array as a `V`, when `V` is `[String]` or `[Int]` (or an optional of one) and the
+    /// reader takes the JSON; nil otherwise.
+    static func array<V>(_ data: Data, as: V.Type) -> V? {
+        if V.self == [String].self || V.self == [String]?.self {
+            // Unwrapped first: a nil `[String]?` would cast to a `V` of `[String]?` as nil.
+            guard let strings = strings(data) else { return nil }
+            return strings as? V
+        }
+        if V.self == [Int].self || V.self == [Int]?.self {
+            guard let integers = integers(data) else { return nil }
+            return integers as? V
+        }
+        return nil
+    }
+
+    static func strings(_ data: Data) -> [String]? { try? JSONReader.strings(in: data) }
+    static func integers(_ data: Data) -> [Int]? { try? JSONReader.integers(in: data) }
 }

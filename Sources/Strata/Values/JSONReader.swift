@@ -1,5 +1,8 @@
+import Foundation
+
 /// A strict JSON (RFC 8259) reader into `JSONValue`, for the few documents Strata reads on the
-/// way to a first fetch (the stored schema). `JSONDecoder` reads the same documents, but its
+/// way to a first fetch (the stored schema), and for arrays of strings and of integers (a custom
+/// store's snapshots). `JSONDecoder` reads the same documents, but its
 /// first use in a process instantiates generic decoding containers for each `Codable` type and
 /// looks up their conformances, which cost a fresh process's first open about a fifth of its
 /// time (Docs/Benchmarks.md, "Costs that shaped the code").
@@ -23,6 +26,47 @@ struct JSONReader {
             guard reader.at == raw.count else { throw Malformed() }
             return value
         }
+    }
+
+    /// A JSON array of strings, read without making `JSONValue`s (a custom store's `[String]`
+    /// attribute, read for every object its fetch makes).
+    static func strings(in data: Data) throws -> [String] {
+        try data.withUnsafeBytes { raw in
+            var reader = JSONReader(raw)
+            return try reader.array { try $0.string() }
+        }
+    }
+
+    /// A JSON array of plain integers that fit an `Int` (no `-0`, fraction or exponent).
+    static func integers(in data: Data) throws -> [Int] {
+        try data.withUnsafeBytes { raw in
+            var reader = JSONReader(raw)
+            return try reader.array { reader in
+                let start = reader.at
+                guard case .integer(let value) = try reader.number(), let n = Int(exactly: value),
+                      !(n == 0 && reader.bytes[start] == UInt8(ascii: "-")) else { throw Malformed() }
+                return n
+            }
+        }
+    }
+
+    /// `[` elements separated by commas `]`, and nothing after but whitespace.
+    private mutating func array<E>(_ element: (inout JSONReader) throws -> E) throws -> [E] {
+        skipWhitespace()
+        guard try take(UInt8(ascii: "[")) else { throw Malformed() }
+        var elements: [E] = []
+        skipWhitespace()
+        if try !take(UInt8(ascii: "]")) {
+            repeat {
+                skipWhitespace()
+                elements.append(try element(&self))
+                skipWhitespace()
+            } while try take(UInt8(ascii: ","))
+            guard try take(UInt8(ascii: "]")) else { throw Malformed() }
+        }
+        skipWhitespace()
+        guard at == bytes.count else { throw Malformed() }
+        return elements
     }
 
     /// Deeper than this is not a document Strata wrote.
@@ -137,6 +181,12 @@ struct JSONReader {
             at += 1
         }
         guard at < bytes.count else { throw Malformed() }
+        if bytes[at] == UInt8(ascii: "\"") {
+            at += 1
+            // Invalid UTF-8 is malformed, not repaired.
+            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<(at - 1)]), as: UTF8.self) else { throw Malformed() }
+            return text
+        }
         var utf8 = Array(bytes[start..<at])
         while bytes[at] == UInt8(ascii: "\\") {
             at += 1
