@@ -7,8 +7,8 @@ extension PostgresStore {
     /// of those rows, one query each.
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let table = try table(T.self)
-        let (sql, binds) = try select(table, request.descriptor, columns: rowColumns(table))
-        let fetched = try session.withConnection { c in try self.snapshots(table, rows: try c.query(sql, binds), c) }
+        let (sql, binds) = try select(table, request.descriptor, columns: table.rowColumns)
+        let fetched = try session.withConnection { c in try self.snapshots(table, rows: try c.query(sql, binds, reused: true), c) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: fetched)
     }
 
@@ -18,7 +18,7 @@ extension PostgresStore {
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, batchSize: Int,
                                           _ body: ([DefaultSnapshot]) throws -> Bool) throws {
         let table = try table(T.self)
-        let (sql, binds) = try select(table, request.descriptor, columns: rowColumns(table))
+        let (sql, binds) = try select(table, request.descriptor, columns: table.rowColumns)
         let size = max(1, batchSize)
         try session.transaction(isolation: "REPEATABLE READ READ ONLY", retries: 0) { c in
             try c.execute("DECLARE strata_batches NO SCROLL CURSOR FOR \(sql)", binds)
@@ -35,8 +35,8 @@ extension PostgresStore {
         let table = try table(T.self)
         var descriptor = request.descriptor
         descriptor.sortBy = []
-        let (sql, binds) = try select(table, descriptor, columns: ["count(*)::text"], ordered: false)
-        let rows = try session.withConnection { try $0.query(sql, binds) }
+        let (sql, binds) = try select(table, descriptor, columns: "count(*)::text", ordered: false)
+        let rows = try session.withConnection { try $0.query(sql, binds, reused: true) }
         let counted = Int(rows.first?.first.flatMap { $0 } ?? "0") ?? 0
         // A limit and an offset apply to the rows the count is of.
         let afterOffset = max(0, counted - (request.descriptor.fetchOffset ?? 0))
@@ -45,20 +45,15 @@ extension PostgresStore {
 
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
         let table = try table(T.self)
-        let (sql, binds) = try select(table, request.descriptor, columns: ["t0.\"_id\"::text"])
-        let rows = try session.withConnection { try $0.query(sql, binds) }
+        let (sql, binds) = try select(table, request.descriptor, columns: "t0.\"_id\"::text")
+        let rows = try session.withConnection { try $0.query(sql, binds, reused: true) }
         return try rows.compactMap { row in try row.first.flatMap { $0 }.flatMap(Int64.init).map { try identifier(table.name, $0) } }
     }
 
-    /// The columns a snapshot is read from: id, version, each attribute, each to-one.
-    func rowColumns(_ table: PostgresTable) -> [String] {
-        ["t0.\"_id\"::text", "t0.\"_version\"::text"] + table.columns.map { "t0.\($0.name)::text" } + table.toOnes.map { "t0.\($0.column)::text" }
-    }
-
-    /// The `SELECT` of a descriptor, its binds as text. Throws `preferInMemoryFilter` or
-    /// `preferInMemorySort` for a part that does not translate.
-    func select<T: PersistentModel>(_ table: PostgresTable, _ descriptor: FetchDescriptor<T>, columns: [String], ordered: Bool = true) throws -> (String, [String?]) {
-        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(table.qualified) t0"
+    /// The `SELECT` of a descriptor (`columns` its select list), its binds as text. Throws
+    /// `preferInMemoryFilter` or `preferInMemorySort` for a part that does not translate.
+    func select<T: PersistentModel>(_ table: PostgresTable, _ descriptor: FetchDescriptor<T>, columns: String, ordered: Bool = true) throws -> (String, [String?]) {
+        var sql = "SELECT " + columns + " FROM " + table.qualified + " t0"
         var binds: [String?] = []
         if let predicate = descriptor.predicate {
             guard let condition = PredicateSQL.condition(predicate, resolver: self) else { throw DataStoreError.preferInMemoryFilter }
@@ -78,15 +73,16 @@ extension PostgresStore {
         return (sql, binds)
     }
 
-    /// The snapshots of rows read with `rowColumns`.
+    /// The snapshots of rows read with `table.rowColumns`.
     func snapshots(_ table: PostgresTable, rows: [[String?]], _ c: SQLConnection) throws -> [DefaultSnapshot] {
         guard !rows.isEmpty else { return [] }
         let ids = rows.map { $0.first.flatMap { $0 }.flatMap(Int64.init) ?? 0 }
-        let idList = PostgresValues.arrayLiteral(ids.map { String($0) })
+        // The rows' ids as one bigint[] parameter, for the queries of related rows (if any).
+        let idList = table.toManys.isEmpty && table.externals.isEmpty ? "" : PostgresValues.arrayLiteral(ids.map { String($0) })
         var related: [String: [Int64: [Int64]]] = [:]
         for toMany in table.toManys {
             var lists: [Int64: [Int64]] = [:]
-            for row in try c.query("SELECT \"owner_id\"::text, \"target_id\"::text FROM \(toMany.table) WHERE \"owner_id\" = ANY($1::bigint[]) ORDER BY \"owner_id\", \"position\"", [idList]) {
+            for row in try c.query("SELECT \"owner_id\"::text, \"target_id\"::text FROM \(toMany.table) WHERE \"owner_id\" = ANY($1::bigint[]) ORDER BY \"owner_id\", \"position\"", [idList], reused: true) {
                 guard row.count == 2, let owner = row[0].flatMap(Int64.init), let target = row[1].flatMap(Int64.init) else { continue }
                 lists[owner, default: []].append(target)
             }
@@ -94,7 +90,7 @@ extension PostgresStore {
         }
         var externals: [Int64: [String: String?]] = [:]
         if !table.externals.isEmpty {
-            for row in try c.query("SELECT \"id\"::text, \"property\", \"data\"::text FROM \(table.externalTable) WHERE \"id\" = ANY($1::bigint[])", [idList]) {
+            for row in try c.query("SELECT \"id\"::text, \"property\", \"data\"::text FROM \(table.externalTable) WHERE \"id\" = ANY($1::bigint[])", [idList], reused: true) {
                 guard row.count == 3, let id = row[0].flatMap(Int64.init), let property = row[1] else { continue }
                 externals[id, default: [:]][property] = .some(row[2])
             }

@@ -3,7 +3,9 @@ import Strata
 
 /// What the predicate translator asks of the store's tables.
 extension PostgresStore: SQLModelResolver {
-    private func table(of modelType: Any.Type) -> PostgresTable? { tables[String(describing: modelType)] }
+    private func table(of modelType: Any.Type) -> PostgresTable? {
+        tablesByType[ObjectIdentifier(modelType)] ?? tables[String(describing: modelType)]
+    }
 
     func column(for keyPath: AnyKeyPath, of modelType: Any.Type, alias: String) -> ColumnInfo? {
         guard let table = table(of: modelType), let name = table.entity.propertyName(for: keyPath), let column = table.column(named: name) else { return nil }

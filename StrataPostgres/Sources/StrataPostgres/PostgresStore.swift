@@ -32,6 +32,9 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     let session: PostgresSession
     /// Each model's table, by model (entity) name.
     let tables: [String: PostgresTable]
+    /// The same tables by the schema's model types (a type's name is found without
+    /// `String(describing:)` each time: a query asks several times).
+    let tablesByType: [ObjectIdentifier: PostgresTable]
     /// The version of each row this process read or wrote last, by model and id: updates and
     /// deletions must find the row at that version.
     let versions = Mutex<[String: [Int64: Int64]]>([:])
@@ -54,7 +57,11 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         if let migrationPlan, configuration.allowsSave, configuration.migration == nil {
             try PostgresMigration(configuration: configuration, plan: migrationPlan).run(session)
         }
-        self.tables = try PostgresTable.tables(of: schema, namespace: configuration.namespace)
+        let tables = try PostgresTable.tables(of: schema, namespace: configuration.namespace)
+        self.tables = tables
+        tablesByType = Dictionary(schema.entities.compactMap { entity in
+            tables[String(describing: entity.modelType)].map { (ObjectIdentifier(entity.modelType), $0) }
+        }, uniquingKeysWith: { a, _ in a })
         identifier = try PostgresSchemaSetup(tables: tables, namespace: configuration.namespace, schema: schema,
                                              writable: configuration.allowsSave, location: configuration.location,
                                              version: migrationPlan?.schemas.last?.versionIdentifier).run(session)
@@ -101,6 +108,7 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     // MARK: Rows
 
     func table<T>(_ model: T.Type) throws -> PostgresTable {
+        if let table = tablesByType[ObjectIdentifier(model)] { return table }
         let name = String(describing: model)
         guard let table = tables[name] else {
             throw StrataError(.unknownModel, "\(name) is not in the schema of the PostgreSQL store at \(configuration.location).")
@@ -122,7 +130,10 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     func rememberVersions(_ entity: String, _ pairs: [(Int64, Int64)]) {
         guard !pairs.isEmpty else { return }
         versions.withLock { versions in
-            for (id, version) in pairs { versions[entity, default: [:]][id] = version }
+            // The model's dictionary taken out while it changes: one lookup by name, and no copy.
+            var ofEntity = versions.removeValue(forKey: entity) ?? [:]
+            for (id, version) in pairs { ofEntity[id] = version }
+            versions[entity] = ofEntity
         }
     }
 

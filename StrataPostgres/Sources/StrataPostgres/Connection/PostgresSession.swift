@@ -11,11 +11,15 @@ import Synchronization
 /// Every statement binds its parameters as text and casts them in SQL (`$1::bigint`), and every
 /// result column is read as text (`col::text`): one exact representation for every type
 /// (PostgreSQL prints a double with the fewest digits that read back as the same double).
+///
+/// Reads run again and again (a fetch's `SELECT`, the same text with other binds) are named
+/// prepared statements of their connection (`PreparedStatements`): the server parses and plans
+/// them once, not at every run.
 final class PostgresSession: @unchecked Sendable {
     let configuration: PostgresConnection.Configuration
     /// Names the server in messages (without the password).
     let location: String
-    private let idle = Mutex<[PostgresConnection]>([])
+    private let idle = Mutex<[PooledConnection]>([])
     private let nextID = Atomic<Int>(1)
     private let logger: Logger
     /// Connections kept idle at most.
@@ -42,43 +46,55 @@ final class PostgresSession: @unchecked Sendable {
     }
 
     deinit {
-        for connection in idle.withLock({ $0 }) { connection.closeSoon() }
+        for connection in idle.withLock({ $0 }) { connection.raw.closeSoon() }
     }
 
     private var eventLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.next() }
 
+    /// A connection of the pool and its prepared statements (none for a pinned session's).
+    private final class PooledConnection: Sendable {
+        let raw: PostgresConnection
+        let statements: PreparedStatements?
+        init(_ raw: PostgresConnection, statements: PreparedStatements?) {
+            self.raw = raw
+            self.statements = statements
+        }
+    }
+
     /// A connection from the pool, or a new one.
-    private func connection() throws -> PostgresConnection {
-        if let pinned { return pinned }
-        if let pooled = idle.withLock({ $0.popLast() }), !pooled.isClosed { return pooled }
+    private func connection() throws -> PooledConnection {
+        if let pinned { return PooledConnection(pinned, statements: nil) }
+        if let pooled = idle.withLock({ $0.popLast() }), !pooled.raw.isClosed { return pooled }
         let id = nextID.add(1, ordering: .relaxed).newValue
         do {
-            return try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
+            let raw = try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
+            return PooledConnection(raw, statements: PreparedStatements())
         } catch {
             throw PostgresStoreError.connection(error, location: location)
         }
     }
 
-    private func giveBack(_ connection: PostgresConnection) {
-        guard pinned == nil, !connection.isClosed else { return }
+    private func giveBack(_ connection: PooledConnection) {
+        guard pinned == nil, !connection.raw.isClosed else { return }
         let kept = idle.withLock { idle -> Bool in
             guard idle.count < Self.poolSize else { return false }
             idle.append(connection)
             return true
         }
-        if !kept { connection.closeSoon() }
+        if !kept { connection.raw.closeSoon() }
     }
 
-    /// Runs `body` on a connection outside a transaction (each statement its own).
+    /// Runs `body` on a connection outside a transaction (each statement its own). Its
+    /// `query(_:_:reused:)` may run a prepared statement.
     func withConnection<R>(_ body: (SQLConnection) throws -> R) throws -> R {
-        let raw = try connection()
+        let pooled = try connection()
         do {
-            let result = try body(SQLConnection(raw: raw, logger: logger, location: location))
-            giveBack(raw)
+            let result = try body(SQLConnection(raw: pooled.raw, logger: logger, location: location, statements: pooled.statements))
+            giveBack(pooled)
             return result
         } catch {
             // A connection that failed may be in any state: it is closed, never pooled.
-            if pinned == nil, PostgresStoreError.isConnectionLevel(error) { raw.closeSoon() } else { giveBack(raw) }
+            if pinned == nil, PostgresStoreError.isConnectionLevel(error) { pooled.raw.closeSoon() } else { giveBack(pooled) }
             throw error
         }
     }
@@ -87,6 +103,9 @@ final class PostgresSession: @unchecked Sendable {
     /// deadlocks (40001, 40P01) run it again, up to `retries` times; every error path rolls back
     /// before the connection goes back to the pool (a connection left in a failed transaction
     /// would fail its next statement with 25P02).
+    ///
+    /// Nothing in a transaction runs prepared: a statement whose prepared form failed (its plan
+    /// outdated by a schema change) could not run again unprepared in the aborted transaction.
     func transaction<R>(isolation: String = "READ COMMITTED", retries: Int = 8, alsoRetrying: Set<String> = [],
                         _ body: (SQLConnection) throws -> R) throws -> R {
         if let pinned {
@@ -106,19 +125,20 @@ final class PostgresSession: @unchecked Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let raw = try connection()
+            let pooled = try connection()
+            let raw = pooled.raw
             let sql = SQLConnection(raw: raw, logger: logger, location: location)
             do {
                 try sql.execute("BEGIN ISOLATION LEVEL \(isolation)")
                 let result = try body(sql)
                 try sql.execute("COMMIT")
-                giveBack(raw)
+                giveBack(pooled)
                 return result
             } catch {
                 if PostgresStoreError.isConnectionLevel(error) {
                     raw.closeSoon()
                 } else if (try? sql.execute("ROLLBACK")) != nil {
-                    giveBack(raw)
+                    giveBack(pooled)
                 } else {
                     raw.closeSoon()
                 }
@@ -136,7 +156,7 @@ final class PostgresSession: @unchecked Sendable {
     /// A connection of its own that listens on `channel` and calls `handler` with each
     /// notification's payload (nil: the connection could not listen).
     func listen(_ channel: String, _ handler: @escaping @Sendable (String) -> Void) -> PostgresConnection? {
-        guard pinned == nil, let raw = try? connection() else { return nil }
+        guard pinned == nil, let raw = try? connection().raw else { return nil }
         raw.addListener(channel: channel) { _, notification in handler(notification.payload) }
         do {
             _ = try raw.query(PostgresQuery(unsafeSQL: "LISTEN \(SQL.identifier(channel))"), logger: logger).wait()
@@ -153,10 +173,15 @@ struct SQLConnection {
     let raw: PostgresConnection
     let logger: Logger
     let location: String
+    /// The connection's prepared statements, outside a transaction (nil: nothing is prepared).
+    var statements: PreparedStatements? = nil
 
-    /// Runs `sql` and returns its rows, each column as text (nil for NULL).
+    /// Runs `sql` and returns its rows, each column as text (nil for NULL). `reused`: a read
+    /// (a `SELECT` without side effects) whose text is run again and again with other binds,
+    /// prepared on its second run when the connection prepares statements.
     @discardableResult
-    func query(_ sql: String, _ binds: [String?] = []) throws -> [[String?]] {
+    func query(_ sql: String, _ binds: [String?] = [], reused: Bool = false) throws -> [[String?]] {
+        if reused, let statements, let rows = try preparedQuery(sql, binds, statements) { return rows }
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds {
             if let bind { bindings.append(bind) } else { bindings.appendNull() }
@@ -169,16 +194,56 @@ struct SQLConnection {
         }
         var rows: [[String?]] = []
         rows.reserveCapacity(result.rows.count)
-        for row in result.rows {
-            var values: [String?] = []
-            for cell in row {
-                do { values.append(try cell.decode(String?.self)) } catch {
-                    throw PostgresStoreError.statement(error, sql: sql, location: location)
-                }
-            }
-            rows.append(values)
-        }
+        for row in result.rows { rows.append(try texts(row, sql, columns: rows.first?.count ?? 0)) }
         return rows
+    }
+
+    /// `sql` run as the connection's prepared statement of that text; nil when it is not one
+    /// (yet), or when the server no longer has it or can no longer use its plan (the caller
+    /// then runs it unprepared: only reads outside a transaction come here, so nothing is
+    /// done twice and no transaction is aborted).
+    private func preparedQuery(_ sql: String, _ binds: [String?], _ statements: PreparedStatements) throws -> [[String?]]? {
+        let statement: PreparedQuery?
+        do { statement = try statements.statement(for: sql, parameters: binds.count, on: raw) } catch {
+            throw PostgresStoreError.statement(error, sql: sql, location: location)
+        }
+        guard let statement else { return nil }
+        // The same bytes as `PostgresBindings.append(String)`: text, in binary format (UTF-8).
+        let data = binds.map { bind in bind.map(PostgresData.init(string:)) ?? PostgresData(type: .text) }
+        let result: [PostgresRow]
+        do {
+            result = try statement.execute(data).wait()
+        } catch {
+            // 26000: the statement is gone (DEALLOCATE ALL, DISCARD ALL, a pooler between);
+            // 0A000: "cached plan must not change result type" (a table changed under it).
+            let state = PostgresStoreError.sqlState(error)
+            guard state == "26000" || state == "0A000" else { throw PostgresStoreError.statement(error, sql: sql, location: location) }
+            statements.forget(sql)
+            return nil
+        }
+        var rows: [[String?]] = []
+        rows.reserveCapacity(result.count)
+        for row in result { rows.append(try texts(row, sql, columns: rows.first?.count ?? 0)) }
+        return rows
+    }
+
+    /// A row's columns as text (`columns`: how many there are, if known).
+    private func texts(_ row: PostgresRow, _ sql: String, columns: Int) throws -> [String?] {
+        var values: [String?] = []
+        values.reserveCapacity(columns)
+        for cell in row {
+            // A text column's bytes are its UTF-8 in either format: what `decode(String?.self)`
+            // reads, without its generic decoding per cell. (A prepared statement's rows say
+            // text format for the binary the server sends: the same bytes for text.)
+            if cell.dataType == .text {
+                values.append(cell.bytes.map { String(buffer: $0) })
+                continue
+            }
+            do { values.append(try cell.decode(String?.self)) } catch {
+                throw PostgresStoreError.statement(error, sql: sql, location: location)
+            }
+        }
+        return values
     }
 
     /// Runs `sql`; the number of rows it changed (or returned).
@@ -203,6 +268,155 @@ enum SQL {
     static func identifier(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
     /// A string constant ('text', with quotes doubled).
     static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+
+    /// `sql` with `::text` after each parameter (`$1::uuid` becomes `$1::text::uuid`), for a
+    /// statement prepared without parameter types (postgres-nio's `prepare(query:)`): the
+    /// server then takes each parameter as text, as it does in an unnamed statement (whose
+    /// Parse names text for each), and the binds are the same bytes, cast in SQL as before.
+    ///
+    /// Nil unless the text is plainly this store's SQL, where every parameter is found for sure:
+    /// no dollar quote, comment, or string with a prefix (`E'...'`) or a backslash; each
+    /// parameter followed by a cast, a comma, a parenthesis, a space or the end; parameters
+    /// exactly $1...$count. The statement then runs unprepared.
+    static func textParameters(_ sql: String, count: Int) -> String? {
+        let bytes = Array(sql.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 6 * count)
+        var seen = [Bool](repeating: false, count: count)
+        func isWord(_ b: UInt8) -> Bool {
+            b >= 0x80 || b == UInt8(ascii: "_") || b == UInt8(ascii: "$") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b)
+        }
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            let next: UInt8? = i + 1 < bytes.count ? bytes[i + 1] : nil
+            switch b {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                // A string or a quoted identifier, copied as it is (a doubled quote is in it).
+                if b == UInt8(ascii: "'"), i > 0, isWord(bytes[i - 1]) { return nil }
+                var end = i + 1
+                while true {
+                    guard end < bytes.count else { return nil }
+                    if bytes[end] == b {
+                        if end + 1 < bytes.count, bytes[end + 1] == b { end += 2; continue }
+                        break
+                    }
+                    if b == UInt8(ascii: "'"), bytes[end] == UInt8(ascii: "\\") { return nil }
+                    end += 1
+                }
+                out += bytes[i...end]
+                i = end + 1
+            case UInt8(ascii: "$"):
+                if i > 0, isWord(bytes[i - 1]) {   // inside a name (a$1)
+                    out.append(b)
+                    i += 1
+                    continue
+                }
+                var end = i + 1
+                var n = 0
+                while end < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) {
+                    n = n * 10 + Int(bytes[end] - UInt8(ascii: "0"))
+                    guard n <= count else { return nil }
+                    end += 1
+                }
+                guard n >= 1 else { return nil }   // a dollar quote, or $0
+                if end < bytes.count {
+                    let after = bytes[end]
+                    let isCast = after == UInt8(ascii: ":") && end + 1 < bytes.count && bytes[end + 1] == UInt8(ascii: ":")
+                    guard isCast || after == UInt8(ascii: " ") || after == UInt8(ascii: ",") || after == UInt8(ascii: ")") else { return nil }
+                }
+                seen[n - 1] = true
+                out += bytes[i..<end]
+                out += "::text".utf8
+                i = end
+            case UInt8(ascii: "-") where next == UInt8(ascii: "-"), UInt8(ascii: "/") where next == UInt8(ascii: "*"):
+                return nil
+            default:
+                out.append(b)
+                i += 1
+            }
+        }
+        guard !seen.contains(false) else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// A connection's named prepared statements, by the SQL text they run (postgres-nio's
+/// `prepare(query:)`, each under a name of its own). A text is prepared on its second run: one
+/// run only (a page at an offset of its own) costs no round trip to prepare it. At most
+/// `capacity` are kept; the least recently used is closed to make room.
+///
+/// Used by one caller at a time (the connection's, between taking it from the pool and giving
+/// it back); the lock only makes that plain.
+final class PreparedStatements: Sendable {
+    static let capacity = 64
+    /// Texts remembered as run once, at most (then forgotten, all at once).
+    static let seenCapacity = 256
+
+    private struct Entry {
+        let statement: PreparedQuery
+        var lastUse: UInt64
+    }
+
+    private struct State {
+        var statements: [String: Entry] = [:]
+        /// Hashes of texts run once, unprepared (a collision only prepares a text early).
+        var seenOnce: Set<Int> = []
+        var clock: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// The prepared statement of `sql`: the one kept, or one prepared now on the text's second
+    /// run. Nil: run it unprepared (its first run, a text `SQL.textParameters` leaves alone, or
+    /// one the server would not prepare: running it unprepared gives the server's own answer).
+    /// Throws only when the connection failed.
+    func statement(for sql: String, parameters: Int, on connection: PostgresConnection) throws -> PreparedQuery? {
+        let (kept, secondRun) = state.withLock { state -> (PreparedQuery?, Bool) in
+            state.clock += 1
+            if var entry = state.statements[sql] {
+                entry.lastUse = state.clock
+                state.statements[sql] = entry
+                return (entry.statement, false)
+            }
+            if state.seenOnce.remove(sql.hashValue) != nil { return (nil, true) }
+            if state.seenOnce.count >= Self.seenCapacity { state.seenOnce.removeAll() }
+            state.seenOnce.insert(sql.hashValue)
+            return (nil, false)
+        }
+        if let kept { return kept }
+        guard secondRun, let text = SQL.textParameters(sql, count: parameters) else { return nil }
+        let statement: PreparedQuery
+        do {
+            statement = try connection.prepare(query: text).wait()
+        } catch {
+            if PostgresStoreError.isConnectionLevel(error) || connection.isClosed { throw error }
+            return nil
+        }
+        let evicted = state.withLock { state -> PreparedQuery? in
+            var evicted: PreparedQuery? = nil
+            if state.statements.count >= Self.capacity, let oldest = state.statements.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                state.statements[oldest.key] = nil
+                evicted = oldest.value.statement
+            }
+            state.statements[sql] = Entry(statement: statement, lastUse: state.clock)
+            return evicted
+        }
+        // Closing a statement the server no longer has is no error; a failure here is the
+        // connection's, which its next statement reports.
+        if let evicted { _ = try? evicted.deallocate().wait() }
+        return statement
+    }
+
+    /// Drops the statement of `sql` (prepared again on a later run).
+    func forget(_ sql: String) {
+        guard let entry = state.withLock({ $0.statements.removeValue(forKey: sql) }) else { return }
+        _ = try? entry.statement.deallocate().wait()
+    }
+
+    /// The texts prepared now (for tests).
+    var preparedTexts: Set<String> { state.withLock { Set($0.statements.keys) } }
 }
 
 extension PostgresConnection {

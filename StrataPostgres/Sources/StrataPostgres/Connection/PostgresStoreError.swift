@@ -3,11 +3,13 @@ import PostgresNIO
 import Strata
 
 /// The server's errors as Strata's typed errors: a message that says what happened where and
-/// what to do, the server's error (with its SQLSTATE) as the cause.
+/// what to do, the server's error (with its SQLSTATE) as the cause. (A prepared statement's
+/// errors come as postgres-nio's older `PostgresError`, read alike.)
 enum PostgresStoreError {
     /// The SQLSTATE of a server error (`23505`...), looked for under Strata's wrapping too.
     static func sqlState(_ error: any Error) -> String? {
         if let psql = error as? PSQLError { return psql.serverInfo?[.sqlState] }
+        if case .server(let message)? = error as? PostgresError { return message.fields[.sqlState] }
         if let strata = error as? StrataError, let underlying = strata.underlying { return sqlState(underlying) }
         return nil
     }
@@ -17,6 +19,9 @@ enum PostgresStoreError {
         if let psql = error as? PSQLError {
             guard let info = psql.serverInfo, let message = info[.message] else { return nil }
             return [message, info[.detail], info[.hint]].compactMap { $0 }.joined(separator: " ")
+        }
+        if case .server(let server)? = error as? PostgresError, let message = server.fields[.message] {
+            return [message, server.fields[.detail], server.fields[.hint]].compactMap { $0 }.joined(separator: " ")
         }
         if let strata = error as? StrataError, let underlying = strata.underlying { return serverMessage(underlying) }
         return nil
@@ -37,6 +42,12 @@ enum PostgresStoreError {
                 return true
             default:
                 return false
+            }
+        }
+        if let legacy = error as? PostgresError {
+            switch legacy {
+            case .connectionClosed, .protocol: return true
+            case .server: return false
             }
         }
         if let strata = error as? StrataError, let underlying = strata.underlying { return isConnectionLevel(underlying) }

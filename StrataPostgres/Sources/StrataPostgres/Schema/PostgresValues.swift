@@ -89,7 +89,9 @@ enum PostgresValues {
         case .boolean: value = .bool(text == "true" || text == "t")
         case .uuid: value = UUID(uuidString: text).map { .uuid($0) }
         case .bytea: value = unhex(text).map { .data($0) }
-        case .jsonb: value = .json(Data(text.utf8))
+        case .jsonb:
+            var text = text
+            value = .json(text.withUTF8 { Data($0) })
         }
         guard let value else { throw StrataError(.corruptRecord, "A PostgreSQL \(kind) column holds \(text.prefix(100)), which is not one.") }
         return value
