@@ -36,17 +36,16 @@ final class Entity: @unchecked Sendable {
     /// The key paths `schemaMetadata` lists, by property index: their properties without
     /// probing (which confirms only values it can mark).
     private let listedKeyPaths: [AnyKeyPath: Int]
-    /// False only in the test that holds discovery through `schemaMetadata` equal to discovery
-    /// without it.
-    nonisolated(unsafe) static var usesSchemaMetadata = true
     private var prober: KeyPathProber!
 
-    init<T: PersistentModel>(_ type: T.Type) throws {
+    /// The entity of model class `T`. (`usingSchemaMetadata` false: by reflection alone, for the
+    /// test that holds the two ways equal.)
+    init<T: PersistentModel>(_ type: T.Type, usingSchemaMetadata: Bool = true) throws {
         let name = TypeNames.plain(T.self)
         self.name = name
         self.type = type
         self.makeInstance = { T() }
-        let metadata = Entity.usesSchemaMetadata ? T.schemaMetadata : []
+        let metadata = usingSchemaMetadata ? T.schemaMetadata : []
         let (properties, transients) = try Entity.discoverFields(of: T.self, name: name, metadata: metadata)
         self.properties = properties
         self.transients = transients

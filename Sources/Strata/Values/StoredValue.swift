@@ -99,7 +99,7 @@ enum StoredValues {
     }()
 
     /// Every stored value type.
-    static let all: [any StoredValue.Type] = [
+    nonisolated(unsafe) static let all: [any StoredValue.Type] = [
         String.self, Bool.self, Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self,
         UInt16.self, UInt32.self, UInt64.self, Double.self, Float.self, Date.self, Data.self, UUID.self, URL.self, Decimal.self,
     ]

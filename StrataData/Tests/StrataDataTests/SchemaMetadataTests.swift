@@ -47,10 +47,7 @@ import StrataData
         }
         for model in Self.models + [Car.self] {
             func both<T: PersistentModel>(_ type: T.Type) throws -> ([String], [String]) {
-                let withList = try Strata.Entity(T.self)
-                Strata.Entity.usesSchemaMetadata = false
-                defer { Strata.Entity.usesSchemaMetadata = true }
-                return (describe(withList), describe(try Strata.Entity(T.self)))
+                (describe(try Strata.Entity(T.self)), describe(try Strata.Entity(T.self, usingSchemaMetadata: false)))
             }
             let (withList, withoutList) = try both(model)
             #expect(withList == withoutList, "\(model)")
