@@ -10,6 +10,11 @@ import StrataData
 //   StrataModelReopen open-twenty <store> <uuid> <workload> # a store of the 20 models
 //   StrataModelReopen make-twenty <store> <n>               # makes that store; prints a key
 func measure(_ workload: String, _ models: [any PersistentModel.Type], path: String, key: UUID) throws {
+    // The peak resident set from here (Linux keeps the spawning process's across exec).
+    if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
+        handle.write(Data("5".utf8))
+        try? handle.close()
+    }
     let start = ContinuousClock.now
     let container = try ModelContainer(for: Schema(models), configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
     let context = ModelContext(container)
@@ -18,11 +23,12 @@ func measure(_ workload: String, _ models: [any PersistentModel.Type], path: Str
     let end = ContinuousClock.now
     guard found == key else { throw Failure("\(workload): \(key) not found in \(path)") }
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let peakKB = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        .flatMap { Int($0.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") } ?? 0
     let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     print(#"{"workload": "\#(workload)", "system": "strata", "n": 1, "seconds": \#(seconds(start.duration(to: end))), "#
-          + #""peak_rss_kb": \#(usage.ru_maxrss), "bytes": \#(bytes), "open_seconds": \#(seconds(start.duration(to: opened))), "#
+          + #""peak_rss_kb": \#(peakKB), "bytes": \#(bytes), "open_seconds": \#(seconds(start.duration(to: opened))), "#
           + #""fetch_seconds": \#(seconds(opened.duration(to: end))), "models": \#(models.count)}"#)
 }
 
