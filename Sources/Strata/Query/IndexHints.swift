@@ -33,14 +33,10 @@ struct HintPlan {
     let bind: (Bindings) -> IndexHint?
 }
 
-protocol IndexHinting: PredicateExpression {
-    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan]
-}
-
 extension RowCompiler {
     /// The conditions of `expression` an index may answer.
     func hints<E: PredicateExpression>(_ expression: E, at base: Int) -> [HintPlan] {
-        (expression as? any IndexHinting)?.hintPlans(self, at: base) ?? []
+        (expression as? any RowEvaluable)?.hintPlans(self, at: base) ?? []
     }
 
     /// `property op constant` with the constant on either side: the property, whether the
@@ -62,14 +58,14 @@ extension RowCompiler {
     }
 }
 
-extension PredicateExpressions.Conjunction: IndexHinting {
+extension PredicateExpressions.Conjunction {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return [] }
         return c.hints(lhs, at: lAt) + c.hints(rhs, at: rAt)
     }
 }
 
-extension PredicateExpressions.Equal: IndexHinting {
+extension PredicateExpressions.Equal {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         if let slot = c.identifierConstant(self, at: base, \.lhs, \.rhs) {
             return [HintPlan(property: nil) { b in .identifiers((b.value(slot) as? PersistentIdentifier).map { [$0] } ?? []) }]
@@ -79,7 +75,7 @@ extension PredicateExpressions.Equal: IndexHinting {
     }
 }
 
-extension PredicateExpressions.Comparison: IndexHinting {
+extension PredicateExpressions.Comparison {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         guard var op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
               let (p, swapped, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return [] }
@@ -98,7 +94,7 @@ extension PredicateExpressions.Comparison: IndexHinting {
     }
 }
 
-extension PredicateExpressions.SequenceContains: IndexHinting {
+extension PredicateExpressions.SequenceContains {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         guard let sAt = c.at(base, \Self.sequence), let eAt = c.at(base, \Self.element),
               let slot = c.constantSlot(sequence, at: sAt) else { return [] }
@@ -116,7 +112,7 @@ extension PredicateExpressions.SequenceContains: IndexHinting {
     }
 }
 
-extension PredicateExpressions.SequenceStartsWith: IndexHinting {
+extension PredicateExpressions.SequenceStartsWith {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         guard let bAt = c.at(base, \Self.base), let pAt = c.at(base, \Self.prefix),
               let p = c.inputProperty(self.base, at: bAt), let slot = c.constantSlot(prefix, at: pAt) else { return [] }

@@ -51,17 +51,17 @@ final class RowCompiler {
 
     /// True if `expression` is the input's `persistentModelID`.
     func isIdentifier<E: PredicateExpression>(_ expression: E, at base: Int) -> Bool {
-        (expression as? any InputKeyPath)?.isIdentifier(self, at: base) ?? false
+        (expression as? any RowEvaluable)?.isIdentifier(self, at: base) ?? false
     }
 
     /// The property that `expression` reads directly from the predicate's input, if any.
     func inputProperty<E: PredicateExpression>(_ expression: E, at base: Int) -> PersistedProperty? {
-        (expression as? any InputKeyPath)?.inputProperty(self, at: base)
+        (expression as? any RowEvaluable)?.inputProperty(self, at: base)
     }
 
     /// The slot of a constant `expression` (nil when it is not a constant).
     func constantSlot<E: PredicateExpression>(_ expression: E, at base: Int) -> Int? {
-        (expression as? any ConstantExpression)?.slot(self, at: base)
+        (expression as? any RowEvaluable)?.slot(self, at: base)
     }
 
     /// Records a constant of type `T` at `offset`; its slot.
@@ -86,37 +86,50 @@ final class RowCompiler {
     }
 }
 
+/// A predicate node Strata plans, and what the planner asks of it. One protocol, with defaults
+/// for what most nodes are not (a test, the input's property, a constant, an index condition):
+/// a cast to a protocol is answered, the first time in a process for each node type, by a scan
+/// of every conformance record loaded, and five protocols cost a fresh process's first fetch
+/// five scans per node type (Docs/Benchmarks.md, "Costs that shaped the code").
 protocol RowEvaluable: PredicateExpression {
     /// This node's plan, compiled from it once per shape; `base` is where it is in the tree.
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)?
+    /// True for a node whose output is `Bool` and that is planned as a `RowTest` (`testPlan`): a
+    /// function of a concrete type. A plan of generic output passes through `Any` and comes back
+    /// wrapped in reabstraction thunks; a tree of `&&`, `||`, `!` and comparisons planned as
+    /// tests calls its closures directly.
+    var isRowTest: Bool { get }
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)?
+    /// The property this node reads directly from the predicate's input (a key path node).
+    func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty?
+    /// True when this node is the input's `persistentModelID`.
+    func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool
+    /// The slot of this node's constant (a value node).
+    func slot(_ c: RowCompiler, at base: Int) -> Int?
+    /// The conditions of this node an index may answer (IndexHints.swift).
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan]
 }
 
-/// A node whose output is `Bool`, planned as a `RowTest`: a function of a concrete type. A plan
-/// of generic output passes through `Any` and comes back wrapped in reabstraction thunks; a
-/// tree of `&&`, `||`, `!` and comparisons planned as tests calls its closures directly.
-protocol RowTesting {
-    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)?
+extension RowEvaluable {
+    var isRowTest: Bool { false }
+    func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? { nil }
+    func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty? { nil }
+    func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool { false }
+    func slot(_ c: RowCompiler, at base: Int) -> Int? { nil }
+    func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] { [] }
 }
 
 extension RowCompiler {
     /// The plan of a `Bool` expression, as a test; nil if some part has no record function
     /// (or the expression is not a `Bool` one).
     func test<E: PredicateExpression>(_ expression: E, at base: Int) -> ((Bindings) -> RowTest)? {
-        if let testing = expression as? any RowTesting { return testing.testPlan(self, at: base) }
+        guard let node = expression as? any RowEvaluable else { return nil }
+        if node.isRowTest { return node.testPlan(self, at: base) }
         return compile(expression, at: base) as? (Bindings) -> RowTest
     }
 }
 
-protocol InputKeyPath {
-    func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty?
-    func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool
-}
-
-protocol ConstantExpression {
-    func slot(_ c: RowCompiler, at base: Int) -> Int?
-}
-
-extension PredicateExpressions.Value: RowEvaluable, ConstantExpression {
+extension PredicateExpressions.Value: RowEvaluable {
     func slot(_ c: RowCompiler, at base: Int) -> Int? {
         c.at(base, \Self.value).map { c.constant(Output.self, at: $0) }
     }
@@ -130,7 +143,7 @@ extension PredicateExpressions.Value: RowEvaluable, ConstantExpression {
     }
 }
 
-extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
+extension PredicateExpressions.KeyPath: RowEvaluable {
     /// True when the root is the predicate's input variable (recorded as part of the shape).
     private func rootIsInput(_ c: RowCompiler, at base: Int) -> Bool {
         guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input,
@@ -165,11 +178,14 @@ extension PredicateExpressions.KeyPath: RowEvaluable, InputKeyPath {
     }
 }
 
-extension PredicateExpressions.KeyPath: RowTesting where Output == Bool {
+extension PredicateExpressions.KeyPath {
+    var isRowTest: Bool { Output.self == Bool.self }
+
     /// A `Bool` property of the input: the test of its byte.
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
+        guard Output.self == Bool.self else { return nil }
         if let property = inputProperty(c, at: base), let test = property.scalarTest(ConstantValue(true), .equal) { return { _ in test } }
-        return rowPlan(c, at: base)
+        return rowPlan(c, at: base) as? (Bindings) -> RowTest
     }
 }
 
@@ -183,7 +199,9 @@ extension RowCompiler {
     }
 }
 
-extension PredicateExpressions.Equal: RowEvaluable, RowTesting {
+extension PredicateExpressions.Equal: RowEvaluable {
+    var isRowTest: Bool { true }
+
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
@@ -197,7 +215,9 @@ extension PredicateExpressions.Equal: RowEvaluable, RowTesting {
     }
 }
 
-extension PredicateExpressions.NotEqual: RowEvaluable, RowTesting {
+extension PredicateExpressions.NotEqual: RowEvaluable {
+    var isRowTest: Bool { true }
+
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
@@ -211,7 +231,9 @@ extension PredicateExpressions.NotEqual: RowEvaluable, RowTesting {
     }
 }
 
-extension PredicateExpressions.Comparison: RowEvaluable, RowTesting {
+extension PredicateExpressions.Comparison: RowEvaluable {
+    var isRowTest: Bool { true }
+
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
@@ -246,7 +268,9 @@ extension ComparisonOperator {
     }
 }
 
-extension PredicateExpressions.Conjunction: RowEvaluable, RowTesting {
+extension PredicateExpressions.Conjunction: RowEvaluable {
+    var isRowTest: Bool { true }
+
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
@@ -259,7 +283,9 @@ extension PredicateExpressions.Conjunction: RowEvaluable, RowTesting {
     }
 }
 
-extension PredicateExpressions.Disjunction: RowEvaluable, RowTesting {
+extension PredicateExpressions.Disjunction: RowEvaluable {
+    var isRowTest: Bool { true }
+
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
@@ -272,7 +298,9 @@ extension PredicateExpressions.Disjunction: RowEvaluable, RowTesting {
     }
 }
 
-extension PredicateExpressions.Negation: RowEvaluable, RowTesting {
+extension PredicateExpressions.Negation: RowEvaluable {
+    var isRowTest: Bool { true }
+
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
