@@ -84,6 +84,26 @@ enum ChildProcess {
         var output = ""
     }
 
+    /// A warm-up run of a fresh child (page cache, dynamic loader), then the median of
+    /// `repetitions` runs, with the whole process's wall time beside it (workload `id`, over a
+    /// store of `n`).
+    static func medianOfRuns(_ id: String, _ repetitions: Int, of n: Int, _ child: () throws -> Result) throws -> Measurement {
+        _ = try child()
+        var runs: [(Measurement, Double)] = []
+        for _ in 0..<repetitions {
+            let result = try child()
+            guard let m = result.measurements.first else { throw BenchError("\(id): the child reported nothing") }
+            runs.append((m, result.processSeconds))
+        }
+        runs.sort { $0.0.seconds < $1.0.seconds }
+        var m = runs[runs.count / 2].0
+        m.seconds = median(runs.map(\.0.seconds))
+        m["process_seconds"] = .double(median(runs.map(\.1)))
+        m["repetitions"] = .int(runs.count)
+        m["of_records"] = .int(n)
+        return m
+    }
+
     /// Runs `self child <arguments>` (or `program <arguments>`, another executable that prints
     /// measurements as children do); throws if it fails. With `countSyncs`, under perf when possible.
     static func run(_ arguments: [String], countSyncs: Bool = false, program: String? = nil) throws -> Result {

@@ -14,20 +14,8 @@ enum E4Reopen: Workload {
         let key = bench.data.id(bench.n / 2)
         for system in bench.selected([.strataEngine, .grdb, .grdbTuned]) {
             let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": bench.path(system), "key": key.uuidString])
-            _ = try ChildProcess.run(arguments)  // warm-up: page cache, dynamic loader
-            var runs: [(Measurement, Double)] = []
-            for _ in 0..<max(3, bench.options.repetitions) {
-                let child = try ChildProcess.run(arguments)
-                guard let m = child.measurements.first else { throw BenchError("\(id): the child reported nothing") }
-                runs.append((m, child.processSeconds))
-            }
-            runs.sort { $0.0.seconds < $1.0.seconds }
-            var m = runs[runs.count / 2].0
-            m.seconds = median(runs.map(\.0.seconds))
-            m["process_seconds"] = .double(median(runs.map(\.1)))
-            m["repetitions"] = .int(runs.count)
-            m["of_records"] = .int(bench.n)
-            bench.report(m, title: title)
+            bench.report(try ChildProcess.medianOfRuns(id, max(3, bench.options.repetitions), of: bench.n) { try ChildProcess.run(arguments) },
+                         title: title)
         }
     }
 

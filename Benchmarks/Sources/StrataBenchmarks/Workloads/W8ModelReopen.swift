@@ -26,7 +26,7 @@ enum W8ModelReopen: Workload {
         let repetitions = max(3, bench.options.repetitions)
         if bench.includes(.strata) {
             let path = ObjectStores.path(bench, .strata)
-            bench.report(try W8ObjectReopen.medianOfRuns(repetitions, of: n) { try ChildProcess.run(["open", path, key.uuidString, id], program: program) }, title: title)
+            bench.report(try ChildProcess.medianOfRuns(id, repetitions, of: n) { try ChildProcess.run(["open", path, key.uuidString, id], program: program) }, title: title)
 
             // The 20-model store: made once by the child (its models), with as many courses.
             let twenty = bench.options.workDirectory + "/objects-20-models.strata"
@@ -34,14 +34,14 @@ enum W8ModelReopen: Workload {
             guard let twentyKey = made.output.split(separator: "\n").last.map(String.init), UUID(uuidString: twentyKey) != nil else {
                 throw BenchError("\(twentyID): make-twenty printed no key")
             }
-            bench.report(try W8ObjectReopen.medianOfRuns(repetitions, of: n) { try ChildProcess.run(["open-twenty", twenty, twentyKey, twentyID], program: program) },
+            bench.report(try ChildProcess.medianOfRuns(id, repetitions, of: n) { try ChildProcess.run(["open-twenty", twenty, twentyKey, twentyID], program: program) },
                          title: twentyTitle)
         }
         if bench.includes(.grdbTuned) {
             let path = ObjectStores.path(bench, .grdbTuned)
             let arguments = [W8ObjectReopen.id] + ChildArguments.make(["system": System.grdbTuned.rawValue, "path": path, "key": key.uuidString])
             for workload in [(id, title), (twentyID, twentyTitle)] {
-                var m = try W8ObjectReopen.medianOfRuns(repetitions, of: n) { try ChildProcess.run(arguments) }
+                var m = try ChildProcess.medianOfRuns(id, repetitions, of: n) { try ChildProcess.run(arguments) }
                 m.workload = workload.0
                 bench.report(m, title: workload.1)
             }

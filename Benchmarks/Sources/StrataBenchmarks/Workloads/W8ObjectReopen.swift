@@ -17,27 +17,8 @@ enum W8ObjectReopen: Workload {
         for system in bench.selected(ObjectStores.systems) {
             let path = ObjectStores.path(bench, system)
             let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": path, "key": key.uuidString])
-            bench.report(try medianOfRuns(max(3, bench.options.repetitions), of: n) { try ChildProcess.run(arguments) }, title: title)
+            bench.report(try ChildProcess.medianOfRuns(id, max(3, bench.options.repetitions), of: n) { try ChildProcess.run(arguments) }, title: title)
         }
-    }
-
-    /// A warm-up run of a fresh child (page cache, dynamic loader), then the median of
-    /// `repetitions` runs, with the whole process's wall time beside it.
-    static func medianOfRuns(_ repetitions: Int, of n: Int, _ child: () throws -> ChildProcess.Result) throws -> Measurement {
-        _ = try child()
-        var runs: [(Measurement, Double)] = []
-        for _ in 0..<repetitions {
-            let result = try child()
-            guard let m = result.measurements.first else { throw BenchError("\(id): the child reported nothing") }
-            runs.append((m, result.processSeconds))
-        }
-        runs.sort { $0.0.seconds < $1.0.seconds }
-        var m = runs[runs.count / 2].0
-        m.seconds = median(runs.map(\.0.seconds))
-        m["process_seconds"] = .double(median(runs.map(\.1)))
-        m["repetitions"] = .int(runs.count)
-        m["of_records"] = .int(n)
-        return m
     }
 
     static func child(_ arguments: ChildArguments) throws {
