@@ -342,6 +342,14 @@ public final class ConfShelved: PersistentModel {
     public init(_ title: String, _ genre: String, series: String? = nil) { self.title = title; self.genre = genre; self.series = series }
 }
 
+/// A unique attribute that may be nil: nil is a value like any other, on every kind of store.
+public final class ConfBadge: PersistentModel {
+    @Attribute(.unique) public var code: String? = nil
+    @Attribute public var holder: String = ""
+    public init() {}
+    public init(_ code: String?, _ holder: String) { self.code = code; self.holder = holder }
+}
+
 /// The root tests' `SyncItem`, for a model actor's imports and upserts.
 public final class ConfSyncItem: PersistentModel {
     @Attribute(.unique) public var code: Int = 0

@@ -244,6 +244,34 @@ extension Conformance {
             try checkEqual(stored.first?.startDate, confDay(2))
         },
 
+        ConformanceScenario("aNilUniqueValueIsAValueLikeAnyOther", from: "PostgresStoreTests (an optional unique attribute: NULL matched NULL in one save and not across saves)",
+                            requires: [.resolvesUniqueValues]) { env in
+            // Strata's unique constraints treat nil as one value, as a file store's index keys do:
+            // a later insert with nil upserts the object stored with nil, within a save and across
+            // saves, and a server's constraint must agree (PostgreSQL: NULLS NOT DISTINCT).
+            let s = try env.open(ConfBadge.self)
+            do {
+                let context = ModelContext(s.container)
+                context.insert(ConfBadge(nil, "first nil"))
+                context.insert(ConfBadge("A", "A"))
+                context.insert(ConfBadge(nil, "second nil"))
+                try context.save()
+            }
+            let context = ModelContext(s.container)
+            let again = ConfBadge("A", "A again")
+            let third = ConfBadge(nil, "third nil")
+            context.insert(again)
+            context.insert(third)
+            try context.save()
+            try checkEqual(try context.fetchCount(FetchDescriptor<ConfBadge>()), 2)
+            third.holder = "third nil, changed"
+            again.holder = "A, changed"
+            try context.save()
+            let stored = try ModelContext(try s.reopen()).fetch(FetchDescriptor<ConfBadge>(sortBy: [SortDescriptor(\.holder)]))
+            try checkEqual(stored.map(\.holder), ["A, changed", "third nil, changed"])
+            try checkEqual(stored.map(\.code), ["A", nil])
+        },
+
         ConformanceScenario("uniqueUpsertFromAnotherContainer", from: "UsagePatternTests.repositoryUpdatesOrInserts (upserting rather than duplicating), UpsertIndexTests.upsertsKeepOrMoveTheirIndexEntries",
                             requires: [.resolvesUniqueValues]) { env in
             let s = try env.open(ConfTrip.self)

@@ -82,8 +82,16 @@ struct PostgresSchemaSetup {
         }
     }
 
+    /// `UNIQUE NULLS NOT DISTINCT` came with PostgreSQL 15 (engines that report an older
+    /// version, as CockroachDB does, lack it).
+    private func supportsNullsNotDistinct(_ c: SQLConnection) throws -> Bool {
+        let text = try c.query("SELECT current_setting('server_version_num')").first?.first ?? nil
+        return (text.flatMap { Int($0) } ?? 0) >= 150000
+    }
+
     private func create(_ made: [PostgresTable], _ c: SQLConnection) throws {
-        for table in made { for statement in table.createStatements() { try c.execute(statement) } }
+        let nullsNotDistinct = try supportsNullsNotDistinct(c)
+        for table in made { for statement in table.createStatements(nullsNotDistinct: nullsNotDistinct) { try c.execute(statement) } }
         for table in made { for statement in table.foreignKeys(tables) { try c.execute(statement) } }
     }
 
@@ -142,10 +150,11 @@ struct PostgresSchemaSetup {
             for i in 0..<max(old.indexes.count, table.indexes.count) {
                 try c.execute("DROP INDEX IF EXISTS \(SQL.identifier(namespace)).\(SQL.identifier("\(name)_index_\(i)"))")
             }
-            for (i, unique) in live.uniques.enumerated() {
-                try c.execute("ALTER TABLE \(live.qualified) ADD CONSTRAINT \(SQL.identifier("\(name)_unique_\(i)")) UNIQUE (\(unique.joined(separator: ", ")))")
+            let nullsNotDistinct = try supportsNullsNotDistinct(c)
+            for i in live.uniques.indices {
+                try c.execute("ALTER TABLE \(live.qualified) ADD \(live.uniqueConstraint(i, nullsNotDistinct: nullsNotDistinct))")
             }
-            for statement in live.createStatements() where !statement.hasPrefix("CREATE TABLE IF NOT EXISTS \(live.qualified)") {
+            for statement in live.createStatements(nullsNotDistinct: nullsNotDistinct) where !statement.hasPrefix("CREATE TABLE IF NOT EXISTS \(live.qualified)") {
                 try c.execute(statement)
             }
             for statement in live.foreignKeys(tables) { try c.execute(statement) }

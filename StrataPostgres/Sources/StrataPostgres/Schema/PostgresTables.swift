@@ -127,16 +127,18 @@ struct PostgresTable {
 
     /// `CREATE` statements for the table, its indexes, join and side tables (foreign keys to
     /// other tables come after every table exists: `foreignKeys`).
-    func createStatements() -> [String] {
+    ///
+    /// `nullsNotDistinct` (PostgreSQL 15 and later): a unique constraint takes NULL as one value,
+    /// as Strata's unique constraints take nil everywhere (a file store's index keys do); on an
+    /// older server two rows may each hold NULL (Docs/Postgres.md, "Unique constraints").
+    func createStatements(nullsNotDistinct: Bool) -> [String] {
         var definitions = ["\(PostgresTable.ownColumns[0]) bigint PRIMARY KEY", "\(PostgresTable.ownColumns[1]) bigint NOT NULL DEFAULT 1"]
         for column in columns {
             definitions.append("\(column.name) \(column.sqlType)\(column.isOptional ? "" : " NOT NULL")")
             if column.kind == .date { definitions.append("\(column.timestampName) timestamptz") }
         }
         for toOne in toOnes { definitions.append("\(toOne.column) bigint") }
-        for (i, unique) in uniques.enumerated() {
-            definitions.append("CONSTRAINT \(SQL.identifier("\(name)_unique_\(i)")) UNIQUE (\(unique.joined(separator: ", ")))")
-        }
+        for i in uniques.indices { definitions.append(uniqueConstraint(i, nullsNotDistinct: nullsNotDistinct)) }
         var statements = ["CREATE TABLE IF NOT EXISTS \(qualified) (\(definitions.joined(separator: ", ")))"]
         for (i, index) in indexes.enumerated() {
             statements.append("CREATE INDEX IF NOT EXISTS \(SQL.identifier("\(name)_index_\(i)")) ON \(qualified) (\(index.joined(separator: ", ")))")
@@ -153,6 +155,14 @@ struct PostgresTable {
         }
         return statements
     }
+
+    /// `CONSTRAINT "<table>_unique_<i>" UNIQUE [NULLS NOT DISTINCT] (columns)`.
+    func uniqueConstraint(_ i: Int, nullsNotDistinct: Bool) -> String {
+        "CONSTRAINT \(SQL.identifier("\(name)_unique_\(i)")) UNIQUE\(nullsNotDistinct ? " NULLS NOT DISTINCT" : "") (\(uniques[i].joined(separator: ", ")))"
+    }
+
+    /// Whether the column named `quoted` (an attribute's or a to-one's) may hold NULL.
+    func isNullable(_ quoted: String) -> Bool { columns.first { $0.name == quoted }?.isOptional ?? true }
 
     /// The foreign keys of the table's relationships, deferred to commit (a save writes its rows
     /// in any order; delete rules leave no dangling reference by then).
