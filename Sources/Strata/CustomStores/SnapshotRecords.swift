@@ -43,47 +43,70 @@ struct SnapshotRecords {
     /// a related identifier. A property the snapshot lacks takes the model's default value when
     /// it is optional; a missing value of a non-optional attribute is an error naming it.
     func record(of values: [String: SnapshotValue], row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
-        if values.keys.contains(where: { entity.propertyIndex[$0] == nil }) {
-            let unknown = values.keys.filter { entity.propertyIndex[$0] == nil }.sorted()
-            throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) names \(unknown.joined(separator: ", ")), which \(entity.name) does not have as a persisted property. Answer with the model's properties only.")
-        }
-        var fields: [UInt8] = []
+        // One lookup per property (each name hashed once); a value under any other name is
+        // found by the count, since the properties' names differ.
+        let count = entity.properties.count
+        var record = RecordLayout.wideHeader(count: count)
+        let fieldsStart = record.count
         var ends: [Int] = []
-        ends.reserveCapacity(entity.properties.count)
+        ends.reserveCapacity(count)
+        var found = 0
         for property in entity.properties {
+            let value = values[property.name]
+            if value != nil { found += 1 }
             switch property {
             case let relationship as RelationshipProperty:
                 var ids: [PersistentIdentifier] = []
-                if case .identifiers(let listed)? = values[property.name] { ids = listed }
+                if case .identifiers(let listed)? = value { ids = listed }
                 let target = relationship.targetEntity
-                RelationshipProperty.encodeRows(try ids.map { try row(target, $0) }, into: &fields)
+                RelationshipProperty.encodeRows(try ids.map { try row(target, $0) }, into: &record)
             case let attribute as AttributeProperty:
-                if attribute.isExternal { fields.append(0) }
-                do { try attribute.access.fieldOfSnapshot(values[property.name] ?? .null, &fields) } catch {
-                    throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) has \(values[property.name].map { "\($0)" } ?? "no value") for \(property.name), which is not a \(attribute.valueType).", underlying: error)
+                if attribute.isExternal { record.append(0) }
+                do { try attribute.access.fieldOfSnapshot(value ?? .null, &record) } catch {
+                    throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) has \(value.map { "\($0)" } ?? "no value") for \(property.name), which is not a \(attribute.valueType).", underlying: error)
                 }
             default:
                 break
             }
-            ends.append(fields.count)
+            ends.append(record.count - fieldsStart)
         }
-        return RecordLayout.wideRecord(fields: fields, ends: ends)
+        if found != values.count {
+            let unknown = values.keys.filter { entity.propertyIndex[$0] == nil }.sorted()
+            throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) names \(unknown.joined(separator: ", ")), which \(entity.name) does not have as a persisted property. Answer with the model's properties only.")
+        }
+        RecordLayout.setWideEnds(ends, in: &record)
+        return record
     }
 }
 
 extension RecordLayout {
     /// A wide record (format 2, `u32` offsets) of these fields, `ends` being where each ends.
     static func wideRecord(fields: [UInt8], ends: [Int], layoutVersion: UInt16 = 0) -> [UInt8] {
-        var record: [UInt8] = [RecordLayout.wide, UInt8(truncatingIfNeeded: layoutVersion), UInt8(truncatingIfNeeded: layoutVersion >> 8),
-                               UInt8(truncatingIfNeeded: ends.count), UInt8(truncatingIfNeeded: ends.count >> 8)]
-        record.reserveCapacity(record.count + 4 * (ends.count + 1) + fields.count)
-        for v in [0] + ends {
-            record.append(UInt8(truncatingIfNeeded: v))
-            record.append(UInt8(truncatingIfNeeded: v >> 8))
-            record.append(UInt8(truncatingIfNeeded: v >> 16))
-            record.append(UInt8(truncatingIfNeeded: v >> 24))
-        }
+        var record = wideHeader(count: ends.count, layoutVersion: layoutVersion, reserving: fields.count)
         record.append(contentsOf: fields)
+        setWideEnds(ends, in: &record)
         return record
+    }
+
+    /// A wide record's header with room for `count` fields' offsets (zeros until
+    /// `setWideEnds`): the fields are appended after it.
+    static func wideHeader(count: Int, layoutVersion: UInt16 = 0, reserving: Int = 64) -> [UInt8] {
+        var record: [UInt8] = [RecordLayout.wide, UInt8(truncatingIfNeeded: layoutVersion), UInt8(truncatingIfNeeded: layoutVersion >> 8),
+                               UInt8(truncatingIfNeeded: count), UInt8(truncatingIfNeeded: count >> 8)]
+        record.reserveCapacity(record.count + 4 * (count + 1) + reserving)
+        record.append(contentsOf: repeatElement(0, count: 4 * (count + 1)))
+        return record
+    }
+
+    /// Writes the fields' ends (from the start of the fields) into a record `wideHeader` made.
+    static func setWideEnds(_ ends: [Int], in record: inout [UInt8]) {
+        var at = 5 + 4    // the first offset, 0, is in place
+        for v in ends {
+            record[at] = UInt8(truncatingIfNeeded: v)
+            record[at + 1] = UInt8(truncatingIfNeeded: v >> 8)
+            record[at + 2] = UInt8(truncatingIfNeeded: v >> 16)
+            record[at + 3] = UInt8(truncatingIfNeeded: v >> 24)
+            at += 4
+        }
     }
 }
