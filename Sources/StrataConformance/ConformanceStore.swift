@@ -48,6 +48,12 @@ public enum ConformanceCapability: String, Sendable, Hashable, CaseIterable, Cus
     /// A context reads the store (`fetchCount`, from another thread) while another context's save
     /// writes it, and finds each save whole or not at all.
     case readsDuringSaves
+    /// `fetch(_:batchSize:)`'s later batches hold the objects as the fetch found them, even
+    /// after another context deleted or changed them (the engine reads one snapshot; a custom
+    /// store that does not fetch in batches answers every object at once). A store that fetches
+    /// in batches (`DataStoreBatchedFetching`) reads each batch when it is first subscripted,
+    /// as the rows are then, to hold one batch in memory.
+    case batchesReadOneSnapshot
 
     public var description: String { rawValue }
 }

@@ -179,12 +179,13 @@ extension Conformance {
             try check(try context.fetch(FetchDescriptor<ConfTrip>(predicate: #Predicate { $0.rating > 100 }), batchSize: 3).isEmpty)
         },
 
-        ConformanceScenario("batchedResultsKeepWhatTheFetchFound", from: "FetchEdgeTests.batchesReadTheSnapshotTheirFetchCameFrom") { env in
+        ConformanceScenario("batchedResultsKeepWhatTheFetchFound", from: "FetchEdgeTests.batchesReadTheSnapshotTheirFetchCameFrom",
+                            requires: [.batchesReadOneSnapshot]) { env in
             try batchesKeepWhatTheirFetchFound(env, sortBy: [SortDescriptor(\ConfTrip.startDate, order: .reverse)])
         },
 
         ConformanceScenario("batchedResultsWithoutASortKeepWhatTheFetchFound", from: "FetchEdgeTests.batchesReadTheSnapshotTheirFetchCameFrom (no sort)",
-                            requires: [.stableUnsortedOrder]) { env in
+                            requires: [.stableUnsortedOrder, .batchesReadOneSnapshot]) { env in
             try batchesKeepWhatTheirFetchFound(env, sortBy: [])
         },
 

@@ -115,4 +115,54 @@ import Testing
         #expect(seen == 4)
         #expect(configuration.count("batch") == 2, "no batch read after the block stopped")
     }
+    /// `fetch(_:batchSize:)` on a store that fetches in batches reads the identifiers, then each
+    /// batch when it is first subscripted: no record is kept in between, and one batch at most.
+    @Test func fetchWithABatchSizeReadsEachBatchWhenItIsFirstRead() throws {
+        let (container, configuration) = try seeded(25)
+        // (This store refuses sorts and predicates, which the context then applies to whole
+        // objects: the identifiers are read for a descriptor the store takes whole.)
+        let expected = try ModelContext(container).fetch(FetchDescriptor<Journey>()).map(\.name)
+        let reader = ModelContext(try ModelContainer(for: Journey.self, Leg.self, configurations: configuration))
+        let fetchesBefore = configuration.count("fetch")
+        let results = try reader.fetch(FetchDescriptor<Journey>(), batchSize: 4)
+        #expect(results.count == 25)
+        #expect(keptRecords(reader.container) == 0, "only identifiers were read")
+        let afterIdentifiers = configuration.count("fetch")
+        #expect(afterIdentifiers > fetchesBefore)
+        // This store refuses the batch's predicate (identifiers), so a batch is two fetches: the
+        // one refused and the one without it, of which the context keeps the batch only.
+        #expect(results[5].name == expected[5])
+        #expect(configuration.count("fetch") == afterIdentifiers + 2, "the batch of position 5")
+        #expect(results[6].name == expected[6])
+        #expect(configuration.count("fetch") == afterIdentifiers + 2, "the same batch")
+        #expect(keptRecords(reader.container) == 0, "the batch's records were let go once its objects were made")
+        #expect(results.map(\.name) == expected)
+        // Batches 0 to 6 (the one read above maybe again): one read each, never the whole.
+        #expect(configuration.count("fetch") <= afterIdentifiers + 2 * 8, "25 objects in 7 batches of at most 4")
+        #expect(keptRecords(reader.container) == 0)
+        var paged = FetchDescriptor<Journey>()
+        paged.fetchOffset = 10
+        paged.fetchLimit = 6
+        #expect(try reader.fetch(paged, batchSize: 4).map(\.name) == Array(expected[10..<16]))
+        // A sort the store refuses: whole objects, sorted by the context.
+        #expect(try reader.fetch(FetchDescriptor<Journey>(sortBy: [SortDescriptor(\.name, order: .reverse)]), batchSize: 4).map(\.name) == expected.reversed())
+    }
+
+    /// A row another writer deletes after the identifiers were read is, when its batch is read,
+    /// an object with the model's initial values, its identifier and `isDeleted`, never a trap;
+    /// an unsaved change in the context makes the fetch read whole objects, as on any store.
+    @Test func aRowDeletedBeforeItsBatchIsReadIsAPlaceholder() throws {
+        let (container, configuration) = try seeded(12)
+        let reader = ModelContext(try ModelContainer(for: Journey.self, Leg.self, configurations: configuration))
+        let results = try reader.fetch(FetchDescriptor<Journey>(), batchSize: 4)
+        let writer = ModelContext(container)
+        let gone = try #require(try writer.fetch(FetchDescriptor<Journey>(predicate: #Predicate { $0.name == "j009" })).first)
+        writer.delete(gone)
+        try writer.save()
+        #expect(results.map(\.name) == ["j000", "j001", "j002", "j003", "j004", "j005", "j006", "j007", "j008", "", "j010", "j011"])
+        #expect(results.map(\.isDeleted) == (0..<12).map { $0 == 9 })
+        #expect(results[9].persistentModelID == gone.persistentModelID)
+        reader.insert(Journey("j100", day: 100))
+        #expect(try reader.fetch(FetchDescriptor<Journey>(sortBy: [SortDescriptor(\.name)]), batchSize: 4).map(\.name).last == "j100")
+    }
 }

@@ -10,6 +10,9 @@ protocol AnyDataStore: AnyObject {
     var pagesFetches: Bool { get }
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot])
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> Int
+    /// The identifiers of the objects the descriptor selects, in its order (the store's
+    /// `fetchIdentifiers`).
+    func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> [PersistentIdentifier]
     /// The store's snapshots a batch at a time (`DataStoreBatchedFetching`); false (and `body`
     /// never called) when the store does not fetch in batches.
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int, _ editingState: EditingState,
@@ -46,6 +49,10 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
 
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> Int {
         try store.fetchCount(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState))
+    }
+
+    func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> [PersistentIdentifier] {
+        try store.fetchIdentifiers(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState))
     }
 
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int, _ editingState: EditingState,

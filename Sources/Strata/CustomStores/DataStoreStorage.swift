@@ -118,6 +118,40 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         }
     }
 
+    /// The rows a fetch selects, from their identifiers only (`StoreFetch.identifiers`): what
+    /// `fetch(_:batchSize:)` holds before it reads a batch. Nil when the store does not answer
+    /// so.
+    func rows(selectedBy fetch: any StoreFetch, entity: Entity) throws -> [RowID]? {
+        guard let ids = try fetch.identifiers(in: box, editingState) else { return nil }
+        // As the store's snapshots are kept (`BridgeState.keep`): its identifiers as they are.
+        return withState { state in ids.compactMap { id in id.entityName == entity.name ? state.row(for: id, entity, rows: rows) : nil } }
+    }
+
+    /// Reads the records of these rows that this process has not kept, with one fetch, and
+    /// keeps them until `release`: a batch of `fetch(_:batchSize:)` is made from them.
+    func load(_ rows: [RowID], _ entity: Entity) throws {
+        let ids = withState { state in
+            rows.compactMap { row -> PersistentIdentifier? in
+                guard let table = state.tables[entity.name], table.records[row] == nil, !table.deleted.contains(row) else { return nil }
+                return table.idByRow[row]
+            }
+        }
+        guard !ids.isEmpty else { return }
+        let answer = try StoreFetches.some(entity.type, ids).fetch(in: box, extra: 0, editingState)
+        // Only the batch is kept: not what a store that refuses the predicate answers besides,
+        // nor related snapshots (a related object's record is read when it is asked for).
+        let asked = Set(ids)
+        try ingest(answer.fetched.filter { asked.contains($0.persistentIdentifier) }, related: [:])
+    }
+
+    /// Whether the bridge holds the record of this row.
+    func keeps(_ row: RowID, _ entity: Entity) -> Bool { withState { $0.tables[entity.name]?.records[row] != nil } }
+
+    /// Lets go of the records of these rows (read again from the store if asked for).
+    func release(_ rows: [RowID], _ entity: Entity) {
+        withState { state in for row in rows { state.tables[entity.name]?.records[row] = nil } }
+    }
+
     /// The record of a row, read from the store if this process has not kept it.
     func record(_ row: RowID, _ entity: Entity) throws -> [UInt8]? {
         let (kept, id, deleted) = withState { ($0.tables[entity.name]?.records[row], $0.tables[entity.name]?.idByRow[row],

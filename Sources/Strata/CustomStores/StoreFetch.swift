@@ -20,6 +20,11 @@ protocol StoreFetch: Sendable {
     /// refuses a part of the descriptor (the context then fetches it whole).
     func fetchBatches(in store: any AnyDataStore, batchSize: Int, paging: Bool, _ editingState: EditingState,
                       _ body: ([DefaultSnapshot]) throws -> Bool) throws -> Bool
+    /// The identifiers of the objects the whole descriptor selects (offset and limit too), in
+    /// its order, from a store that fetches in batches (`DataStoreBatchedFetching`, whose
+    /// `fetchIdentifiers` reads only them); nil from any other store, or when the store refuses
+    /// a part of the descriptor.
+    func identifiers(in store: any AnyDataStore, _ editingState: EditingState) throws -> [PersistentIdentifier]?
 }
 
 /// A `StoreFetch` of a typed descriptor.
@@ -84,6 +89,19 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
         }
     }
 
+    func identifiers(in store: any AnyDataStore, _ editingState: EditingState) throws -> [PersistentIdentifier]? {
+        guard store.pagesFetches else { return nil }
+        var asked = descriptor
+        // As the context pages: a limit of 0 or below is none, an offset below 0 is 0.
+        asked.fetchOffset = descriptor.fetchOffset.flatMap { $0 > 0 ? $0 : nil }
+        asked.fetchLimit = descriptor.fetchLimit.flatMap { $0 > 0 ? $0 : nil }
+        do { return try store.fetchIdentifiers(asked, editingState) } catch DataStoreError.preferInMemoryFilter {
+            return nil
+        } catch DataStoreError.preferInMemorySort {
+            return nil
+        }
+    }
+
     func count(in store: any AnyDataStore, _ editingState: EditingState) throws -> Int? {
         var asked = descriptor
         asked.fetchOffset = nil
@@ -102,6 +120,18 @@ enum StoreFetches {
     /// Every object of the model `type` (for a scan or a count).
     static func all(_ type: any PersistentModel.Type) -> any StoreFetch {
         func make<M: PersistentModel>(_: M.Type) -> any StoreFetch { DescriptorFetch<M>(descriptor: FetchDescriptor<M>()) }
+        return make(type)
+    }
+
+    /// The objects of the model `type` with these identifiers (in any order).
+    static func some(_ type: any PersistentModel.Type, _ ids: [PersistentIdentifier]) -> any StoreFetch {
+        func make<M: PersistentModel>(_: M.Type) -> any StoreFetch {
+            let predicate = Predicate<M> { object in
+                PredicateExpressions.build_contains(PredicateExpressions.build_Arg(ids),
+                                                    PredicateExpressions.build_KeyPath(root: object, keyPath: \M.persistentModelID))
+            }
+            return DescriptorFetch<M>(descriptor: FetchDescriptor<M>(predicate: predicate))
+        }
         return make(type)
     }
 

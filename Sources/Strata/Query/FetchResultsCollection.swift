@@ -12,13 +12,18 @@ public struct FetchResultsCollection<T: PersistentModel>: RandomAccessCollection
     private let items: [FetchItem]
     private let batchSize: Int
     private let cache = BatchCache()
+    /// A custom store whose rows each batch reads when it is first subscripted (the items
+    /// are its rows, from their identifiers).
+    private let custom: DataStoreStorage?
 
-    init(context: ModelContext, run: QueryRun, snapshot: (any StorageReader)?, items: [FetchItem], batchSize: Int) {
+    init(context: ModelContext, run: QueryRun, snapshot: (any StorageReader)?, items: [FetchItem], batchSize: Int,
+         loadsBatchesFrom custom: DataStoreStorage? = nil) {
         self.context = context
         self.run = run
         self.snapshot = snapshot
         self.items = items
         self.batchSize = batchSize
+        self.custom = custom
     }
 
     public var startIndex: Int { 0 }
@@ -45,10 +50,46 @@ public struct FetchResultsCollection<T: PersistentModel>: RandomAccessCollection
     private func objects(ofBatch batch: Int) throws -> [AnyObject] {
         let start = batch * batchSize
         let end = start + Swift.min(batchSize, items.count - start)
+        if let custom {
+            return try objects(items[start..<end], from: custom)
+        }
         return try items[start..<end].map { item -> AnyObject in
             if case .object(let o) = item { return o }
             guard let snapshot, case .object(let o) = try context.made(item, run, snapshot, true) else {
                 throw StrataError(.corruptRecord, "A row of \(T.self) could not be read again from the snapshot its fetch read.")
+            }
+            return o
+        }
+    }
+}
+
+extension FetchResultsCollection {
+    /// A batch of a custom store's rows: those the context has not registered read with one
+    /// fetch, made, then let go by the bridge (the objects hold their values).
+    private func objects(_ batch: ArraySlice<FetchItem>, from custom: DataStoreStorage) throws -> [AnyObject] {
+        let rows = batch.compactMap { item -> RowID? in
+            guard case .stored(let row) = item, context.registeredObject(run.entity, row) == nil else { return nil }
+            return row
+        }
+        try custom.load(rows, run.entity)
+        defer { custom.release(rows, run.entity) }
+        return try batch.map { item -> AnyObject in
+            guard case .stored(let row) = item else {
+                if case .object(let o) = item { return o }
+                throw StrataError(.corruptRecord, "A fetched item of \(T.self) is neither a row nor an object.")
+            }
+            if let registered = context.registeredObject(run.entity, row) { return registered }
+            // Deleted by another writer since the identifiers were read: an object with the
+            // model's initial values and this identifier, `isDeleted`, in no context.
+            guard custom.keeps(row, run.entity) else {
+                let gone = run.entity.newInstance()
+                let backing = ModelBacking(object: gone, entity: run.entity, identityOf: row, handle: run.handle)
+                backing.status = .deleted
+                run.entity.attach(backing, to: gone)
+                return gone
+            }
+            guard let snapshot, case .object(let o) = try context.made(item, run, snapshot, true) else {
+                throw StrataError(.corruptRecord, "A row of \(T.self) could not be read from its store.")
             }
             return o
         }

@@ -201,6 +201,13 @@ extension ModelContext {
     /// stored row was already read (and checked) by the fetch; if a later batch still cannot
     /// be read (an I/O error), subscripting stops the program with that error, since a
     /// collection cannot throw: `fetch(_:)` and `enumerate` throw instead.
+    ///
+    /// On a custom store that fetches in batches (`DataStoreBatchedFetching`, as PostgreSQL's),
+    /// with nothing unsaved in the context for the model, the fetch reads the identifiers only,
+    /// and each batch is read from the store when it is first subscripted (one fetch per batch):
+    /// memory holds one batch. Such a batch reads the rows as they are then; a row another
+    /// writer deleted meanwhile is an object with the model's initial values and the row's
+    /// identifier, whose `isDeleted` is true, in no context.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> FetchResultsCollection<T> {
         do {
             let runs = try runs(descriptor)
@@ -210,7 +217,14 @@ extension ModelContext {
             }
             let run = runs[0]
             let snapshot = try run.handle.storage.beginRead()
-            // A custom store's rows are not a snapshot to read again later: its objects are made now.
+            if let custom = run.handle.custom, let fetch = run.storageQuery?.storeFetch {
+                let pending = try pendingResults(run)
+                if pending.objects.isEmpty, pending.excluded.isEmpty, let rows = try custom.rows(selectedBy: fetch, entity: run.entity) {
+                    return FetchResultsCollection(context: self, run: run, snapshot: snapshot, items: rows.map { .stored($0) },
+                                                  batchSize: max(1, batchSize), loadsBatchesFrom: custom)
+                }
+            }
+            // Any other custom store's rows are not a snapshot to read again later: its objects are made now.
             let items = try results(run, reader: snapshot, materialize: run.handle.custom != nil)
             return FetchResultsCollection(context: self, run: run, snapshot: snapshot, items: items, batchSize: max(1, batchSize))
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }

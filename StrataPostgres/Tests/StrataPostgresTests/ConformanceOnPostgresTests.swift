@@ -11,6 +11,7 @@ import StrataPostgres
     /// What PostgreSQL does not do, with the reason (none of it is silent).
     static let lacks: [ConformanceCapability: String] = [
         .nulInStrings: "PostgreSQL's text cannot hold U+0000: such a save fails with a typed error and saves nothing (PostgresStoreTests.aStringWithNULIsRefusedWithATypedError)",
+        .batchesReadOneSnapshot: "fetch(_:batchSize:) reads the identifiers, then each batch when it is first read, as the rows are then, so that memory holds one batch (PostgresStoreTests.fetchWithABatchSizeReadsOneBatchAtATime)",
     ]
 
     static func postgres() throws -> ConformanceStore {

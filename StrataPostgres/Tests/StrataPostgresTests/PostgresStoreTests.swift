@@ -242,6 +242,34 @@ struct PGFixture {
         #expect(try fixture.sql("SELECT count(*)::text FROM \"\(fixture.namespace)\".\"PGTrip\"").first?.first == "2")
     }
 
+    /// `fetch(_:batchSize:)` reads the identifiers (the predicate, sort and paging on the
+    /// server), then each batch with one query when it is first read, as the rows are then: a
+    /// row changed meanwhile shows its change, a row deleted meanwhile is `isDeleted`.
+    @Test func fetchWithABatchSizeReadsOneBatchAtATime() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        do {
+            let context = ModelContext(try fixture.container())
+            for i in 0..<30 { context.insert(PGTrip(String(format: "T%02d", i), "trip \(i)", start: Double(i))) }
+            try context.save()
+        }
+        let context = ModelContext(try fixture.container())
+        var descriptor = FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code != "T00" && $0.code != "T01" }, sortBy: [SortDescriptor(\.start, order: .reverse)])
+        let results = try context.fetch(descriptor, batchSize: 10)
+        #expect(results.count == 28)
+        let table = "\"\(fixture.namespace)\".\"PGTrip\""
+        _ = try fixture.sql("UPDATE \(table) SET \"name\" = 'changed' WHERE \"code\" = 'T05'")
+        _ = try fixture.sql("DELETE FROM \(table) WHERE \"code\" = 'T20'")
+        #expect(results[0].code == "T29")
+        let all = results.map { $0.isDeleted ? "deleted" : $0.name }
+        #expect(all.count == 28)
+        #expect(all[9] == "deleted", "T20, read after its deletion: \(all)")
+        #expect(all[24] == "changed", "T05, read after its change: \(all)")
+        #expect(all[27] == "trip 2")
+        descriptor.fetchOffset = 5
+        descriptor.fetchLimit = 4
+        #expect(try context.fetch(descriptor, batchSize: 3).map(\.code) == ["T24", "T23", "T22", "T21"])
+    }
+
     @Test func severalUniqueConstraintsNeverMakeTwoRowsForOneKey() throws {
         let fixture = try PGFixture([PGPerson.self])
         do {
