@@ -65,10 +65,17 @@ let package = Package(
             name: "StrataModelReopen",
             dependencies: ["StrataData"]
         ),
+        // The root's conformance scenarios on models the macros wrote: the scenario files are
+        // symbolic links to Sources/StrataConformance (so there is one copy of each scenario),
+        // and Models.swift is this target's own, the same models spelled with @Model.
+        .target(
+            name: "StrataDataConformance",
+            dependencies: ["StrataData", .product(name: "Strata", package: rootIdentity)]
+        ),
         // Models written as SwiftData writes them, used through Strata.
         .testTarget(
             name: "StrataDataTests",
-            dependencies: ["StrataData", "ModelLayerFixture"]
+            dependencies: ["StrataData", "ModelLayerFixture", "StrataDataConformance"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
-// The macro spelling of Tests/StrataTests/ModelActorTests.swift: the same tests, word for word,
-// with `@ModelActor` and `@Model`. Keep the two files in step.
+// What `@ModelActor` writes, at run time: an actor whose context imports and upserts off the
+// main actor. A model actor's scenarios run as conformance scenarios on @Model models
+// (ConformanceTests.swift); autosave does not depend on how the models are spelled.
 
 import Foundation
 import Testing
@@ -13,88 +14,27 @@ import StrataData
 
 /// SwiftData's `@ModelActor` writes the container, the executor and `init(modelContainer:)`.
 @ModelActor actor Importer {
-    /// A background import with a save every `batch` objects.
-    func importItems(_ range: Range<Int>, batch: Int) throws -> Int {
-        var saves = 0
-        for key in range {
-            modelContext.insert(SyncItem(key: key, value: "v\(key)"))
-            if key % batch == batch - 1 { try modelContext.save(); saves += 1 }
+    /// Inserts each pair as an item (an upsert where its key is stored), saving every `batch`.
+    func load(_ pairs: [(key: Int, value: String)], batch: Int) throws {
+        for (i, pair) in pairs.enumerated() {
+            modelContext.insert(SyncItem(key: pair.key, value: pair.value))
+            if (i + 1) % batch == 0 { try modelContext.save() }
         }
         try modelContext.save()
-        return saves + 1
     }
 
-    /// An upsert-style sync: every key inserted again with a new value.
-    func sync(_ keys: [Int], value: String) throws {
-        for key in keys { modelContext.insert(SyncItem(key: key, value: value)) }
-        try modelContext.save()
+    func values() throws -> [String] {
+        try modelContext.fetch(FetchDescriptor<SyncItem>(sortBy: [SortDescriptor(\.key)])).map(\.value)
     }
-
-    func count() throws -> Int { try modelContext.fetchCount(FetchDescriptor<SyncItem>()) }
 }
 
 @Suite struct ModelActorTests {
-    @Test func backgroundImportAndSyncWhileAnotherContextReads() async throws {
-        let dir = TemporaryDirectory()
-        let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(url: dir.store()))
-        let importer = Importer(modelContainer: container)
-        let reader = Task.detached {
-            // A reader on its own context sees counts only grow, by whole saves.
-            let context = ModelContext(container)
-            var seen: [Int] = []
-            for _ in 0..<50 {
-                seen.append(try context.fetchCount(FetchDescriptor<SyncItem>()))
-                try await Task.sleep(nanoseconds: 1_000_000)
-            }
-            return seen
-        }
-        let saves = try await importer.importItems(0..<2_000, batch: 250)
-        #expect(saves == 9)
-        try await importer.sync(Array(0..<500), value: "synced")
-        let seen = try await reader.value
-        #expect(seen == seen.sorted())
-        #expect(seen.allSatisfy { $0 % 250 == 0 })
-        #expect(try await importer.count() == 2_000)
-        let context = ModelContext(container)
-        #expect(try context.fetchCount(FetchDescriptor<SyncItem>(predicate: #Predicate { $0.value == "synced" })) == 500)
-    }
-
-    @MainActor @Test func mainContextReadsWhatTheActorSaved() async throws {
+    @Test func anActorTheMacroWroteImportsAndUpsertsOnItsOwnContext() async throws {
         let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let importer = Importer(modelContainer: container)
-        _ = try await importer.importItems(0..<100, batch: 50)
-        #expect(try container.mainContext.fetchCount(FetchDescriptor<SyncItem>()) == 100)
-    }
-}
-
-@Suite struct AutosaveTests {
-    @MainActor @Test func theMainContextSavesOnTheMainActorsNextTurn() async throws {
-        let dir = TemporaryDirectory()
-        let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(url: dir.store()))
-        #expect(container.mainContext.autosaveEnabled)
-        container.mainContext.insert(SyncItem(key: 1, value: "a"))
-        #expect(try ModelContext(container).fetchCount(FetchDescriptor<SyncItem>(includePendingChanges: false)) == 0)
-        for _ in 0..<20 where container.mainContext.hasChanges { await Task.yield() }
-        #expect(!container.mainContext.hasChanges)
-        #expect(try ModelContext(container).fetchCount(FetchDescriptor<SyncItem>()) == 1)
-    }
-
-    @Test func anotherContextAutosavesAtTheThresholdAndOnProcessPendingChanges() throws {
-        let container = try ModelContainer(for: SyncItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
-        let context = ModelContext(container)
-        #expect(!context.autosaveEnabled)
-        context.autosaveEnabled = true
-        context.insert(SyncItem(key: 1, value: "a"))
-        #expect(context.hasChanges)           // no main actor turn for other contexts
-        context.processPendingChanges()
-        #expect(!context.hasChanges)
-        #expect(try ModelContext(container).fetchCount(FetchDescriptor<SyncItem>()) == 1)
-    }
-}
-
-extension FetchDescriptor {
-    init(includePendingChanges: Bool) {
-        self.init()
-        self.includePendingChanges = includePendingChanges
+        try await importer.load((0..<5).map { ($0, "v\($0)") }, batch: 2)
+        try await importer.load([(1, "again"), (7, "new")], batch: 10)
+        #expect(try await importer.values() == ["v0", "again", "v2", "v3", "v4", "new"])
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<SyncItem>()) == 6)
     }
 }

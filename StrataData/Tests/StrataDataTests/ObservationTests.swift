@@ -53,38 +53,4 @@ private final class Fired: @unchecked Sendable {
         #expect(note.hasChanges)
     }
 
-    @Test func rollbackRestoringAValueFires() throws {
-        let container = try container()
-        let setup = ModelContext(container)
-        setup.insert(Note(title: "saved"))
-        try setup.save()
-        let context = ModelContext(container)
-        let note = try #require(try context.fetch(FetchDescriptor<Note>()).first)
-        note.title = "unsaved"
-        let title = Fired { _ = note.title }
-        context.rollback()
-        #expect(title.value == 1)
-        #expect(note.title == "saved")
-    }
-
-    @Test func aRelationshipChangeFiresOnBothSides() throws {
-        let context = ModelContext(try container())
-        let first = Author(name: "Saramago"), second = Author(name: "Pessoa")
-        let book = Book(title: "Ensaio")
-        context.insert(first)
-        context.insert(second)
-        first.books = [book]
-        try context.save()
-        let firstBooks = Fired { _ = first.books }
-        let secondBooks = Fired { _ = second.books }
-        let author = Fired { _ = book.author }
-        book.author = second
-        #expect(author.value == 1, "the side that was set")
-        #expect(secondBooks.value == 1, "the new other side")
-        #expect(firstBooks.value == 1, "the old other side")
-        let side = Fired { _ = book.author }
-        first.books = [book]
-        #expect(side.value == 1, "setting the to-many side fires on the to-one side")
-        #expect(book.author === first)
-    }
 }
