@@ -2,31 +2,12 @@
 // named `Conf…` so that they never collide with a test target's models. Each scenario puts the
 // ones it uses in its own store (`ConformanceStore.fresh`).
 //
+// Their value types and transformers are in ModelValues.swift, which StrataData shares.
+//
 // A single-attribute unique constraint is always on a property named `code`, so that a store that
 // resolves one unique property by name (the root tests' counting store) resolves all of them.
 import Foundation
 import Strata
-
-public enum ConfStatus: String, Codable, CaseIterable, Sendable { case planned, active, done }
-
-public struct ConfAddress: Codable, Hashable, Sendable {
-    public var street: String
-    public var city: String
-    public init(street: String, city: String) { self.street = street; self.city = city }
-}
-
-public enum ConfShape: Codable, Hashable, Sendable { case circle(radius: Double), rect(width: Int, height: Int), none }
-public enum ConfPriority: Int, Codable, Hashable, Sendable { case low = 1, high = 9 }
-
-public struct ConfNested: Codable, Hashable, Sendable {
-    public var name: String
-    public var values: [Int]
-    public var when: Date?
-    public var address: ConfAddress?
-}
-
-/// A day (whole seconds: every store keeps those exactly, see `exactDates`).
-func confDay(_ n: Int) -> Date { Date(timeIntervalSince1970: 1_600_000_000 + Double(n) * 86_400) }
 
 /// The root tests' `Trip`: attributes of many kinds, a unique `code`, two indexes, no relationship.
 public final class ConfTrip: PersistentModel {
@@ -397,29 +378,6 @@ public final class ConfDraft: PersistentModel {
     public init(title: String) { self.title = title; selection = "new" }
 }
 
-/// A type that is not Codable, stored through a transformer.
-public final class ConfColor: Equatable, CustomStringConvertible {
-    public let rgb: [UInt8]
-    public init(_ rgb: [UInt8]) { self.rgb = rgb }
-    public static func == (a: ConfColor, b: ConfColor) -> Bool { a.rgb == b.rgb }
-    public var description: String { "ConfColor(\(rgb))" }
-}
-
-public final class ConfColorTransformer: ValueTransformer {
-    public override class func allowsReverseTransformation() -> Bool { true }
-    public override func transformedValue(_ value: Any?) -> Any? { (value as? ConfColor).map { Data($0.rgb) } }
-    public override func reverseTransformedValue(_ value: Any?) -> Any? { (value as? Data).map { ConfColor([UInt8]($0)) } }
-}
-
-/// Registered by name (`ConfUppercaseTransformer.name`): stores a String uppercased, reads it
-/// back lowercased.
-public final class ConfUppercaseTransformer: ValueTransformer {
-    public static let name = NSValueTransformerName("ConfUppercaseTransformer")
-    public override class func allowsReverseTransformation() -> Bool { true }
-    public override func transformedValue(_ value: Any?) -> Any? { (value as? String).map { Data($0.uppercased().utf8) } }
-    public override func reverseTransformedValue(_ value: Any?) -> Any? { (value as? Data).map { String(decoding: $0, as: UTF8.self).lowercased() } }
-}
-
 public final class ConfSwatch: PersistentModel {
     @Attribute public var name: String = ""
     @Attribute(.transformable(by: ConfColorTransformer.self)) public var color: ConfColor = ConfColor([0, 0, 0])
@@ -430,9 +388,6 @@ public final class ConfSwatch: PersistentModel {
         self.name = name; self.color = color; self.accent = accent; self.label = label
     }
 }
-
-/// Not Codable, and no transformer: a model with it is not a valid schema.
-public final class ConfNotCodable {}
 
 public final class ConfUnstorable: PersistentModel {
     @Attribute public var name: String = ""
