@@ -3,21 +3,12 @@
 import Foundation
 import Testing
 @testable import StrataEngine
+import StrataTestSupport
 
-/// A fresh temporary directory for one test's stores; removed when released.
-final class EngineTestDirectory {
-    let url: URL
-
-    init(_ name: String = #function) throws {
-        let safe = name.filter { $0.isLetter || $0.isNumber }.prefix(40)
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(safe)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    /// The path of a file in the directory.
-    func path(_ name: String = "test.strata") -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
+/// A fresh temporary directory for one test's stores: each store left in it is verified when
+/// the directory goes, and a problem is an issue of the test (`TestStore`).
+final class EngineTestDirectory: TestStore, @unchecked Sendable {
+    init(_ name: String = #function) throws { super.init(name, report: { Issue.record(Comment(rawValue: $0)) }) }
 }
 
 

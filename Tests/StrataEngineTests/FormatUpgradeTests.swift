@@ -38,6 +38,7 @@ import StrataTestSupport
     @Test func aVersionOneStoreIsRefusedWithTheCommandThatConvertsIt() throws {
         let dir = try EngineTestDirectory()
         let path = try Self.install(in: dir.url.path)
+        dir.expectDamage(at: path)   // a format-1 store, which verify does not read
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let error = expectStoreError(.olderFormat) { try Store(path: path) }
         #expect(error?.message.contains("format version 1") == true)

@@ -520,10 +520,8 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
     /// One small store on disk, read back byte by byte: the layout the engine really writes.
     @Test("The commit protocol: a new store and its first commit, byte by byte")
     func storeLayout() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-golden-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("golden.store").path
+        let dir = try EngineTestDirectory()
+        let path = dir.path("golden.store")
         func fileBytes() throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
         // A new store: header and commit record 0, 196 bytes.
@@ -605,10 +603,8 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
 
     @Test("The commit protocol: deferred commits after an unsynced one carry flag bit 1")
     func deferredFlags() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-golden-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("deferred.store").path
+        let dir = try EngineTestDirectory()
+        let path = dir.path("deferred.store")
         let store = try Store(path: path, options: StoreOptions(durability: .deferred))
         func lastCommit() throws -> CommitRecord {
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

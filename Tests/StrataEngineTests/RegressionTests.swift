@@ -6,10 +6,8 @@ import StrataTestSupport
 /// Bugs found by review, each pinned by a test that failed before its fix.
 @Suite struct RegressionTests {
     func withStore<R>(_ body: (Store) throws -> R) throws -> R {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-regression-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try Store(path: dir.appendingPathComponent("r.store").path)
+        let dir = try EngineTestDirectory()
+        let store = try Store(path: dir.path("r.store"))
         defer { store.close() }
         return try body(store)
     }
@@ -52,10 +50,8 @@ extension RegressionTests {
     /// `close()` kept the file lock until every reference to the store was gone, so reopening
     /// right after closing (the same process, another Store) failed with `.locked`.
     @Test func closeReleasesTheLockAtOnce() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-regression-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("c.store").path
+        let dir = try EngineTestDirectory()
+        let path = dir.path("c.store")
         let first = try Store(path: path)
         let reader = try first.beginRead()
         first.close()

@@ -587,6 +587,7 @@ import StrataTestSupport
     @Test func blobsPutGetDeleteAndReopen() throws {
         let dir = try EngineTestDirectory()
         let path = dir.path()
+        dir.expectDamage(at: path)   // a blob file is removed at the end, on purpose
         let small = [UInt8](repeating: 1, count: 10)
         let large = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let (a, b, e): (BlobID, BlobID, BlobID)
@@ -793,6 +794,7 @@ import StrataTestSupport
     func notAStore(contents: [UInt8]) throws {
         let dir = try EngineTestDirectory()
         let path = dir.path()
+        dir.expectDamage(at: path)   // not a store, on purpose
         try Data(contents).write(to: URL(fileURLWithPath: path))
         for readOnly in [false, true] {
             let error = expectStoreError(.notAStore) { try Store(path: path, options: StoreOptions(readOnly: readOnly)) }
@@ -817,6 +819,7 @@ import StrataTestSupport
     @Test func newerFormat() throws {
         let dir = try EngineTestDirectory()
         let path = dir.path()
+        dir.expectDamage(at: path)   // a newer format, on purpose
         do {
             let store = try Store(path: path)
             try store.write { tx in try tx.put([1], row: 1, in: tx.createCollection(named: "c")) }

@@ -51,15 +51,13 @@ import StrataTestSupport
     }
 }
 
-/// A fresh directory for one test, removed when released.
+/// A fresh directory for one test: each store left in it is verified when it goes, and a
+/// problem is an issue of the test (`TestStore`).
 final class ReliabilityDirectory {
-    let path: String
-    init(_ name: String = #function) throws {
-        let safe = name.filter { $0.isLetter || $0.isNumber }.prefix(40)
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(safe)-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    let folder: TestStore
+    /// The directory's path.
+    var path: String { folder.url.path }
+    init(_ name: String = #function) throws { folder = TestStore(name, report: { Issue.record(Comment(rawValue: $0)) }) }
 }
 
 /// The `StrataTestHelper` executable, built beside the test bundle.

@@ -5,15 +5,11 @@ import Foundation
 import Testing
 import Strata
 import StrataConformance
+import StrataTestSupport
 
-/// A folder for one test's stores, removed when the test ends.
-private final class ScenarioFolder: Sendable {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-conformance-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
+/// A folder for one test's stores, each verified when the test ends (`TestStore`).
+private final class ScenarioFolder: TestStore, @unchecked Sendable {
+    init() { super.init("conformance", report: { Issue.record(Comment(rawValue: $0)) }) }
     func file(_ scenario: String, _ ext: String) -> URL { url.appendingPathComponent("\(scenario)-\(UUID().uuidString).\(ext)") }
 }
 

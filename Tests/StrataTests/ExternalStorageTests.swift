@@ -69,6 +69,7 @@ extension ExternalStorageTests {
     /// A missing blob file is a typed error when the object is fetched, never a trap on read.
     @Test func aMissingBlobFileIsATypedErrorWhenFetching() throws {
         let dir = TemporaryDirectory()
+        dir.expectDamage(at: dir.store().path)   // a blob file is removed, on purpose
         do {
             let context = ModelContext(try ModelContainer(for: Photo.self, configurations: ModelConfiguration(url: dir.store())))
             context.insert(Photo(title: "p", image: Data(repeating: 3, count: 50_000)))

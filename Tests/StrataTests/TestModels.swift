@@ -1,5 +1,7 @@
 import Foundation
 import Strata
+import Testing
+import StrataTestSupport
 
 enum Status: String, Codable, CaseIterable { case planned, active, done }
 
@@ -77,13 +79,8 @@ final class Unmarked: PersistentModel {
     init() {}
 }
 
-/// A fresh folder for one test's stores, removed when dropped.
-final class TemporaryDirectory {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tests-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func store(_ name: String = "test") -> URL { url.appendingPathComponent("\(name).store") }
+/// A fresh folder for one test's stores: each store left in it is verified (its index keys
+/// too) when the folder goes, and a problem is an issue of the test (`TestStore`).
+final class TemporaryDirectory: TestStore, @unchecked Sendable {
+    init(_ name: String = #function) { super.init(name, report: { Issue.record(Comment(rawValue: $0)) }) }
 }

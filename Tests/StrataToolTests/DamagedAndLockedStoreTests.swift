@@ -10,6 +10,7 @@ import StrataTestSupport
     @Test func verifyNamesTheDamagedPlace() throws {
         let folder = try TestFolder()
         let path = folder.path()
+        folder.expectDamage(at: path)   // a byte is flipped, on purpose
         try Fixture.lessons(at: path, count: 300)
         let firstSize = try Fixture.size(of: path)
         do {   // one more commit, so the damage is not in the last one (which opening checks)
@@ -45,6 +46,7 @@ import StrataTestSupport
     @Test func verifyChecksIndexEntriesAgainstTheirRecords() throws {
         let folder = try TestFolder()
         let path = folder.path()
+        folder.expectDamage(at: path)   // an index entry is moved, on purpose
         try Fixture.lessons(at: path, count: 10)
         do {
             let store = try Store(path: path)
@@ -70,6 +72,7 @@ import StrataTestSupport
     @Test func damagedHeader() throws {
         let folder = try TestFolder()
         let path = folder.path()
+        folder.expectDamage(at: path)   // the header is damaged, on purpose
         try Fixture.lessons(at: path, count: 10)
         try Fixture.flipByte(at: 20, of: path)
 

@@ -3,6 +3,7 @@ import Foundation
 import Strata
 import StrataEngine
 import Testing
+import StrataTestSupport
 
 /// What one run of `strata` did.
 struct ToolRun: CustomStringConvertible {
@@ -81,15 +82,15 @@ enum Tool {
     }
 }
 
-/// A folder of its own for one test, removed afterwards.
+/// A folder of its own for one test: each store left in it is verified when it goes, and a
+/// problem is an issue of the test (`TestStore`).
 final class TestFolder {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tool-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
+    let folder: TestStore
+    var url: URL { folder.url }
+    init(_ name: String = #function) throws { folder = TestStore(name, report: { Issue.record(Comment(rawValue: $0)) }) }
     func path(_ name: String = "test.store") -> String { url.appendingPathComponent(name).path }
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// The store at `path` is damaged on purpose: it is not verified.
+    func expectDamage(at path: String) { folder.expectDamage(at: path) }
 }
 
 // MARK: The model the stores hold: one property of each kind `strata dump` decodes.

@@ -97,6 +97,7 @@ import Testing
     @Test func missingAndForeignFilesExitWithOne() throws {
         let folder = try TestFolder()
         let missing = folder.path("missing.store")
+        folder.expectDamage(at: folder.path("notes.txt"))   // not a store (opening it leaves notes.txt.lock)
         for command in ["info", "verify", "dump", "compact", "history", "migrate"] {
             let run = try Tool.run(command, missing)
             #expect(run.status == 1, "\(run)")
