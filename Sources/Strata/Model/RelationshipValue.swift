@@ -16,10 +16,14 @@ public protocol RelationshipValue {
 
 /// What an optional relationship may wrap: a model (a to-one relationship) or an array of
 /// models (an optional to-many one). `PersistentModel` refines it; nobody else conforms.
+///
+/// Not API (the underscore says so), and all static: a model object's code completion offers
+/// none of it.
 public protocol OptionalRelationshipWrapped {
     static var _relatedType: any PersistentModel.Type { get }
     static var _isToMany: Bool { get }
-    var _relatedObjects: [AnyObject] { get }
+    /// The objects `value` relates to.
+    static func _relatedObjects(of value: Self) -> [AnyObject]
     /// The value a relationship holding `objects` has (for a to-one: the first, or nil).
     static func _relationshipValue(_ objects: [AnyObject]) -> Self?
 }
@@ -27,14 +31,14 @@ public protocol OptionalRelationshipWrapped {
 extension PersistentModel {
     public static var _relatedType: any PersistentModel.Type { Self.self }
     public static var _isToMany: Bool { false }
-    public var _relatedObjects: [AnyObject] { [self] }
+    public static func _relatedObjects(of value: Self) -> [AnyObject] { [value] }
     public static func _relationshipValue(_ objects: [AnyObject]) -> Self? { objects.first as? Self }
 }
 
 extension Array: OptionalRelationshipWrapped where Element: PersistentModel {
     public static var _relatedType: any PersistentModel.Type { Element.self }
     public static var _isToMany: Bool { true }
-    public var _relatedObjects: [AnyObject] { map { $0 as AnyObject } }
+    public static func _relatedObjects(of value: Self) -> [AnyObject] { value.map { $0 as AnyObject } }
     /// An optional to-many reads as an array, empty when it holds nothing (the store keeps
     /// no difference between nil and empty).
     public static func _relationshipValue(_ objects: [AnyObject]) -> Self? { objects.compactMap { $0 as? Element } }
@@ -43,7 +47,7 @@ extension Array: OptionalRelationshipWrapped where Element: PersistentModel {
 extension Optional: RelationshipValue where Wrapped: OptionalRelationshipWrapped {
     public static var relatedType: any PersistentModel.Type { Wrapped._relatedType }
     public static var isToMany: Bool { Wrapped._isToMany }
-    public var relatedObjects: [AnyObject] { self?._relatedObjects ?? [] }
+    public var relatedObjects: [AnyObject] { self.map(Wrapped._relatedObjects(of:)) ?? [] }
     public static func relationshipValue(_ objects: [AnyObject]) -> Self { Wrapped._relationshipValue(objects) }
 }
 
