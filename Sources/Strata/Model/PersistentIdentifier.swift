@@ -51,10 +51,8 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(entityName)
-        hasher.combine(storeIdentifier)
+        hasher.combine(scope.hash)
         hasher.combine(rowID)
-        hasher.combine(primaryKey)
     }
 
     public static func < (a: Self, b: Self) -> Bool {
@@ -90,10 +88,19 @@ final class IdentifierScope: Sendable {
     let entityName: String
     let storeIdentifier: String?
     let primaryKey: String?
+    /// The three strings hashed once (equal scopes hash equally in a process): an identifier's
+    /// hash is then this and its row, not three strings each time (a custom store's identifiers
+    /// each have a scope, and a save hashes each several times).
+    let hash: Int
 
     init(entityName: String, storeIdentifier: String?, primaryKey: String? = nil) {
         self.entityName = entityName
         self.storeIdentifier = storeIdentifier
         self.primaryKey = primaryKey
+        var hasher = Hasher()
+        hasher.combine(entityName)
+        hasher.combine(storeIdentifier)
+        hasher.combine(primaryKey)
+        hash = hasher.finalize()
     }
 }
