@@ -144,6 +144,11 @@ import Testing
         paged.fetchOffset = 10
         paged.fetchLimit = 6
         #expect(try reader.fetch(paged, batchSize: 4).map(\.name) == Array(expected[10..<16]))
+        // A batch whose first fetch fails (a dropped connection) is asked for once more.
+        let again = try ModelContext(reader.container).fetch(FetchDescriptor<Journey>(), batchSize: 4)
+        configuration.failNextFetch.withLock { $0 = StrataError(.storeFailure, "connection lost") }
+        #expect(again[24].name == expected[24])
+        #expect(configuration.failNextFetch.withLock { $0 == nil }, "the failure was met, and the second try answered")
         // A sort the store refuses: whole objects, sorted by the context.
         #expect(try reader.fetch(FetchDescriptor<Journey>(sortBy: [SortDescriptor(\.name, order: .reverse)]), batchSize: 4).map(\.name) == expected.reversed())
     }

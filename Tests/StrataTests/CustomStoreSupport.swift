@@ -109,6 +109,8 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     let batchDeleteError = Mutex<DataStoreError>(.unsupportedFeature)
     /// Makes the next save throw this error.
     let failNextSave = Mutex<(any Error)?>(nil)
+    /// Thrown by the next `fetch` (a server's dropped connection, say), then forgotten.
+    let failNextFetch = Mutex<(any Error)?>(nil)
     let calls = Mutex<[String: Int]>([:])
     /// The offset and limit of each `fetch(_:)` request, in order.
     let askedPaging = Mutex<[(offset: Int?, limit: Int?)]>([])
@@ -172,6 +174,7 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
     /// A `DataStoreBatchedFetching` store applies the offset and limit here too.
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         note("fetch")
+        if let failure = configuration.failNextFetch.withLock({ f -> (any Error)? in defer { f = nil }; return f }) { throw failure }
         configuration.askedPaging.withLock { $0.append((request.descriptor.fetchOffset, request.descriptor.fetchLimit)) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: page(try matching(request.descriptor), request.descriptor),
                                     relatedSnapshots: configuration.objects.withLock { $0 })

@@ -71,7 +71,10 @@ extension FetchResultsCollection {
             guard case .stored(let row) = item, context.registeredObject(run.entity, row) == nil else { return nil }
             return row
         }
-        try custom.load(rows, run.entity)
+        // Asked once more if it fails: a server's pool gives the second try a new connection
+        // when the first one's was lost. A second failure stops the program (a collection
+        // cannot throw; `fetch(_:batchSize:)`'s documentation says so).
+        do { try custom.load(rows, run.entity) } catch { try custom.load(rows, run.entity) }
         defer { custom.release(rows, run.entity) }
         return try batch.map { item -> AnyObject in
             guard case .stored(let row) = item else {

@@ -207,7 +207,9 @@ extension ModelContext {
     /// and each batch is read from the store when it is first subscripted (one fetch per batch):
     /// memory holds one batch. Such a batch reads the rows as they are then; a row another
     /// writer deleted meanwhile is an object with the model's initial values and the row's
-    /// identifier, whose `isDeleted` is true, in no context.
+    /// identifier, whose `isDeleted` is true, in no context. A batch the store cannot answer
+    /// twice in a row (a server gone) stops the program when subscripted: where that matters,
+    /// use `fetch(_:)` or `enumerate`, which throw.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int) throws -> FetchResultsCollection<T> {
         do {
             let runs = try runs(descriptor)
