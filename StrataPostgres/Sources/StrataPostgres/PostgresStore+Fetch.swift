@@ -134,22 +134,28 @@ extension PostgresStore {
     /// binds parameters as text).
     static func cast(_ fragment: SQLFragment) -> String {
         var out = ""
-        var text = Substring(fragment.text)
-        while let dollar = text.firstIndex(of: "$") {
-            out += text[..<dollar]
-            var end = text.index(after: dollar)
-            while end < text.endIndex, text[end].isNumber { end = text.index(after: end) }
-            let digits = text[text.index(after: dollar)..<end]
-            guard let n = Int(digits), n >= 1, n <= fragment.binds.count else {
-                out += text[dollar..<end]
-                text = text[end...]
-                continue
+        let text = fragment.text
+        var i = text.startIndex
+        var quote: Character? = nil   // inside a '...' literal or a "..." identifier (doubled quotes toggle twice)
+        while i < text.endIndex {
+            let c = text[i]
+            if let q = quote {
+                if c == q { quote = nil }
+            } else if c == "'" || c == "\"" {
+                quote = c
+            } else if c == "$" {
+                var end = text.index(after: i)
+                while end < text.endIndex, text[end].isNumber { end = text.index(after: end) }
+                if let n = Int(text[text.index(after: i)..<end]), n >= 1, n <= fragment.binds.count {
+                    out += text[end...].hasPrefix("::") ? "$\(n)" : "($\(n)::\(type(of: fragment.binds[n - 1])))"
+                    i = end
+                    continue
+                }
             }
-            let alreadyCast = text[end...].hasPrefix("::")
-            out += alreadyCast ? "$\(n)" : "($\(n)::\(type(of: fragment.binds[n - 1])))"
-            text = text[end...]
+            out.append(c)
+            i = text.index(after: i)
         }
-        return out + text
+        return out
     }
 
     /// The PostgreSQL type a bound value is cast to.

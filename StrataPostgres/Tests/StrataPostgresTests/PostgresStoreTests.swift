@@ -188,6 +188,14 @@ struct PGFixture {
         #expect(back.stops.map(\.place) == ["Alfama", "Belém"])
     }
 
+    /// A translated condition's parameters get their casts; a `$n` inside a quoted identifier or
+    /// literal is not a parameter and stays as it is.
+    @Test func castsTouchParametersOnly() {
+        let fragment = SQLFragment(text: #"t0."a$1" = $1 AND t0."b" = 'x$2''$1' AND t0."c" = $2::jsonb AND $3 < $2"#,
+                                   binds: [.int(5), .text("{}")])
+        #expect(PostgresStore.cast(fragment) == #"t0."a$1" = ($1::bigint) AND t0."b" = 'x$2''$1' AND t0."c" = $2::jsonb AND $3 < ($2::text)"#)
+    }
+
     /// The text form of a `text[]` parameter: quotes and backslashes escaped, any other
     /// character (of any length in UTF-8) as it is, NULL for nil.
     @Test func arrayLiteralsQuoteWhatTheyMust() {
