@@ -24,6 +24,11 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     public var url: URL
     public var namespace: String
     public var allowsSave: Bool
+    /// Whether reads run again and again become prepared statements of their connection
+    /// (Docs/Postgres.md, "Prepared statements"). Turn it off behind a pooler that hands each
+    /// transaction another server connection (PgBouncer's transaction mode), where a prepared
+    /// statement is not there the next time: statements then always run unprepared. Default true.
+    public var preparesStatements: Bool = true
     /// Set by a migration for the containers its stages open: their stores run in its
     /// transaction (`PostgresMigration`).
     var migration: MigrationTransaction?

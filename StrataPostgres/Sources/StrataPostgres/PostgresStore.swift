@@ -53,7 +53,8 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         self.configuration = configuration
         self.schema = schema
         session = try configuration.migration?.session
-            ?? PostgresSession(configuration: try configuration.connectionConfiguration(), location: configuration.location)
+            ?? PostgresSession(configuration: try configuration.connectionConfiguration(), location: configuration.location,
+                               preparesStatements: configuration.preparesStatements)
         if let migrationPlan, configuration.allowsSave, configuration.migration == nil {
             try PostgresMigration(configuration: configuration, plan: migrationPlan).run(session)
         }

@@ -184,4 +184,25 @@ import StrataPostgresTestSupport
         let id = "a"
         #expect(try ModelContext(container).fetch(FetchDescriptor<PGBird>(predicate: #Predicate { $0.id == id })).map(\.species) == ["Heron"])
     }
+    /// `preparesStatements: false` (behind a transaction-mode pooler): the store's connections
+    /// prepare nothing, and its fetches answer the same.
+    @Test func aConfigurationCanTurnPreparedStatementsOff() throws {
+        let fixture = try PGFixture([PGBird.self])
+        var configuration = fixture.configuration
+        configuration.preparesStatements = false
+        let store = try PostgresStore(configuration, migrationPlan: nil)
+        try store.session.withConnection { c in
+            #expect(c.statements == nil)
+            for _ in 0..<3 { _ = try c.query("SELECT $1::text", ["x"], reused: true) }
+            #expect(try serverStatements(c) == 0)
+        }
+        let container = try ModelContainer(for: Schema([PGBird.self]), configurations: configuration)
+        let context = ModelContext(container)
+        context.insert(PGBird("a", "Robin"))
+        try context.save()
+        for _ in 0..<3 {
+            let id = "a"
+            #expect(try ModelContext(container).fetch(FetchDescriptor<PGBird>(predicate: #Predicate { $0.id == id })).map(\.species) == ["Robin"])
+        }
+    }
 }

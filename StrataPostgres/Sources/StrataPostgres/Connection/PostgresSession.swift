@@ -27,10 +27,14 @@ final class PostgresSession: @unchecked Sendable {
     /// A session inside another's transaction (a migration's): every statement runs on that
     /// connection, a transaction is a savepoint of it, and nothing listens.
     private let pinned: PostgresConnection?
+    /// Whether pooled connections prepare the reads run again and again
+    /// (`PostgresConfiguration.preparesStatements`).
+    private let preparesStatements: Bool
 
-    init(configuration: PostgresConnection.Configuration, location: String) {
+    init(configuration: PostgresConnection.Configuration, location: String, preparesStatements: Bool = true) {
         self.configuration = configuration
         self.location = location
+        self.preparesStatements = preparesStatements
         var logger = Logger(label: "strata.postgres")
         logger.logLevel = .critical
         self.logger = logger
@@ -40,6 +44,7 @@ final class PostgresSession: @unchecked Sendable {
     /// A session whose statements all run in the transaction `connection` is in.
     init(pinnedTo connection: SQLConnection, configuration: PostgresConnection.Configuration) {
         self.configuration = configuration
+        preparesStatements = false
         location = connection.location
         logger = connection.logger
         pinned = connection.raw
@@ -68,7 +73,7 @@ final class PostgresSession: @unchecked Sendable {
         let id = nextID.add(1, ordering: .relaxed).newValue
         do {
             let raw = try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
-            return PooledConnection(raw, statements: PreparedStatements())
+            return PooledConnection(raw, statements: preparesStatements ? PreparedStatements() : nil)
         } catch {
             throw PostgresStoreError.connection(error, location: location)
         }
