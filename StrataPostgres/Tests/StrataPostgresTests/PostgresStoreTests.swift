@@ -278,6 +278,27 @@ struct PGFixture {
         #expect(try context.fetch(descriptor, batchSize: 3).map(\.code) == ["T24", "T23", "T22", "T21"])
     }
 
+    /// An upsert onto a stored row of a model with several unique constraints is recorded as an
+    /// update of the attributes whose values it changed, as with one constraint.
+    @Test func anUpsertWithSeveralUniqueConstraintsRecordsWhatItChanged() throws {
+        let fixture = try PGFixture([PGPerson.self])
+        let container = try fixture.container()
+        do {
+            let context = ModelContext(container)
+            context.insert(PGPerson("Ada", "Lovelace", email: "ada@example.com", age: 36))
+            try context.save()
+        }
+        let context = ModelContext(container)
+        context.insert(PGPerson("Ada", "Lovelace", email: "ada@example.com", age: 37))
+        try context.save()
+        let last = try #require(try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        let updated = last.changes.compactMap { change -> [String]? in
+            guard case .update(let update as DefaultHistoryUpdate<PGPerson>) = change else { return nil }
+            return update.updatedAttributes.map(\.name)
+        }
+        #expect(updated == [["age"]], "\(last.changes)")
+    }
+
     @Test func severalUniqueConstraintsNeverMakeTwoRowsForOneKey() throws {
         let fixture = try PGFixture([PGPerson.self])
         do {
