@@ -29,6 +29,11 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     /// transaction another server connection (PgBouncer's transaction mode), where a prepared
     /// statement is not there the next time: statements then always run unprepared. Default true.
     public var preparesStatements: Bool = true
+    /// Called as a migration plan's stages run, as `ModelConfiguration.migrationProgress` is
+    /// (a Strata extra): each stage is one part (there is no copy), reported as it starts, and
+    /// "done" at the end, before the transaction commits. Not part of the configuration's
+    /// equality.
+    public var migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
     /// Set by a migration for the containers its stages open: their stores run in its
     /// transaction (`PostgresMigration`).
     var migration: MigrationTransaction?
@@ -39,6 +44,18 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         self.url = url
         self.namespace = namespace
         self.allowsSave = allowsSave
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.name == b.name && a.schema == b.schema && a.url == b.url && a.namespace == b.namespace
+            && a.allowsSave == b.allowsSave && a.preparesStatements == b.preparesStatements && a.migration == b.migration
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(url)
+        hasher.combine(namespace)
+        hasher.combine(allowsSave)
     }
 
     /// Throws when the URL is not a PostgreSQL one or the namespace is empty.

@@ -1,6 +1,7 @@
 // A SchemaMigrationPlan on PostgreSQL: custom stages (willMigrate on the old models,
 // didMigrate on the new ones) and lightweight ones (ALTER TABLE), all in one transaction.
 import Foundation
+import Synchronization
 import Testing
 import Strata
 @testable import StrataPostgres
@@ -98,8 +99,12 @@ enum PGFailingPlan: SchemaMigrationPlan {
         let url = try TestServer.url()
         let namespace = TestServer.namespace()
         try writeV1(url, namespace)
-        let container = try ModelContainer(for: Schema(PGTripsV3.models), migrationPlan: PGTripsPlan.self,
-                                           configurations: [configuration(url, namespace, PGTripsV3.models)])
+        let reports = Mutex<[String]>([])
+        var withProgress = configuration(url, namespace, PGTripsV3.models)
+        withProgress.migrationProgress = { progress in reports.withLock { $0.append("\(progress.step) \(progress.fractionCompleted)") } }
+        let container = try ModelContainer(for: Schema(PGTripsV3.models), migrationPlan: PGTripsPlan.self, configurations: [withProgress])
+        let steps = reports.withLock { $0 }
+        #expect(steps.count == 3 && steps.last == "done 1.0" && steps.first?.hasSuffix(" 0.0") == true, "\(steps)")
         let journeys = try ModelContext(container).fetch(FetchDescriptor<PGTripsV3.Journey>(sortBy: [SortDescriptor(\.name)]))
         #expect(journeys.map(\.name) == ["Lisbon", "Oslo"], "willMigrate deleted the nameless one")
         #expect(journeys.map(\.budget) == [12.5, 99], "didMigrate parsed the text")

@@ -34,7 +34,10 @@ struct PostgresMigration {
             guard !stages.isEmpty else { return }
             var pinned = configuration
             pinned.migration = MigrationTransaction(session: PostgresSession(pinnedTo: c, configuration: connection))
-            for stage in stages {
+            pinned.migrationProgress = nil
+            let report = configuration.migrationProgress
+            for (i, stage) in stages.enumerated() {
+                report?(MigrationProgress(stage: i, stages: stages.count, step: "from \(stage.fromVersion.versionIdentifier) to \(stage.toVersion.versionIdentifier)"))
                 do {
                     try run(stage, pinned)
                     let version = String(decoding: try JSONEncoder().encode(stage.toVersion.versionIdentifier), as: UTF8.self)
@@ -43,6 +46,7 @@ struct PostgresMigration {
                     throw failure(error, stage)
                 }
             }
+            report?(MigrationProgress(stage: stages.count, stages: stages.count, step: "done"))
         }
     }
 
