@@ -27,21 +27,25 @@ let package = Package(
     ],
     targets: [
         .target(name: "StrataEngine", swiftSettings: engineSettings),
-        .target(name: "Strata", dependencies: ["StrataEngine"]),
-        .executableTarget(name: "StrataTool", dependencies: ["Strata", "StrataEngine"]),
+        // Records without model classes: the stored schema, each value type's field codec, the
+        // record layout and views, identifiers and errors, the history record format, and the
+        // readers the `strata` tool needs. The object layer (Strata) sits on it.
+        .target(name: "StrataRecords", dependencies: ["StrataEngine"]),
+        .target(name: "Strata", dependencies: ["StrataRecords", "StrataEngine"]),
+        .executableTarget(name: "StrataTool", dependencies: ["Strata", "StrataRecords", "StrataEngine"]),
         // The conformance suite of the object layer: public API only, no Testing (a library).
         .target(name: "StrataConformance", dependencies: ["Strata"]),
         // A simulated file system (fault seam) and the torture workload, shared by the test
         // suites and the reliability tools.
-        .target(name: "StrataTestSupport", dependencies: ["StrataEngine", "Strata"]),
+        .target(name: "StrataTestSupport", dependencies: ["StrataEngine", "StrataRecords", "Strata"]),
         // A child process for the tests: holds a store open, or saves in a loop until killed.
         .executableTarget(name: "StrataTestHelper", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
         .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport", "StrataConformance"]),
+        .testTarget(name: "StrataTests", dependencies: ["StrataRecords", "Strata", "StrataEngine", "StrataTestSupport", "StrataConformance"]),
         // Runs the built `strata` tool as a process on real stores (clean, damaged, locked).
-        .testTarget(name: "StrataToolTests", dependencies: ["StrataEngine", "Strata", "StrataTool", "StrataTestSupport"]),
+        .testTarget(name: "StrataToolTests", dependencies: ["StrataRecords", "StrataEngine", "Strata", "StrataTool", "StrataTestSupport"]),
         // Kill -9, power loss and I/O faults at the object level, fuzz regressions, two processes.
-        .testTarget(name: "StrataReliabilityTests", dependencies: ["Strata", "StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
+        .testTarget(name: "StrataReliabilityTests", dependencies: ["StrataRecords", "Strata", "StrataEngine", "StrataTestSupport", "StrataTestHelper"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,3 +7,10 @@ import StrataEngine
 // (Docs/PublicAPI.md).
 @_exported import enum StrataEngine.Durability
 @_exported import struct StrataEngine.StoreError
+import StrataRecords
+
+// The object API's types that live in StrataRecords, the layer under it (it has no model
+// classes): an object's identifier, the object layer's error and a migration's progress.
+// (The whole module: its public declarations are these three, and a scoped import of a type
+// does not bring the operators it declares, such as `StrataError.Code`'s `~=`.)
+@_exported import StrataRecords

@@ -1,6 +1,7 @@
 import Foundation
 import StrataEngine
 import Strata
+import StrataRecords
 
 /// A folder of its own for one test's stores, which checks every store it holds before it
 /// removes them, the way bbolt's test DB runs its consistency check at cleanup: when the

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// `strata bench`: the engine- and object-level workloads of Benchmarks/ (without the SQLite
 /// peer) at a chosen size, one JSON line per workload and level.

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// One `strata` command: its help text, its arguments, and what it does.
 protocol Command {

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// `strata compact PATH`: rewrites the store without its superseded records and pages.
 struct CompactCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataRecords
 
 /// A course in the demo catalogue (the record BENCH.md measures).
 final class Course: PersistentModel {

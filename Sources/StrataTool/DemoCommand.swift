@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// `strata demo`: the main job, on an on-disk store.
 struct DemoCommand: Command {

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// `strata dump PATH`: the stored objects as JSON lines, decoded with the schema in the store.
 struct DumpCommand: Command {

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// The bench workloads on StrataEngine directly: one collection of hand-encoded course
 /// records, a unique index on id and an index on createdAt.

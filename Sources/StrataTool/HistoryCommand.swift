@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// `strata history PATH`: the store's history transactions, oldest first.
 struct HistoryCommand: Command {

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// `strata info PATH`: what a store holds, read from its last commit record (no scan).
 struct InfoCommand: Command {

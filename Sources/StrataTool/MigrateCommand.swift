@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// The bench workloads on Strata objects: `Course` models through `ModelContext`, with
 /// `#Predicate`, `SortDescriptor` and `enumerate`, as an application writes them.

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import StrataRecords
 #endif
 
 /// A progress bar on standard error, drawn only when standard error is a terminal (so logs and

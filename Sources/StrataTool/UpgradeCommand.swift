@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 /// `strata upgrade PATH`: converts a store of an older file format to the current one.
 struct UpgradeCommand: Command {

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataEngine
+import StrataRecords
 
 /// `strata verify PATH`: the whole-store check, exit status 0 only when the store is clean.
 struct VerifyCommand: Command {

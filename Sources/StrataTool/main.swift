@@ -2,6 +2,7 @@
 // compacting and migrating stores. Each command is a file of its own (`InfoCommand.swift`, ...).
 import Foundation
 import StrataEngine
+import StrataRecords
 
 let commands: [any Command.Type] = [DemoCommand.self, InfoCommand.self, VerifyCommand.self, DumpCommand.self,
                                     CompactCommand.self, HistoryCommand.self, MigrateCommand.self, UpgradeCommand.self, BenchCommand.self]

@@ -44,24 +44,26 @@ import Testing
     /// type's identity, where it used to cast (`as? StoredValue.Type`, a scan of the process's
     /// conformance records each): the two must give the same access, and other types none.
     @Test func knownValueTypesGetTheAccessACastFinds() throws {
-        func check<T: StoredValue>(_: T.Type) throws {
+        func check<T: ModelValue>(_: T.Type) throws {
             let forms: [(Any.Type, AttributeAccess)] = [
-                (T.self, try StoredValues.access(for: T.self)),
-                (T?.self, try StoredValues.access(for: T?.self)),
-                ([T].self, try StoredValues.access(for: [T].self)),
+                (T.self, try ModelValues.access(for: T.self)),
+                (T?.self, try ModelValues.access(for: T?.self)),
+                ([T].self, try ModelValues.access(for: [T].self)),
             ]
             for (type, viaCast) in forms {
-                let known = try #require(StoredValues.knownAccess(type), "\(type)")
+                let known = try #require(ModelValues.knownAccess(type), "\(type)")
                 #expect(ObjectIdentifier(known.valueType) == ObjectIdentifier(viaCast.valueType), "\(type)")
                 #expect(known.keyOrderIsValueOrder == viaCast.keyOrderIsValueOrder, "\(type)")
-                #expect(StoredValues.isKnown(type))
+                #expect(ModelValues.isKnown(type))
             }
         }
-        for type in StoredValues.all { try check(type) }
+        for type in ModelValues.all { try check(type) }
         #expect(StoredValues.all.count == StoredValues.named.count)
+        // The object layer's list of value types is the records layer's.
+        #expect(ModelValues.all.map { ObjectIdentifier($0) } == StoredValues.all.map { ObjectIdentifier($0) })
         for other: Any.Type in [Box<Int>.self, Outer.Inner.self, [String: Double].self, Set<UUID>.self, [[Int]].self, Date??.self, Trip.self] {
-            #expect(StoredValues.knownAccess(other) == nil, "\(other)")
-            #expect(!StoredValues.isKnown(other), "\(other)")
+            #expect(ModelValues.knownAccess(other) == nil, "\(other)")
+            #expect(!ModelValues.isKnown(other), "\(other)")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 extension ModelContext {
     /// The object with this identifier: the registered one, or one loaded from the store.

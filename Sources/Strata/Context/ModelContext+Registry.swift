@@ -1,4 +1,5 @@
 import StrataEngine
+import StrataRecords
 
 // The identity map: one object per stored row in a context.
 

@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 /// An object's values at one moment, as a store receives and returns them.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 extension ModelConfiguration: DataStoreConfiguration {
     /// Strata's engine, as a `DataStore`. Same as SwiftData, whose `ModelConfiguration.Store`

@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 /// Which transactions `fetchHistory(_:)` returns and in what order, or which
 /// `deleteHistory(_:)` deletes: a predicate over the transaction (`token`, `author`,

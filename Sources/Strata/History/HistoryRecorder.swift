@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 /// What one save changes in one store, gathered as the save writes, then written as one
 /// history record in the same transaction (`HistoryRecord`), with the oldest records past the
@@ -155,8 +156,7 @@ enum ProcessIdentity {
 enum HistoryStore {
     /// The largest pruned token (0: none).
     static func pruned(_ reader: any StorageReader) throws -> RowID {
-        guard let bytes = try reader.metadata(HistoryRecord.prunedMetadata), bytes.count == 8 else { return 0 }
-        return bytes.withUnsafeBytes { RowID(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        HistoryRecord.prunedToken(try reader.metadata(HistoryRecord.prunedMetadata))
     }
 
     static func setPruned(_ token: RowID, _ writer: any StorageWriter) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import StrataRecords
 
 /// An option of `@Attribute`, as in SwiftData's `Schema.Attribute.Option`.
 public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
@@ -7,6 +8,7 @@ public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
     let name: String
     /// The transformer of `.transformable(by:)`.
     @usableFromInline let transformer: TransformerReference?
+    private init(_ stored: StoredOption) { self.init(stored.bit, stored.name) }
     private init(_ bit: UInt16, _ name: String, transformer: TransformerReference? = nil) {
         self.bit = bit
         self.name = name
@@ -15,21 +17,21 @@ public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
 
     /// The value is unique among the stored objects of the model: inserting an object with a
     /// stored value updates that object instead (an upsert). Same as SwiftData's `.unique`.
-    public static let unique = AttributeOption(1 << 0, "unique")
+    public static let unique = AttributeOption(StoredOption.unique)
     /// The value is kept in a file of its own beside the store and loaded only when read.
-    public static let externalStorage = AttributeOption(1 << 1, "externalStorage")
+    public static let externalStorage = AttributeOption(StoredOption.externalStorage)
     /// The value lives in the object only: it is observed, never written to the store, and an
     /// object fetched from the store holds its declaration's default. Same as SwiftData's
     /// `.ephemeral` ("track changes to this property but do not persist"). (A value an older
     /// version of the model persisted is dropped at the next save of its object.)
-    public static let ephemeral = AttributeOption(1 << 2, "ephemeral")
+    public static let ephemeral = AttributeOption(StoredOption.ephemeral)
     /// No meaning on Linux (Spotlight indexing); accepted and ignored.
-    public static let spotlight = AttributeOption(1 << 3, "spotlight")
+    public static let spotlight = AttributeOption(StoredOption.spotlight)
     /// No meaning on Linux (CloudKit); accepted and ignored.
-    public static let allowsCloudEncryption = AttributeOption(1 << 4, "allowsCloudEncryption")
+    public static let allowsCloudEncryption = AttributeOption(StoredOption.allowsCloudEncryption)
     /// The value is kept in the tombstone of the object's deletion in the store's history
     /// (`HistoryDelete.tombstone`). Same as SwiftData's `.preserveValueOnDeletion`.
-    public static let preserveValueOnDeletion = AttributeOption(1 << 5, "preserveValueOnDeletion")
+    public static let preserveValueOnDeletion = AttributeOption(StoredOption.preserveValueOnDeletion)
 
     /// The value is stored as the `Data` that a `ValueTransformer` of the given class makes of
     /// it (`transformedValue(_:)`), and read back with `reverseTransformedValue(_:)`: for a type
@@ -221,12 +223,12 @@ extension Attribute {
         do {
             if let transformer = declaration.transformer {
                 access = try AttributeAccess.transformed(Value.self, by: transformer)
-            } else if let known = StoredValues.knownAccess(Value.self) {
+            } else if let known = ModelValues.knownAccess(Value.self) {
                 // A stored value type, its optional or its array: no cast, which would scan
                 // the process's conformance records (see `ModelFieldStorage`).
                 access = known
             } else if let codable = Value.self as? any Codable.Type {
-                access = try StoredValues.access(for: codable)
+                access = try ModelValues.access(for: codable)
             } else {
                 throw SchemaProblem("\(Value.self) is not Codable; store it with @Attribute(.transformable(by: SomeValueTransformer.self)) or mark the property @Transient")
             }

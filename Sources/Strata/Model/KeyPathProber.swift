@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 /// Maps key paths to properties by reading them on a probe instance whose attribute storages
 /// are empty and linked to a probe backing: the getter's slow path records which property was

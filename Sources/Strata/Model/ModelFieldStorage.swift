@@ -1,3 +1,4 @@
+import StrataRecords
 /// What schema discovery finds in one stored field of a model class. Every storage type a
 /// model's field may have (`Attribute`, `Relationship`, `Transient` and the `@Model` macro's
 /// storages) says what it is through this one protocol.
@@ -66,7 +67,7 @@ extension _ModelStorage: ModelFieldStorage {
     /// without asking the runtime; another type is a relationship if it is a model (or an
     /// optional or array of one).
     static func discovered(name: String, offset: Int, index: Int, in sample: AnyObject) throws -> DiscoveredField {
-        if !StoredValues.isKnown(Value.self), let relationship = Self.self as? any ModelRelationshipStorage.Type {
+        if !ModelValues.isKnown(Value.self), let relationship = Self.self as? any ModelRelationshipStorage.Type {
             return .persisted(relationship.makeRelationship(name: name, offset: offset, index: index, in: sample))
         }
         let declaration = read(in: sample, at: offset) { $0.attribute.declared.declaration }

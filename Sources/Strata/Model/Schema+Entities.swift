@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 // The schema's models as SwiftData describes them: `Schema.entities`, `Schema.Entity`,
 // `Schema.Attribute`, `Schema.Relationship`. A read-only description, made from what schema

@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 /// What to fetch: a predicate, a sort order, and paging. Same as SwiftData's `FetchDescriptor`.
 ///

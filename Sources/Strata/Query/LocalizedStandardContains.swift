@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 extension PredicateExpressions {
     /// `a.localizedStandardContains(b)` in a `#Predicate`: case- and diacritic-insensitive

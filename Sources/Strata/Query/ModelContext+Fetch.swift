@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 extension ModelContext {
     /// A descriptor compiled (once per shape) and bound to its constants: one run per model it reads.

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 extension ModelContext {
     /// General order: sorted with the descriptors, ties in row order (the order a fetch without

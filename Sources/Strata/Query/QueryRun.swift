@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 /// How a query tests a stored row.
 enum RowFilter {

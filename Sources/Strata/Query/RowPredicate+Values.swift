@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 // Record functions of the predicate nodes that compute values: arithmetic, optionals,
 // conditionals, sequences and strings.

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 extension ModelContext {
     /// Writes every insert, change and deletion as one transaction per store, durable when it

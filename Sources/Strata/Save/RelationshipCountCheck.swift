@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 // `minimumModelCount` and `maximumModelCount` of to-many relationships, checked for every
 // object the save writes and every stored row whose relationship a rule edits.

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 extension SaveOperation {
     /// Writes the blobs of external values set since the last save (written and synced before

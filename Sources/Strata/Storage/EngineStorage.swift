@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 /// The storage seam's implementation on StrataEngine: a `Store`, shared by the containers of
 /// this process that open the same file (`OpenStores`).

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 /// A copy of a StrataEngine store that a migration changes before it takes the store's place:
 /// what the storage seam gives a migration (`PreparedStoreCopy`).

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import StrataEngine
+import StrataRecords
 
 /// An engine store opened by the containers of this process, and the row ids they hand out.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 // The storage seam: everything the object layer asks of a store, and nothing else. A
 // `ModelContext` reaches storage only through these protocols; StrataEngine is their

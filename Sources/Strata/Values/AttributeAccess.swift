@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 /// What Strata does with the values of one type in objects' `Attribute` storages and in
 /// records: functions made once per type.
@@ -93,7 +94,7 @@ struct AttributeAccesses {
     let array: AttributeAccess
 
     @inline(__always)
-    init<V: StoredValue>(_ type: V.Type) {
+    init<V: ModelValue>(_ type: V.Type) {
         plain = .stored(V.self)
         optional = .stored(V?.self)
         array = .stored([V].self)
@@ -103,7 +104,7 @@ struct AttributeAccesses {
 extension AttributeAccess {
     /// The accesses of a stored value type (specialized wherever `V` is concrete).
     @inline(__always)
-    static func stored<V: StoredValue>(_: V.Type) -> AttributeAccess {
+    static func stored<V: ModelValue>(_: V.Type) -> AttributeAccess {
         typealias Storage = Attribute<V>
         @inline(__always) func at(_ p: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Storage> { p.assumingMemoryBound(to: Storage.self) }
         return AttributeAccess(

@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import StrataRecords
 
 // Values of `Codable` types that are not stored values (`Codable` structs and enums, and
 // optionals, arrays, sets and dictionaries of them): a codec object per property, built from

@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 /// A value of any type, for the key-path probe only: it reads a property on an empty object
 /// and throws the value away. Stored values give their own (`StoredValue.placeholder`);
@@ -6,14 +7,14 @@ import Foundation
 /// types are decoded from an all-defaults decoder.
 enum Placeholder {
     static func make<V>(_ type: V.Type) -> V {
-        if let stored = V.self as? any StoredValue.Type, let v = storedPlaceholder(stored) as? V { return v }
+        if let stored = V.self as? any ModelValue.Type, let v = storedPlaceholder(stored) as? V { return v }
         if let maker = V.self as? any PlaceholderMaking.Type, let v = maker.makePlaceholder() as? V { return v }
         if let iterable = V.self as? any CaseIterable.Type, let first = firstCase(iterable) as? V { return first }
         if let decodable = V.self as? any Decodable.Type, let v = decoded(decodable) as? V { return v }
         return zeroed(type)
     }
 
-    private static func storedPlaceholder<T: StoredValue>(_ type: T.Type) -> Any { T.placeholder }
+    private static func storedPlaceholder<T: ModelValue>(_ type: T.Type) -> Any { T.placeholder }
     private static func firstCase<C: CaseIterable>(_ type: C.Type) -> Any? { C.allCases.first }
     private static func decoded<D: Decodable>(_ type: D.Type) -> Any? { try? D(from: DefaultsDecoder()) }
 
@@ -69,7 +70,7 @@ struct DefaultsDecoder: Decoder {
         var codingPath: [any CodingKey] = []
         func decodeNil() -> Bool { false }
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            if let stored = T.self as? any StoredValue.Type, let v = Placeholder.make(stored) as? T { return v }
+            if let stored = T.self as? any ModelValue.Type, let v = Placeholder.make(stored) as? T { return v }
             return try T(from: DefaultsDecoder())
         }
     }
@@ -78,13 +79,13 @@ struct DefaultsDecoder: Decoder {
 /// Two distinct values of a type, for checking a key path against a property.
 enum Marker {
     static func make<V>(_ type: V.Type, _ variant: Int) -> V? {
-        if let stored = V.self as? any StoredValue.Type { return storedMarker(stored, variant) as? V }
+        if let stored = V.self as? any ModelValue.Type { return storedMarker(stored, variant) as? V }
         if let container = V.self as? any MarkerMaking.Type { return container.makeMarker(variant) as? V }
         if let iterable = V.self as? any CaseIterable.Type { return nthCase(iterable, variant) as? V }
         return nil
     }
 
-    private static func storedMarker<T: StoredValue>(_ type: T.Type, _ variant: Int) -> Any? { T.marker(variant) }
+    private static func storedMarker<T: ModelValue>(_ type: T.Type, _ variant: Int) -> Any? { T.marker(variant) }
 
     private static func nthCase<C: CaseIterable>(_ type: C.Type, _ n: Int) -> Any? {
         let all = Array(C.allCases)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataRecords
 
 // The planner's fast path for the most common predicate node: a stored property compared with
 // a constant (`$0.duration > limit`, `$0.count == 3`, `$0.name == "Ada"`). The general path
@@ -44,12 +45,5 @@ enum ScalarComparison {
         case .greater: { try F.read($0.field(i)) > c }
         case .greaterOrEqual: { try F.read($0.field(i)) >= c }
         }
-    }
-
-    /// A field holding 8 bytes of a `Double` (a `Double` or a `Date`'s interval).
-    @inline(__always)
-    static func double(_ f: UnsafeRawBufferPointer, _ what: String) throws -> Double {
-        guard f.count == 8 else { throw decodingFailure("\(what) of \(f.count) bytes") }
-        return Double(bitPattern: UInt64(littleEndian: f.loadUnaligned(as: UInt64.self)))
     }
 }

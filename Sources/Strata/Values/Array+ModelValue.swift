@@ -1,0 +1,18 @@
+import Foundation
+import StrataEngine
+import StrataRecords
+
+extension Array: ModelValue where Element: ModelValue {
+
+    static var placeholder: [Element] { [] }
+    static func marker(_ variant: Int) -> [Element]? { Element.marker(variant).map { [$0] } }
+    static func snapshot(_ value: [Element]) throws -> SnapshotValue {
+        if let strings = value as? [String] { return .json(SnapshotValue.json(strings)) }
+        return try SnapshotValue(value)
+    }
+    static var accesses: AttributeAccesses { AttributeAccesses([Element].self) }
+}
+
+extension Array: SpecializedContainer {
+    static var specializedAccess: AttributeAccess? { (Element.self as? any ModelValue.Type)?.accesses.array }
+}

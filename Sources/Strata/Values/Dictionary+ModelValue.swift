@@ -1,0 +1,9 @@
+import Foundation
+import StrataEngine
+import StrataRecords
+
+extension Dictionary: ModelValue where Key: ModelValue, Value: ModelValue {
+
+    static var placeholder: [Key: Value] { [:] }
+    static var accesses: AttributeAccesses { AttributeAccesses([Key: Value].self) }
+}

@@ -1,0 +1,250 @@
+import Foundation
+
+/// A strict JSON (RFC 8259) reader into `JSONValue`, for the few documents Strata reads on the
+/// way to a first fetch (the stored schema), and for arrays of strings and of integers (a custom
+/// store's snapshots). `JSONDecoder` reads the same documents, but its
+/// first use in a process instantiates generic decoding containers for each `Codable` type and
+/// looks up their conformances, which cost a fresh process's first open about a fifth of its
+/// time (Docs/Benchmarks.md, "Costs that shaped the code").
+///
+/// Numbers: an integer that fits is `.integer` (or `.unsigned`), any other number `.number`
+/// with its digits as written. Object keys keep their order; a repeated key keeps both.
+package struct JSONReader {
+    package struct Malformed: Error {}
+
+    private let bytes: UnsafeRawBufferPointer
+    private var at = 0
+
+    private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// The value `bytes` hold, with nothing after it but whitespace.
+    package static func value(of bytes: [UInt8]) throws -> JSONValue {
+        try bytes.withUnsafeBytes { raw in
+            var reader = JSONReader(raw)
+            let value = try reader.value(depth: 0)
+            reader.skipWhitespace()
+            guard reader.at == raw.count else { throw Malformed() }
+            return value
+        }
+    }
+
+    /// A JSON array of strings, read without making `JSONValue`s (a custom store's `[String]`
+    /// attribute, read for every object its fetch makes).
+    package static func strings(in data: Data) throws -> [String] {
+        try data.withUnsafeBytes { raw in
+            var reader = JSONReader(raw)
+            return try reader.array { try $0.string() }
+        }
+    }
+
+    /// A JSON array of plain integers that fit an `Int` (no `-0`, fraction or exponent).
+    package static func integers(in data: Data) throws -> [Int] {
+        try data.withUnsafeBytes { raw in
+            var reader = JSONReader(raw)
+            return try reader.array { reader in
+                let start = reader.at
+                guard case .integer(let value) = try reader.number(), let n = Int(exactly: value),
+                      !(n == 0 && reader.bytes[start] == UInt8(ascii: "-")) else { throw Malformed() }
+                return n
+            }
+        }
+    }
+
+    /// `[` elements separated by commas `]`, and nothing after but whitespace.
+    private mutating func array<E>(_ element: (inout JSONReader) throws -> E) throws -> [E] {
+        skipWhitespace()
+        guard try take(UInt8(ascii: "[")) else { throw Malformed() }
+        var elements: [E] = []
+        skipWhitespace()
+        if try !take(UInt8(ascii: "]")) {
+            repeat {
+                skipWhitespace()
+                elements.append(try element(&self))
+                skipWhitespace()
+            } while try take(UInt8(ascii: ","))
+            guard try take(UInt8(ascii: "]")) else { throw Malformed() }
+        }
+        skipWhitespace()
+        guard at == bytes.count else { throw Malformed() }
+        return elements
+    }
+
+    /// Deeper than this is not a document Strata wrote.
+    private static let maximumDepth = 64
+
+    private mutating func value(depth: Int) throws -> JSONValue {
+        guard depth < Self.maximumDepth else { throw Malformed() }
+        skipWhitespace()
+        guard at < bytes.count else { throw Malformed() }
+        switch bytes[at] {
+        case UInt8(ascii: "{"):
+            at += 1
+            var members: [(String, JSONValue)] = []
+            skipWhitespace()
+            if try take(UInt8(ascii: "}")) { return .object(members) }
+            repeat {
+                skipWhitespace()
+                let key = try string()
+                skipWhitespace()
+                guard try take(UInt8(ascii: ":")) else { throw Malformed() }
+                members.append((key, try value(depth: depth + 1)))
+                skipWhitespace()
+            } while try take(UInt8(ascii: ","))
+            guard try take(UInt8(ascii: "}")) else { throw Malformed() }
+            return .object(members)
+        case UInt8(ascii: "["):
+            at += 1
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if try take(UInt8(ascii: "]")) { return .array(elements) }
+            repeat {
+                elements.append(try value(depth: depth + 1))
+                skipWhitespace()
+            } while try take(UInt8(ascii: ","))
+            guard try take(UInt8(ascii: "]")) else { throw Malformed() }
+            return .array(elements)
+        case UInt8(ascii: "\""):
+            return .string(try string())
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
+        default:
+            return try number()
+        }
+    }
+
+    private mutating func skipWhitespace() {
+        while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+    }
+
+    /// Consumes `byte` if it is next.
+    private mutating func take(_ byte: UInt8) throws -> Bool {
+        guard at < bytes.count, bytes[at] == byte else { return false }
+        at += 1
+        return true
+    }
+
+    private mutating func literal(_ word: StaticString) throws {
+        let count = word.utf8CodeUnitCount
+        guard at + count <= bytes.count else { throw Malformed() }
+        for i in 0..<count where bytes[at + i] != word.utf8Start[i] { throw Malformed() }
+        at += count
+    }
+
+    private mutating func number() throws -> JSONValue {
+        let start = at
+        var isInteger = true
+        if at < bytes.count, bytes[at] == UInt8(ascii: "-") { at += 1 }
+        // int: 0, or a nonzero digit and digits
+        guard at < bytes.count, isDigit(bytes[at]) else { throw Malformed() }
+        if bytes[at] == UInt8(ascii: "0") { at += 1 } else { skipDigits() }
+        if at < bytes.count, bytes[at] == UInt8(ascii: ".") {
+            isInteger = false
+            at += 1
+            guard at < bytes.count, isDigit(bytes[at]) else { throw Malformed() }
+            skipDigits()
+        }
+        if at < bytes.count, bytes[at] == UInt8(ascii: "e") || bytes[at] == UInt8(ascii: "E") {
+            isInteger = false
+            at += 1
+            if at < bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-") { at += 1 }
+            guard at < bytes.count, isDigit(bytes[at]) else { throw Malformed() }
+            skipDigits()
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)
+        if isInteger {
+            if let value = Int64(text) { return .integer(value) }
+            if let value = UInt64(text) { return .unsigned(value) }
+        }
+        return .number(text)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private mutating func skipDigits() {
+        while at < bytes.count, isDigit(bytes[at]) { at += 1 }
+    }
+
+    /// A string, its escapes undone; the reader is at its opening quote.
+    private mutating func string() throws -> String {
+        guard try take(UInt8(ascii: "\"")) else { throw Malformed() }
+        let start = at
+        // The common case: no escape, so the string is the bytes between the quotes.
+        while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\") {
+            guard bytes[at] >= 0x20 else { throw Malformed() }
+            at += 1
+        }
+        guard at < bytes.count else { throw Malformed() }
+        if bytes[at] == UInt8(ascii: "\"") {
+            at += 1
+            // Invalid UTF-8 is malformed, not repaired.
+            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<(at - 1)]), as: UTF8.self) else { throw Malformed() }
+            return text
+        }
+        var utf8 = Array(bytes[start..<at])
+        while bytes[at] == UInt8(ascii: "\\") {
+            at += 1
+            guard at < bytes.count else { throw Malformed() }
+            let escape = bytes[at]
+            at += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escape)
+            case UInt8(ascii: "b"): utf8.append(0x08)
+            case UInt8(ascii: "f"): utf8.append(0x0C)
+            case UInt8(ascii: "n"): utf8.append(0x0A)
+            case UInt8(ascii: "r"): utf8.append(0x0D)
+            case UInt8(ascii: "t"): utf8.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800..<0xDC00).contains(scalar) {
+                    // A high surrogate: a low one must follow.
+                    guard at + 1 < bytes.count, bytes[at] == UInt8(ascii: "\\"), bytes[at + 1] == UInt8(ascii: "u") else { throw Malformed() }
+                    at += 2
+                    let low = try hex4()
+                    guard (0xDC00..<0xE000).contains(low) else { throw Malformed() }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00..<0xE000).contains(scalar) {
+                    throw Malformed()
+                }
+                guard let unicode = Unicode.Scalar(scalar), let encoded = UTF8.encode(unicode) else { throw Malformed() }
+                utf8.append(contentsOf: encoded)
+            default:
+                throw Malformed()
+            }
+            while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\") {
+                guard bytes[at] >= 0x20 else { throw Malformed() }
+                utf8.append(bytes[at])
+                at += 1
+            }
+            guard at < bytes.count else { throw Malformed() }
+        }
+        at += 1  // the closing quote
+        // Invalid UTF-8 is malformed, not repaired.
+        guard let text = String(validating: utf8, as: UTF8.self) else { throw Malformed() }
+        return text
+    }
+
+    private mutating func hex4() throws -> UInt32 {
+        guard at + 4 <= bytes.count else { throw Malformed() }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[at]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw Malformed()
+            }
+            value = value << 4 | UInt32(digit)
+            at += 1
+        }
+        return value
+    }
+}

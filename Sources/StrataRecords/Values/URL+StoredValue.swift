@@ -1,0 +1,13 @@
+import Foundation
+import StrataEngine
+
+/// The UTF-8 of `absoluteString`.
+extension URL: StoredValue {
+    package static func encode(_ value: URL, into bytes: inout [UInt8]) { bytes.append(contentsOf: value.absoluteString.utf8) }
+
+    package static func decode(_ field: UnsafeRawBufferPointer) throws -> URL {
+        guard let url = URL(string: String(decoding: field, as: UTF8.self)) else { throw decodingFailure("an invalid URL") }
+        return url
+    }
+    package static func json(_ value: URL) -> JSONValue { .string(value.absoluteString) }
+}
