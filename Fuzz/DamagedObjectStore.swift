@@ -8,6 +8,7 @@
 
 import Foundation
 import StrataEngine
+import StrataRecords
 
 final class FuzzNote: PersistentModel {
     @Attribute(.unique) var key: Int = 0
@@ -31,7 +32,7 @@ struct NoteState: Equatable {
 let storePath = "/notes.store"
 
 func openNotes(_ fs: SimulatedFileSystem) throws -> ModelContainer {
-    try ModelContainer(for: Schema([FuzzNote.self]), configurations: [ModelConfiguration(url: URL(fileURLWithPath: storePath))], fileSystem: fs)
+    try ModelContainer(for: Schema([FuzzNote.self]), configurations: [ModelConfiguration(url: URL(fileURLWithPath: storePath))], fileSystem: AnyFileSystem(fs))
 }
 
 /// Everything the container holds, fetched; the index is asked for each title and must agree.

@@ -11,6 +11,7 @@
 
 import Foundation
 import StrataEngine
+import StrataRecords
 
 enum FuzzStatus: String, Codable { case planned, active, done }
 struct FuzzAddress: Codable, Hashable { var street: String; var city: String }

@@ -22,6 +22,9 @@ done
 check -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/OpenStore.swift
 mkdir -p "$out/modules"
 swiftc -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" "${flags[@]}" -module-name StrataEngine "${engine[@]}"
+records=()
+while IFS= read -r file; do records+=("$file"); done < <(find Sources/StrataRecords -name '*.swift' | sort)
+swiftc -emit-module -emit-module-path "$out/modules/StrataRecords.swiftmodule" "${flags[@]}" -module-name StrataRecords -I "$out/modules" "${records[@]}"
 objects=()
 while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
 check -module-name Strata -I "$out/modules" "${objects[@]}" Fuzz/DecodeObjectRecord.swift

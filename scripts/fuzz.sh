@@ -58,15 +58,19 @@ build() {
         damaged-store)        swiftc "${flags[@]}" -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/DamagedStore.swift -o "$out/$target" ;;
         decode-engine-nocrc)  swiftc "${flags[@]}" -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" Fuzz/DecodeEngine.swift -o "$out/$target" ;;
         decode-object-record|damaged-object-store)
-            # The object layer as a module of its own over a StrataEngine module, as in the package.
+            # The object layer as a module of its own over StrataRecords and StrataEngine modules, as in
+            # the package.
             local entry=Fuzz/DecodeObjectRecord.swift extra=()
             [ "$target" = damaged-object-store ] && entry=Fuzz/DamagedObjectStore.swift && extra=(Sources/StrataTestSupport/SimulatedFileSystem.swift Sources/StrataTestSupport/SeededGenerator.swift)
             swiftc "${flags[@]}" -module-name StrataEngine -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" \
                 -emit-library -static "${engine[@]}" -o "$out/libStrataEngine.a"
-            local objects=()
+            local records=() objects=()
+            while IFS= read -r file; do records+=("$file"); done < <(find Sources/StrataRecords -name '*.swift' | sort)
+            swiftc "${flags[@]}" -module-name StrataRecords -I "$out/modules" -emit-module -emit-module-path "$out/modules/StrataRecords.swiftmodule" \
+                -emit-library -static "${records[@]}" -o "$out/libStrataRecords.a"
             while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
             swiftc "${flags[@]}" -module-name Strata -I "$out/modules" "${objects[@]}" ${extra[@]+"${extra[@]}"} "$entry" \
-                "$out/libStrataEngine.a" -o "$out/$target" ;;
+                "$out/libStrataRecords.a" "$out/libStrataEngine.a" -o "$out/$target" ;;
         *) echo "unknown target $target" >&2; exit 2 ;;
     esac 2> >(grep -v "ld.gold: warning: Cannot export local symbol" >&2)
 }

@@ -61,13 +61,15 @@ public final class ModelContainer: @unchecked Sendable {
     /// A container for a schema in the stores of `configurations`. Same as SwiftData's
     /// `init(for:configurations:)` taking an array.
     public convenience init(for givenSchema: Schema, configurations: [ModelConfiguration]) throws {
-        try self.init(for: givenSchema, configurations: configurations, fileSystem: nil)
+        try self.init(for: givenSchema, configurations: configurations, storage: EngineStorageProvider())
     }
 
     /// A container whose stores do all their I/O through `fileSystem` (the engine's fault seam):
     /// for tests that fail writes or cut the power under a `save()`. Nil: the real disk.
-    package convenience init(for givenSchema: Schema, configurations: [ModelConfiguration], fileSystem: (any FileSystem)?) throws {
-        try self.init(for: givenSchema, configurations: configurations, storage: EngineStorageProvider(fileSystem: fileSystem))
+    /// SPI (`@_spi(FaultInjection) import Strata`); SwiftData has no such seam.
+    @_spi(FaultInjection)
+    public convenience init(for givenSchema: Schema, configurations: [ModelConfiguration], fileSystem: AnyFileSystem?) throws {
+        try self.init(for: givenSchema, configurations: configurations, storage: EngineStorageProvider(fileSystem: fileSystem?.base))
     }
 
     /// A container whose stores another storage backend keeps (the storage seam,

@@ -211,10 +211,12 @@ extension ModelContainer {
     }
 
     /// The same, with every file operation going through `fileSystem` (the engine's fault seam).
-    package convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration],
-                             fileSystem: any FileSystem) throws {
+    /// SPI (`@_spi(FaultInjection) import Strata`), for fault tests; SwiftData has no such seam.
+    @_spi(FaultInjection)
+    public convenience init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration],
+                             fileSystem: AnyFileSystem) throws {
         try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations,
-                      storage: EngineStorageProvider(fileSystem: fileSystem is DiskFileSystem ? nil : fileSystem))
+                      storage: EngineStorageProvider(fileSystem: fileSystem.base is DiskFileSystem ? nil : fileSystem.base))
     }
 
     /// The same, with the stores of another storage backend (the storage seam).

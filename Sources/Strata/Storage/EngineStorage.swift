@@ -137,7 +137,7 @@ public struct EngineStorageProvider: StorageProvider, @unchecked Sendable {
     public init() { fileSystem = nil }
 
     /// Every file operation through `fileSystem`, for tests that fail writes or cut the power.
-    package init(fileSystem: (any FileSystem)?) { self.fileSystem = fileSystem }
+    init(fileSystem: (any FileSystem)?) { self.fileSystem = fileSystem }
 
     public func open(_ configuration: ModelConfiguration) throws -> OpenedStorage {
         let (engine, shared) = try EngineStorage.open(configuration, fileSystem: fileSystem)

@@ -100,6 +100,13 @@ package protocol SharedFileMapping: AnyObject, Sendable {
     var count: Int { get }
 }
 
+/// A file system for a store's I/O, as the object layer's public fault-injection SPI passes it
+/// (`@_spi(FaultInjection)`): the seam itself (`FileSystem`) stays inside the package.
+public struct AnyFileSystem: Sendable {
+    package let base: any FileSystem
+    package init(_ base: any FileSystem) { self.base = base }
+}
+
 /// The directory-level operations the engine needs.
 package protocol FileSystem: Sendable {
     func openFile(_ path: String, readOnly: Bool, create: Bool) throws -> any FileHandleIO
