@@ -6,6 +6,7 @@ import StrataEngine
 // the bytes this decodes.
 
 /// A JSON value, with object keys in a chosen order (a record's properties in declaration order).
+@usableFromInline
 package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
@@ -18,7 +19,7 @@ package enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    package static func == (a: JSONValue, b: JSONValue) -> Bool {
+    @usableFromInline package static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.null, .null): true
         case (.bool(let x), .bool(let y)): x == y
@@ -95,7 +96,7 @@ package enum JSONValue: Equatable, Sendable {
 extension JSONValue: Decodable {
     /// Decodes any JSON (used for the values Strata stores as JSON); object keys come sorted,
     /// which is the order Strata writes them in.
-    package init(from decoder: any Decoder) throws {
+    @usableFromInline package init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null }
         else if let b = try? c.decode(Bool.self) { self = .bool(b) }

@@ -5,14 +5,15 @@ import StrataEngine
 // former name, and properties added since read their stored default.
 
 /// How to read records of older layouts of one entity as the current properties.
+@usableFromInline
 package final class EntityLayouts: @unchecked Sendable {
     /// The layout new records are written with.
-    package let currentVersion: UInt16
+    @usableFromInline package let currentVersion: UInt16
     /// For each older layout: the field of each current property, or -1 for "use the default".
-    private let maps: [UInt16: [Int]]
+    @usableFromInline package let maps: [UInt16: [Int]]
     /// The encoded default of each property that an older layout lacks (the stored one; from
     /// the model's `init()` in a store written before defaults were kept).
-    private let defaults: [Int: UnsafeRawBufferPointer]
+    @usableFromInline package let defaults: [Int: UnsafeRawBufferPointer]
 
     package static let identity = EntityLayouts(currentVersion: 0, maps: [:], defaults: [:])
 
@@ -27,10 +28,11 @@ package final class EntityLayouts: @unchecked Sendable {
         }
     }
 
+    @inlinable
     package var isIdentity: Bool { maps.isEmpty }
 
     /// Where property `i` is in a record of layout `version`: a field, or a default value.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func locate(_ i: Int, version: UInt16) throws -> (field: Int, fallback: UnsafeRawBufferPointer?) {
         if version == currentVersion { return (i, nil) }
         guard let map = maps[version], i < map.count else {

@@ -6,13 +6,14 @@ import StrataEngine
 /// `[u8 format][u16 layout version][u16 field count][offsets][fields]`: format 3 has `u8`
 /// offsets (fields of at most 255 bytes in all, most records), format 1 `u16` ones, format 2
 /// `u32` ones; there are `count + 1` offsets, relative to the first field.
+@usableFromInline
 package enum RecordLayout {
-    package static let narrow: UInt8 = 1
-    package static let wide: UInt8 = 2
-    package static let short: UInt8 = 3
+    @usableFromInline package static let narrow: UInt8 = 1
+    @usableFromInline package static let wide: UInt8 = 2
+    @usableFromInline package static let short: UInt8 = 3
 
     /// The bytes of one offset of a record of this format; nil for an unknown format.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func offsetWidth(_ format: UInt8) -> Int? {
         switch format {
         case short: return 1

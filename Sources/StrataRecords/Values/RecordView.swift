@@ -2,20 +2,22 @@ import Foundation
 import StrataEngine
 
 /// A record's bytes, read in place: valid only while the engine lends them.
+@usableFromInline
 package struct RecordView {
-    package let raw: UnsafeRawBufferPointer
-    package let count: Int
-    package let layoutVersion: UInt16
+    @usableFromInline package let raw: UnsafeRawBufferPointer
+    @usableFromInline package let count: Int
+    @usableFromInline package let layoutVersion: UInt16
     /// Bytes per offset: 1 (format 3), 2 (format 1) or 4 (format 2).
-    private let width: Int
-    private let fieldsStart: Int
+    @usableFromInline package let width: Int
+    @usableFromInline package let fieldsStart: Int
 
     /// How to read older layouts as the current properties (nil: the record is current).
     /// Not retained: a view lives while the engine lends a record, and its layouts are its
     /// table's, which outlives every read of it (a view is made per scanned row, so it does not
     /// retain and release them; Docs/Benchmarks.md, "Costs").
-    private unowned(unsafe) let layouts: EntityLayouts?
+    @usableFromInline package unowned(unsafe) let layouts: EntityLayouts?
 
+    @inlinable
     package init(_ raw: UnsafeRawBufferPointer, layouts: EntityLayouts? = nil) throws {
         self.layouts = layouts.flatMap { $0.isIdentity ? nil : $0 }
         guard raw.count >= 5 else { throw decodingFailure("a record shorter than its header") }
@@ -32,8 +34,8 @@ package struct RecordView {
         guard offset(count) == raw.count - fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
     }
 
-    @inline(__always)
-    private func offset(_ i: Int) -> Int {
+    @inlinable @inline(__always)
+    package func offset(_ i: Int) -> Int {
         switch width {
         case 1: return Int(raw[5 + i])
         case 2: return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 2, as: UInt16.self).littleEndian)
@@ -43,7 +45,7 @@ package struct RecordView {
 
     /// The bytes of property `i`: its field, or for a record of an older layout the field the
     /// property had then, or its default value.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func field(_ i: Int) throws -> UnsafeRawBufferPointer {
         if let layouts, layoutVersion != layouts.currentVersion {
             let (field, fallback) = try layouts.locate(i, version: layoutVersion)
@@ -53,8 +55,8 @@ package struct RecordView {
         return try rawField(i)
     }
 
-    @inline(__always)
-    private func rawField(_ i: Int) throws -> UnsafeRawBufferPointer {
+    @inlinable @inline(__always)
+    package func rawField(_ i: Int) throws -> UnsafeRawBufferPointer {
         guard i < count else { throw decodingFailure("a record with \(count) fields where field \(i) was expected") }
         let start = offset(i)
         let end = offset(i + 1)
@@ -67,7 +69,7 @@ package struct RecordView {
 
 /// True when two byte ranges hold the same bytes (a comparison of memory, not the byte-by-byte
 /// iteration `elementsEqual` does on raw buffers; Docs/Benchmarks.md, "Costs").
-@inline(__always)
+@inlinable @inline(__always)
 package func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     guard a.count == b.count else { return false }
     guard a.count > 0, let x = a.baseAddress, let y = b.baseAddress else { return true }

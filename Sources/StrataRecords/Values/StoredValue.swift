@@ -11,6 +11,7 @@ import StrataEngine
 /// `StoredValues.all` (which `strata dump` and the tool's index keys read), its `ModelValue`
 /// file and line in the object layer, and its tests. Any other `Codable` type is stored as JSON
 /// (the object layer's `CodableValue.swift`).
+@usableFromInline
 package protocol StoredValue: Codable {
     /// Appends the field bytes of `value` (Docs/FileFormat.md, "Object records").
     static func encode(_ value: Self, into bytes: inout [UInt8]) throws
@@ -29,13 +30,16 @@ package protocol StoredValue: Codable {
 }
 
 extension StoredValue {
+    @inlinable
     package static var hasValueKey: Bool { false }
     /// The field bytes as one `bytes` key component.
+    @inlinable
     package static func appendKey(_ value: Self, to key: inout [UInt8]) {
         var bytes: [UInt8] = []
         try? encode(value, into: &bytes)
         Data(bytes).encodeKey(into: &key)
     }
+    @inlinable
     package static var keyOrderIsValueOrder: Bool { false }
 }
 
@@ -73,6 +77,7 @@ package enum StoredValues {
 }
 
 /// Reading a field's fixed-width numbers.
+@usableFromInline
 package enum FieldBytes {
     /// A field holding 8 bytes of a `Double` (a `Double` or a `Date`'s interval).
     @inlinable @inline(__always)

@@ -4,19 +4,24 @@ import StrataEngine
 /// UTF-8 bytes. Index keys are of the canonical composed form, so that index equality is
 /// Swift's `==` (canonical equivalence); their order is not Foundation's sort order.
 extension String: StoredValue {
+    @inlinable
     package static func encode(_ value: String, into bytes: inout [UInt8]) {
         if let done = value.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) { return done }
         bytes.append(contentsOf: value.utf8)
     }
 
+    @inlinable
     package static func decode(_ field: UnsafeRawBufferPointer) -> String { String(decoding: field, as: UTF8.self) }
 
+    @inlinable
     package static var hasValueKey: Bool { true }
+    @inlinable
     package static func appendKey(_ value: String, to key: inout [UInt8]) { normalizedKey(value).encodeKey(into: &key) }
-    package static func json(_ value: String) -> JSONValue { .string(value) }
+    @usableFromInline package static func json(_ value: String) -> JSONValue { .string(value) }
 }
 
 /// A string in its canonical composed form (ASCII strings are their own).
+@inlinable
 package func normalizedKey(_ s: String) -> String {
     var copy = s
     let ascii = copy.withUTF8 { $0.allSatisfy { $0 < 0x80 } }

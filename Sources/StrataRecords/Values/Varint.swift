@@ -1,5 +1,7 @@
 /// Unsigned LEB128 integers: counts and lengths in container values and relationship fields.
+@usableFromInline
 package enum Varint {
+    @inlinable
     package static func append(_ value: Int, to bytes: inout [UInt8]) {
         var v = UInt64(value)
         while v >= 0x80 {
@@ -9,6 +11,7 @@ package enum Varint {
         bytes.append(UInt8(v))
     }
 
+    @inlinable
     package static func read(_ raw: UnsafeRawBufferPointer, _ position: inout Int) throws -> Int {
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -28,7 +31,7 @@ package enum Varint {
 
     /// Encodes an element as `[varint length][bytes]` in place: one length byte is reserved
     /// (elements are short) and widened after the fact if the element is 128 bytes or more.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func appendElement(into bytes: inout [UInt8], _ body: (inout [UInt8]) throws -> Void) rethrows {
         let lengthAt = bytes.count
         bytes.append(0)
@@ -40,7 +43,7 @@ package enum Varint {
         bytes.replaceSubrange(lengthAt..<(lengthAt + 1), with: prefix)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func readElement(_ raw: UnsafeRawBufferPointer, _ position: inout Int) throws -> UnsafeRawBufferPointer {
         let length = try read(raw, &position)
         guard length <= raw.count - position else { throw decodingFailure("an element past the end") }
@@ -50,7 +53,7 @@ package enum Varint {
 
     /// The count at the start of a container field, checked against the field's size (each
     /// element takes at least one byte).
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func readCount(_ raw: UnsafeRawBufferPointer, _ position: inout Int, _ what: String) throws -> Int {
         let n = try read(raw, &position)
         guard n <= raw.count else { throw decodingFailure("\(what) count past the end") }
