@@ -73,14 +73,3 @@ final class StoreHandle: @unchecked Sendable {
 
     func table(for entity: Entity) -> Table? { tablePositions[ObjectKey(entity)].map { tables[$0] } }
 }
-
-extension StoreHandle {
-    /// A store file that may not be written is `.readOnly`, with the object layer's way to
-    /// read it; anything else is the engine's error, wrapped.
-    static func openingError(_ error: any Error, path: String) -> any Error {
-        guard let store = error as? StoreError, store.code == .readOnly else { return StrataError.store(error, while: "open the store at \(path)") }
-        let reason = (store.underlying as? SystemError).map { " (\($0.reason))" } ?? ""
-        return StrataError(.readOnly, "Strata could not open the store at \(path) for saving: its file may not be written\(reason). To read it, open it with allowsSave: false (ModelConfiguration(url:allowsSave:)); to save to it, change its permissions or mount.",
-                           underlying: store)
-    }
-}

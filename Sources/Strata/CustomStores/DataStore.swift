@@ -215,15 +215,3 @@ public struct DataStoreBatchDeleteRequest<T: PersistentModel>: Sendable {
         self.includeSubclasses = includeSubclasses
     }
 }
-
-/// What a store tells the context instead of an answer. Same as SwiftData's `DataStoreError`.
-public enum DataStoreError: Error, Hashable, Sendable {
-    /// The store cannot do what was asked.
-    case unsupportedFeature
-    /// The store does not evaluate the predicate: the context filters in memory.
-    case preferInMemoryFilter
-    /// The store does not sort: the context sorts in memory.
-    case preferInMemorySort
-    /// The predicate cannot be evaluated.
-    case invalidPredicate
-}

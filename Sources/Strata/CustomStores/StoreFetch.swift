@@ -148,3 +148,14 @@ enum StoreFetches {
         return make(type)
     }
 }
+
+/// A custom store's fetch, carried through the storage seam on a `StorageQuery`.
+final class StoreFetchAttachment: QueryAttachment, @unchecked Sendable {
+    let fetch: any StoreFetch
+    init(_ fetch: any StoreFetch) { self.fetch = fetch }
+}
+
+extension StorageQuery {
+    /// For a custom store: the fetch to ask it, with the descriptor.
+    var storeFetch: (any StoreFetch)? { (attachment as? StoreFetchAttachment)?.fetch }
+}

@@ -29,26 +29,3 @@ public struct HistoryDescriptor<TransactionType: HistoryTransaction> {
         self.fetchLimit = nil
     }
 }
-
-/// How much history a store keeps. Strata extra, set on the configuration:
-/// `configuration.historyRetention = .transactions(100_000)` or `.off` (no history is
-/// recorded; `fetchHistory` returns what earlier saves recorded). Each save that records a
-/// transaction past the limit prunes the oldest ones in the same commit, a batch at a time;
-/// fetching after a pruned token throws `historyTokenExpired`.
-public struct HistoryRetention: Hashable, Sendable, CustomStringConvertible {
-    /// The most transactions kept (nil: no limit); 0 records none.
-    public let limit: Int?
-
-    /// The last 10,000 transactions (the default).
-    public static let `default` = HistoryRetention(limit: 10_000)
-    /// No history is recorded.
-    public static let off = HistoryRetention(limit: 0)
-    /// Every transaction is kept until `deleteHistory(_:)` deletes it.
-    public static let unlimited = HistoryRetention(limit: nil)
-    /// The last `count` transactions.
-    public static func transactions(_ count: Int) -> HistoryRetention { HistoryRetention(limit: max(0, count)) }
-
-    public var isRecording: Bool { limit != 0 }
-
-    public var description: String { limit.map { $0 == 0 ? "off" : "last \($0) transactions" } ?? "unlimited" }
-}

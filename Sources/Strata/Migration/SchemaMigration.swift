@@ -238,3 +238,11 @@ extension ModelContainer {
         }
     }
 }
+
+extension Schema {
+    /// A schema made of a versioned schema's models, with its version. Same as SwiftData's
+    /// `Schema(versionedSchema:)`.
+    public convenience init(versionedSchema: any VersionedSchema.Type) {
+        self.init(versionedSchema.models, version: versionedSchema.versionIdentifier)
+    }
+}

@@ -6,12 +6,6 @@ import StrataRecords
 // discovery found in the model classes.
 
 extension Schema {
-    /// A schema made of a versioned schema's models, with its version. Same as SwiftData's
-    /// `Schema(versionedSchema:)`.
-    public convenience init(versionedSchema: any VersionedSchema.Type) {
-        self.init(versionedSchema.models, version: versionedSchema.versionIdentifier)
-    }
-
     /// The models of the schema, including the models their relationships reach (as a
     /// container adds them). Same as SwiftData's `Schema.entities`. A model that cannot be
     /// persisted as declared is left out here; making a container reports why.

@@ -205,7 +205,8 @@ extension QueryPart {
         var storageQuery = handle.storage.evaluatesQueries ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil
         if handle.custom != nil, let collection = table.collection {
             storageQuery = StorageQuery(collection: collection, terms: [],
-                                        storeFetch: ownModel ? common.storeFetch : StoreFetches.all(table.entity.type), pendingRows: common.pendingRows)
+                                        attachment: (ownModel ? common.storeFetch : StoreFetches.all(table.entity.type)).map(StoreFetchAttachment.init),
+                                        pendingRows: common.pendingRows)
         }
         return QueryRun(handle: handle, table: table, filter: filter, source: rows,
                         sort: common.compare.map { ResultSort(compare: $0, properties: sortProperties, indexOrder: indexOrder) },

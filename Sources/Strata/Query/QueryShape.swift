@@ -27,20 +27,8 @@ struct TreeLayout {
 
     /// A constant of the tree: where it is and its type. (No closure to read it: copying a
     /// constant, as a bound plan does a few times, then retains nothing.)
-    struct Constant {
-        let offset: Int
-        let type: Any.Type
-        /// False for an `Optional`: its cast from `Any` is not the same as reading it (a nil
-        /// inside an `Any` does not cast to an `Optional`), so it is read through `Any` as it
-        /// always was, and the plans of optional constants stay as they were.
-        let readsInPlace: Bool
+    typealias Constant = ConstantSlot
 
-        /// The constant in the tree at `tree`, as `Any`.
-        func read(_ tree: UnsafeRawPointer) -> Any? {
-            func read<T>(_: T.Type) -> Any? { (tree + offset).assumingMemoryBound(to: T.self).pointee }
-            return _openExistential(type, do: read)
-        }
-    }
 
     private(set) var constants: [Constant] = []
     private var checks: [(offset: Int, check: Check)] = []
@@ -97,37 +85,6 @@ struct Bindings {
     /// The constant in `slot`, which has type `C` (the type compiling found there).
     func read<C>(_ slot: Int, as _: C.Type) -> C {
         (tree + constants[slot].offset).assumingMemoryBound(to: C.self).pointee
-    }
-}
-
-/// A predicate's constant as a plan reads it when it is bound: in place in the expression tree
-/// (so only while the tree is lent, like `Bindings`), or a value given as `Any`. A plan that
-/// wants a `V` reads it directly when the constant is one, with no dynamic cast.
-struct ConstantValue {
-    private enum Storage {
-        case inTree(UnsafeRawPointer, TreeLayout.Constant)
-        case any(Any)
-    }
-    private let storage: Storage
-
-    init(_ value: Any) { storage = .any(value) }
-    init(_ pointer: UnsafeRawPointer, _ constant: TreeLayout.Constant) { storage = .inTree(pointer, constant) }
-
-    /// The value as `Any` (nil only for a constant that reads as none).
-    var any: Any? {
-        switch storage {
-        case .any(let value): value
-        case .inTree(let pointer, let constant): constant.read(pointer - constant.offset)
-        }
-    }
-
-    /// The value as a `V`, or nil if it is not one (as `any as? V` answers).
-    @inline(__always)
-    func value<V>(as _: V.Type) -> V? {
-        if case .inTree(let pointer, let constant) = storage, constant.readsInPlace, constant.type == V.self {
-            return pointer.assumingMemoryBound(to: V.self).pointee
-        }
-        return any.flatMap { $0 as? V }
     }
 }
 

@@ -61,7 +61,7 @@ final class EngineStorage: StorageBackend, @unchecked Sendable {
         let openedPath = path
         func open() throws -> Store {
             do { return try fileSystem.map { try Store(path: openedPath, options: options, fileSystem: $0) } ?? Store(path: openedPath, options: options) } catch {
-                throw StoreHandle.openingError(error, path: openedPath)
+                throw EngineStorage.openingError(error, path: openedPath)
             }
         }
         if fileSystem == nil && !configuration.isStoredInMemoryOnly {
@@ -147,5 +147,16 @@ public struct EngineStorageProvider: StorageProvider, @unchecked Sendable {
     public func prepareCopy(of configuration: ModelConfiguration) throws -> (any PreparedStoreCopy)? {
         guard !configuration.isStoredInMemoryOnly else { return nil }
         return try EngineStoreCopy(path: configuration.url.path, fileSystem: fileSystem ?? DiskFileSystem(), shared: fileSystem == nil)
+    }
+}
+
+extension EngineStorage {
+    /// A store file that may not be written is `.readOnly`, with the object layer's way to
+    /// read it; anything else is the engine's error, wrapped.
+    static func openingError(_ error: any Error, path: String) -> any Error {
+        guard let store = error as? StoreError, store.code == .readOnly else { return StrataError.store(error, while: "open the store at \(path)") }
+        let reason = (store.underlying as? SystemError).map { " (\($0.reason))" } ?? ""
+        return StrataError(.readOnly, "Strata could not open the store at \(path) for saving: its file may not be written\(reason). To read it, open it with allowsSave: false (ModelConfiguration(url:allowsSave:)); to save to it, change its permissions or mount.",
+                           underlying: store)
     }
 }

@@ -221,12 +221,18 @@ public struct StorageQuery: Sendable {
 
     public let collection: CollectionID
     public let terms: [Term]
-    /// For a custom store (`DataStore`): the fetch to ask it, with the descriptor.
-    var storeFetch: (any StoreFetch)? = nil
+    /// For a custom store (`DataStore`): the fetch to ask it, with the descriptor
+    /// (CustomStores' `StoreFetchAttachment`; the seam carries it without knowing it).
+    var attachment: QueryAttachment? = nil
     /// For a custom store: rows the context's unsaved changes take out of the store's answer,
     /// which a limit sent to the store must leave room for.
     var pendingRows = 0
 }
+
+/// What a layer above the seam attaches to a `StorageQuery` for a backend of its own to read
+/// (a custom store's fetch): opaque to the seam, and a class, so that reading it back is a
+/// class check rather than a search of the process's protocol conformances.
+class QueryAttachment: @unchecked Sendable {}
 
 /// A copy of a store that a migration changes, then puts in the store's place: the storage
 /// seam's part of a migration (the object layer runs the stages on the copy, through a
