@@ -29,7 +29,7 @@ typecheck "$out/present.swift" >&2 || { echo "import Strata lacks a type of the 
 
 failed=0
 for name in Store ReadTransaction WriteTransaction KeyEncoding CollectionID IndexID StoreOptions FileSystem AnyFileSystem \
-            StoredSchema StoredValue RecordView RecordLayout HistoryRecord JSONValue; do
+            StoredSchema StoredValue RecordView RecordLayout HistoryRecord JSONValue StorageBackend StorageReader EngineStorage; do
     printf 'import Strata\nlet _: Any.Type = %s.self\n' "$name" > "$out/absent.swift"
     if typecheck "$out/absent.swift" > /dev/null; then
         echo "import Strata brings $name, which is not object API" >&2

@@ -7,7 +7,7 @@ import StrataEngine
 // (Docs/PublicAPI.md).
 @_exported import enum StrataEngine.Durability
 @_exported import struct StrataEngine.StoreError
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The object API's types that live in StrataRecords, the layer under it (it has no model
 // classes): an object's identifier, the object layer's error and a migration's progress.

@@ -1,5 +1,5 @@
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The registered objects of one model in a context, by row: one object per stored row. The
 /// backings are not retained (a backing unregisters its object when the object goes away).

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Runs the jobs of a model actor and owns its context. Same as SwiftData's `ModelExecutor`.
 public protocol ModelExecutor: AnyObject, Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The stores of a schema, and the factory of contexts. Same as SwiftData's `ModelContainer`.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension ModelContext {
     /// Inserts a new object; it is saved by the next `save()`. Inserting an object that is

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // Making objects from records: registered objects (what fetches return), and throwaway ones to
 // evaluate a predicate or a sort that needs an object.

@@ -1,5 +1,5 @@
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The identity map: one object per stored row in a context.
 

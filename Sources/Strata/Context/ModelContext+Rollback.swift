@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension ModelContext {
     /// Drops unsaved inserts and deletions and restores changed objects' in-memory values to

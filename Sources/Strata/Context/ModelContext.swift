@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Where objects are inserted, changed, deleted, fetched and saved. Same as SwiftData's
 /// `ModelContext`: not `Sendable`; use one per thread (or actor), all from one container.

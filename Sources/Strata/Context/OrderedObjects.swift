@@ -1,4 +1,4 @@
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 /// Objects in the order they were added, each once, with their backings (the context's
 /// inserted, changed and deleted objects: it holds them until they are saved).
 struct OrderedObjects {

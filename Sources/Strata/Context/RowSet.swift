@@ -1,5 +1,5 @@
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A set of row ids: the rows a save deletes, the rows a fetch leaves out. Row ids are handed
 /// out from 1 upward, so a set of many of them is dense: it is a bitmap (a bit per row id up to

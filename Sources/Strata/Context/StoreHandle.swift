@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// One configuration's open store: its storage, and each model's table in it.
 final class StoreHandle: @unchecked Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Opening a store with a set of models: the stored schema is checked against them, lightweight
 /// changes are applied (layouts, new and removed indexes), and collections and indexes are

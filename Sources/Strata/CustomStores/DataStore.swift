@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // SwiftData's custom data store API (iOS 18), with its shipped spelling: a store of one's own
 // plugs into the same ModelContainer and ModelContext code as Strata's engine. The context

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A custom store of any type, as the context's bridge to it (`DataStoreStorage`) calls it:
 /// its snapshots are `DefaultSnapshot`s whatever the store's own type is.

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Strata-only: a custom store that keeps Strata's history of the saves made through it
 /// (`fetchHistory`, `historyChanges()`, `HistoryObserver`), written in the save's own

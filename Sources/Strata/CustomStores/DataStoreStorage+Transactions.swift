@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A read of a custom store through its bridge: what the bridge keeps, and what the store
 /// answers for the descriptors the context sends (`candidates`).

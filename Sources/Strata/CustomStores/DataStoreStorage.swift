@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A custom store (`DataStore`) behind the storage seam: the context reads and writes records
 /// by row as it does on Strata's engine, and this bridge speaks to the store in snapshots.

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// An object's values at one moment, as a store receives and returns them.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension ModelConfiguration: DataStoreConfiguration {
     /// Strata's engine, as a `DataStore`. Same as SwiftData, whose `ModelConfiguration.Store`

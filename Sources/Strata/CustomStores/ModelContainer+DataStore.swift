@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension ModelContainer {
     /// A container for these models in the stores of `configurations`, of any kinds: Strata's

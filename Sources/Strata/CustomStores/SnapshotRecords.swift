@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// An object's record turned into a snapshot's values and back, for a custom store: the
 /// context keeps records (the same code as for Strata's engine), a custom store snapshots.

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A fetch as a custom store is asked it: a descriptor of a known model type, asked again
 /// without the part the store refuses (`DataStoreError.preferInMemoryFilter`,

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Tells a container's observers (`ResultsObserver`, `HistoryChanges`) that one of its stores
 /// has a new commit: at once after a save through the container, and within `pollInterval`

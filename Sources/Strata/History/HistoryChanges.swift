@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// What one history transaction changed, as identifiers: the element of `HistoryChanges`.
 /// `Sendable` (no model objects), for server code that hands changes to other tasks. Strata

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Which transactions `fetchHistory(_:)` returns and in what order, or which
 /// `deleteHistory(_:)` deletes: a predicate over the transaction (`token`, `author`,

@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A history token of any kind, as `HistoryObserver` keeps them by store. Same as SwiftData's
 /// `HistoryToken`.

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A position in a store's history: the token of one transaction. Store it (it is `Codable`)
 /// and fetch what came after it next time: `HistoryDescriptor` with

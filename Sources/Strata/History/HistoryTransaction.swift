@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A transaction of a store's history: what one save changed in one store. Same as
 /// SwiftData's `HistoryTransaction`.

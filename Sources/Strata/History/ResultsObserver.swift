@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The results of a `FetchDescriptor`, kept up to date: after every save through any context
 /// of the container, and every commit another container or another process makes to the

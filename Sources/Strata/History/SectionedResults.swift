@@ -1,4 +1,4 @@
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 /// A section of an observer's results: the objects that share one value of its `sectionBy`
 /// key path, in the results' order. Same as SwiftData's `ResultsSection` (iOS 27).
 public struct ResultsSection<Element: PersistentModel, SectionTitle: Hashable>: RandomAccessCollection, Identifiable {

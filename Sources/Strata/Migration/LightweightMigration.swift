@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // Lightweight schema changes, applied when a store is opened, without a migration plan and
 // without rewriting records: an added property (with a default value), a removed property, a

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// One version of an app's models. Same as SwiftData's `VersionedSchema`.
 ///

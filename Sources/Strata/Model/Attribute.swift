@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// An option of `@Attribute`, as in SwiftData's `Schema.Attribute.Option`.
 public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// An `@Attribute` property: its value type's access, and the external-storage field format.
 final class AttributeProperty: PersistedProperty, @unchecked Sendable {

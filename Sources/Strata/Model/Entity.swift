@@ -2,7 +2,7 @@
 import Foundation
 import Synchronization
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// What Strata knows about one model class: its persisted properties, unique constraints and
 /// indexes, discovered from the class itself (an `init()` instance and its property wrappers),

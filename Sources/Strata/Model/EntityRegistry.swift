@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Every entity discovered in this process, by model class.
 final class EntityRegistry: Sendable {

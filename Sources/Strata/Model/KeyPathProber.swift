@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Maps key paths to properties by reading them on a probe instance whose attribute storages
 /// are empty and linked to a probe backing: the getter's slow path records which property was

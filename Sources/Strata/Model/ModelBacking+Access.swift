@@ -2,7 +2,7 @@ import Foundation
 import Observation
 import StrataEngine
 import Synchronization
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // What the accessors of `@Attribute`, `@Relationship` and `@Transient` properties call, after
 // they have read the property's storage: observation, change tracking, and the slow paths of a

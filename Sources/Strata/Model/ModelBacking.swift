@@ -1,7 +1,7 @@
 import Foundation
 import Observation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The one bookkeeping object of a model object: its model (entity), row, state and context,
 /// its observation registrar, and what it holds beside the property storages (the blobs of

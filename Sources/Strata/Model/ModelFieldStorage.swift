@@ -1,4 +1,4 @@
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 /// What schema discovery finds in one stored field of a model class. Every storage type a
 /// model's field may have (`Attribute`, `Relationship`, `Transient` and the `@Model` macro's
 /// storages) says what it is through this one protocol.

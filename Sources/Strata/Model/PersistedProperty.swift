@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// One persisted property of a model class, an attribute or a relationship: where its storage
 /// is in an object, and how its record field is written and read. Built once per class by

@@ -1,7 +1,7 @@
 import Foundation
 import Observation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A class whose instances Strata persists. Same role as SwiftData's `PersistentModel`, which
 /// SwiftData's `@Model` macro adds; without the macro (StrataData), a model declares it:

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// What happens to related objects when an object is deleted. Same as SwiftData's
 /// `Schema.Relationship.DeleteRule`.

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // Keeping both sides of a relationship in step in memory, as SwiftData does: setting one side
 // updates the other at once, and the observers of both sides are told.

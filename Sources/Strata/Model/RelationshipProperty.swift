@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A relationship of a model class. Its record field holds the related row ids, in order
 /// (`[varint count][varint row]...`): both sides of a relationship store their own list.

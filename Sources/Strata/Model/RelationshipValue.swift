@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The value types a relationship may have: an optional model (to-one), an array of models
 /// (to-many), or an optional array of models (to-many, as CloudKit-ready SwiftData models

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The schema's models as SwiftData describes them: `Schema.entities`, `Schema.Entity`,
 // `Schema.Attribute`, `Schema.Relationship`. A read-only description, made from what schema

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The set of model classes a container stores. Same as SwiftData's `Schema`.
 ///

@@ -1,4 +1,4 @@
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 /// Marks a stored property of a model that is never persisted. Reading it is observed and
 /// setting it notifies observers, as for SwiftData's `@Transient`. Same as SwiftData's `@Transient`.
 @propertyWrapper

@@ -1,4 +1,4 @@
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 /// The names Strata gives types: a model's entity name and a property's value type as stored
 /// schemas hold them. The same text as `String(describing:)` and `String(reflecting:)` give for a
 /// metatype (a test holds them equal for every value type and model of the test suites), read

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A fetch compiled for one shape (QueryShape.swift): for each model it reads (the model and,
 /// for a base class, the subclasses in the schema), the plan of its predicate, and what its

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// What to fetch: a predicate, a sort order, and paging. Same as SwiftData's `FetchDescriptor`.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The results of `fetch(_:batchSize:)`: a random-access collection that makes its objects a
 /// batch at a time when they are first read, keeping only the current batch.

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The conditions at the top of a predicate (joined by `&&`) that an index can answer. Like the
 // record functions, they are compiled once per shape: which conditions there are, and on which

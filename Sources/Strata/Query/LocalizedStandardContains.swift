@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension PredicateExpressions {
     /// `a.localizedStandardContains(b)` in a `#Predicate`: case- and diacritic-insensitive

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A descriptor's `fetchOffset` and `fetchLimit` made safe for arithmetic: any `Int` a caller
 /// passes (`Int.max`, `Int.min`, negatives) pages without overflowing.

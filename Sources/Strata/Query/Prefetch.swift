@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // `relationshipKeyPathsForPrefetching`: the related rows of a whole result are read in one pass
 // (sorted by row, in one snapshot) and kept as records in the context's row cache, so that

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The stored rows of a run that pass its filter, in row order, visited whole or in pieces
 /// (`enumerate` stops after each batch and goes on later). Each row's record is read once,

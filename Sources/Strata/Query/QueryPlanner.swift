@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The query planner's second half: which rows to look at. Conditions on indexed properties at
 // the top of the predicate (IndexHints.swift) narrow the rows read to index lookups or ranges;

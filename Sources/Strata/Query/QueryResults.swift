@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// One result of a query before it becomes an object: a stored row, or an object (one of the
 /// context's, or one made from the record the query read).

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The shape of a fetch: what stays the same between two fetches that differ only in the
 // values a predicate captured. It is the model, whether subclasses are included, the type of

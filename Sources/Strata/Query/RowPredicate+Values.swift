@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // Record functions of the predicate nodes that compute values: arithmetic, optionals,
 // conditionals, sequences and strings.

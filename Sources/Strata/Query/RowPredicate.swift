@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The query planner's first half: turning Foundation's predicate expression tree into a
 // function that evaluates it on an encoded record, without making an object. One small

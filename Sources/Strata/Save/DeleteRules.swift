@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The delete rules of every deleted object's and row's relationships: `.cascade` deletes the
 // related objects or rows (and so on), `.nullify` removes the deleted one from their inverse

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension ModelContext {
     /// Writes every insert, change and deletion as one transaction per store, durable when it

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // `minimumModelCount` and `maximumModelCount` of to-many relationships, checked for every
 // object the save writes and every stored row whose relationship a rule edits.

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// An edit of a stored row that no registered object stands for: rows removed from its
 /// relationship fields (a `.nullify` rule, or an upsert taking over a stored object's place).

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension SaveOperation {
     /// After every store committed: external values, deleted objects, inserts (and the stored

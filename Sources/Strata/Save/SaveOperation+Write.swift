@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension SaveOperation {
     /// Writes the blobs of external values set since the last save (written and synced before

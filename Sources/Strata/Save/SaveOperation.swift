@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// One `save()`, as a type of its own, in three named phases:
 /// - **prepare**: the delete rules (on registered objects and on stored rows), upsert

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // Unique upserts: an insert whose unique attribute (or compound constraint) matches a stored
 // object updates that object instead, as SwiftData does; of two inserts with the same value in

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Where and how a container keeps its models. Same as SwiftData's `ModelConfiguration`; its
 /// CloudKit and app-group options are accepted and have no meaning on Linux. Strata adds

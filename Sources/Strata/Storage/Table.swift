@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// How one model (entity) is kept in a store: its collection and indexes, and how to read
 /// records written with older layouts of the model.

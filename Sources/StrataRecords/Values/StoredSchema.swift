@@ -214,3 +214,16 @@ private extension JSONValue {
         return out
     }
 }
+
+extension StoredSchema {
+    // Through the storage seam.
+    /// The schema stored in the store `reader` reads, or nil for a store without one.
+    package static func read(from reader: any StorageReader, path: String) throws -> StoredSchema? {
+        guard let bytes = try reader.metadata(metadataKey) else { return nil }
+        return try decode(bytes, path: path)
+    }
+
+    package func write(to writer: any StorageWriter) throws {
+        try writer.setMetadata(StoredSchema.metadataKey, Array(try JSONEncoder().encode(self)))
+    }
+}

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // The storage's initial value when the declaration names no type (`var count = 3`): the
 // storage's type is then inferred from the call, so each of these has one overload, with no

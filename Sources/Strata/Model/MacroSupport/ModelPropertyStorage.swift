@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // What StrataData's `@Model` macro writes into a model class. Public because a macro's
 // expansion is compiled in the module of the model; underscored because nobody writes these by

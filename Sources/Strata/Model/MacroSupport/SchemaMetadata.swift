@@ -1,4 +1,4 @@
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 extension Schema {
     /// One stored property of a model class as StrataData's `@Model` lists it in the model's
     /// `schemaMetadata`: its name, its key path and its default value. Same as SwiftData's

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// What Strata does with the values of one type in objects' `Attribute` storages and in
 /// records: functions made once per type.

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // Values of `Codable` types that are not stored values (`Codable` structs and enums, and
 // optionals, arrays, sets and dictionaries of them): a codec object per property, built from

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Where a predicate's constant of a known type sits in the predicate's expression tree, as the
 /// query layer's `TreeLayout` records it (`TreeLayout.Constant`).

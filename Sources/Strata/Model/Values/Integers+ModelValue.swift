@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 extension ModelValue where Self: StoredInteger {
     static var placeholder: Self { 0 }

@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A stored value type as the object layer uses it: on top of its field codec (`StoredValue`,
 /// in StrataRecords), the values the key-path probe sets, a predicate's fast test on a record's

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// A value of any type, for the key-path probe only: it reads a property on an empty object
 /// and throws the value away. Stored values give their own (`StoredValue.placeholder`);

@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// Strata-only: one value of a snapshot, typed as a store with columns needs it.
 ///

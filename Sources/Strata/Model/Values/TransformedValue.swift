@@ -1,6 +1,6 @@
 import Foundation
 import StrataEngine
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 /// The `ValueTransformer` of an `@Attribute(.transformable(by:))` property: by class, or by
 /// the name it was registered under (`ValueTransformer.setValueTransformer(_:forName:)`).

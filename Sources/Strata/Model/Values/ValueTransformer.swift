@@ -1,5 +1,5 @@
 import Foundation
-import StrataRecords
+@_spi(StorageBackend) import StrataRecords
 
 // Foundation has `ValueTransformer` and `NSValueTransformerName` on Apple platforms; Strata's
 // stand-ins exist only where it does not (swift-corelibs-foundation), so that they never

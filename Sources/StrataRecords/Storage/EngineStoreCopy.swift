@@ -1,6 +1,5 @@
 import Foundation
 import StrataEngine
-import StrataRecords
 
 /// A copy of a StrataEngine store that a migration changes before it takes the store's place:
 /// what the storage seam gives a migration (`PreparedStoreCopy`).
@@ -16,8 +15,8 @@ import StrataRecords
 /// a write transaction held from `prepare` to `finish` keeps its containers from saving
 /// meanwhile, and once the copy is in place they may fetch and save no more
 /// (`StrataError.schemaChanged`).
-final class EngineStoreCopy: PreparedStoreCopy {
-    let path: String
+package final class EngineStoreCopy: PreparedStoreCopy {
+    package let path: String
     private let fs: any FileSystem
     /// Held (exclusively locked) until the copy has replaced it.
     private let original: Store
@@ -31,11 +30,11 @@ final class EngineStoreCopy: PreparedStoreCopy {
     /// Blob files linked into the store's folder for the copy, removed again if the swap does
     /// not happen.
     private var linked: [String] = []
-    private(set) var replaced = false
+    package private(set) var replaced = false
 
     /// Opens (and locks) the store at `path`; nil when there is no store there. `shared`: the
     /// store may be one this process has open (the real disk).
-    init?(path: String, fileSystem fs: any FileSystem, shared: Bool) throws {
+    package init?(path: String, fileSystem fs: any FileSystem, shared: Bool) throws {
         guard fs.fileExists(path) else { return nil }
         self.path = path
         self.fs = fs
@@ -62,12 +61,12 @@ final class EngineStoreCopy: PreparedStoreCopy {
         if sharedKey == nil { original.close() }
     }
 
-    var url: URL { URL(fileURLWithPath: work) }
+    package var url: URL { URL(fileURLWithPath: work) }
 
-    func read(_ body: (any StorageReader) throws -> Void) throws { try body(try original.beginRead()) }
+    package func read(_ body: (any StorageReader) throws -> Void) throws { try body(try original.beginRead()) }
 
     /// Copies the store's file (in 1 MiB pieces, synced) and links its blob files.
-    func make(progress: (Int64, Int64) -> Void) throws {
+    package func make(progress: (Int64, Int64) -> Void) throws {
         let source = try fs.openFile(path, readOnly: true, create: false)
         defer { source.close() }
         let target = try fs.createFile(work, permissionsOf: path)
@@ -92,7 +91,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
     /// Makes the copy durable and puts it in the store's place: its new blob files go into the
     /// store's folder first (a power cut after the rename must not leave the store pointing at
     /// missing files), then one rename.
-    func replaceOriginal() throws {
+    package func replaceOriginal() throws {
         let folder = path.parentDirectory
         if fs.isDirectory(workBlobs) {
             if !fs.isDirectory(blobs) { try fs.createDirectory(blobs, permissionsOf: path) }
@@ -117,7 +116,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
     }
 
     /// After a failure before the swap: takes away what the migration added.
-    func discard() {
+    package func discard() {
         guard !replaced else { return }
         for file in linked { try? fs.removeFile(file) }
         try? removeWork()
@@ -126,7 +125,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
     /// After the swap: blob files in the store's folder that the copy's folder no longer has
     /// are those the stages deleted (the migrated store does not refer to them; a crash before
     /// this leaves them for the next compaction), and the copy's links go.
-    func finish() {
+    package func finish() {
         if fs.isDirectory(workBlobs), fs.isDirectory(blobs), let kept = try? Set(fs.listDirectory(workBlobs)) {
             for name in (try? fs.listDirectory(blobs)) ?? [] where name.hasSuffix(".blob") && !kept.contains(name) {
                 try? fs.removeFile(blobs + "/" + name)
@@ -136,7 +135,7 @@ final class EngineStoreCopy: PreparedStoreCopy {
     }
 
     /// Writes `name` in the copy's metadata (not synced: `replaceOriginal` syncs).
-    func setMetadata(_ name: String, _ value: [UInt8]) throws {
+    package func setMetadata(_ name: String, _ value: [UInt8]) throws {
         let store = try Store(path: work, options: StoreOptions(durability: .deferred), fileSystem: fs)
         defer { store.close() }
         try store.write { try $0.setMetadata(name, value) }

@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import StrataEngine
-import StrataRecords
 
 /// An engine store opened by the containers of this process, and the row ids they hand out.
 ///
@@ -9,19 +8,19 @@ import StrataRecords
 /// alive while they live (see `ModelBacking`), so a second `ModelContainer` on the same URL
 /// must not need the first one to be gone, as it would if each opened the file (and took its
 /// writer lock) itself. Sharing also keeps row ids unique across those containers.
-final class OpenStore: @unchecked Sendable {
-    let store: Store
+package final class OpenStore: @unchecked Sendable {
+    package let store: Store
     /// The registry key (canonical path), or nil for a store that is not shared (in-memory,
     /// or opened through a test's file system).
-    let key: String?
+    package let key: String?
     /// Row ids for new objects, unique across every container sharing this store.
-    let rows = RowAllocator()
+    package let rows = RowAllocator()
     /// Set when a container of this process migrated the file to another schema (the store
     /// was replaced by the migrated copy): the containers of the old schema may fetch and save
     /// no more (`StrataError.schemaChanged`).
     private let migrated = Atomic<Bool>(false)
 
-    init(store: Store, key: String?) {
+    package init(store: Store, key: String?) {
         self.store = store
         self.key = key
     }
@@ -33,22 +32,22 @@ final class OpenStore: @unchecked Sendable {
 
     /// Throws `schemaChanged` once the store was migrated away under this process's old containers.
     @inline(__always)
-    func checkNotMigrated() throws {
+    package func checkNotMigrated() throws {
         guard migrated.load(ordering: .acquiring) else { return }
         throw StrataError(.schemaChanged, "Another container of this process migrated the store at \(store.path) to a new schema (a ModelContainer with a migration plan), so this container's models no longer match it. Objects already fetched keep their values; open a container with the new models to fetch and save.")
     }
 
     /// Marks the store as migrated away (see `checkNotMigrated`), and stops its writing: the
     /// migrated copy is at its path now, and takes the writer's lock.
-    func markMigrated() {
+    package func markMigrated() {
         migrated.store(true, ordering: .releasing)
         store.relinquish()
     }
 }
 
 /// The stores open in this process, by canonical path.
-final class OpenStores: Sendable {
-    static let shared = OpenStores()
+package final class OpenStores: Sendable {
+    package static let shared = OpenStores()
     private struct Entry { weak var store: OpenStore? }
     /// The store openings share, by path; and every store open on a path (a writable one
     /// opened beside a read-only one is not shared), for a migration to find them all.
@@ -57,7 +56,7 @@ final class OpenStores: Sendable {
 
     /// The canonical form of a store path: absolute, symbolic links resolved (as far as the
     /// path exists).
-    static func key(for path: String) -> String {
+    package static func key(for path: String) -> String {
         URL(filePath: path).standardizedFileURL.resolvingSymlinksInPath().path
     }
 
@@ -68,7 +67,7 @@ final class OpenStores: Sendable {
     /// device and inode), as a new SQLite connection reads the file that is there now: after
     /// another file was renamed over the path, the opening gets that file, and the store of
     /// the old one stops writing (its next save throws `StoreError.replaced`).
-    func store(at key: String, readOnly: Bool, open: () throws -> Store) throws -> (store: OpenStore, shared: Bool) {
+    package func store(at key: String, readOnly: Bool, open: () throws -> Store) throws -> (store: OpenStore, shared: Bool) {
         // A store found here is released only after the lock is: if that release were the
         // last, its deinit would take the lock again.
         var found: OpenStore?
@@ -90,7 +89,7 @@ final class OpenStores: Sendable {
     }
 
     /// The writable store open at `key` in this process, if there is one.
-    func writableStore(at key: String) -> OpenStore? {
+    package func writableStore(at key: String) -> OpenStore? {
         var found: [OpenStore] = []
         defer { found = [] }   // released after the lock (see `store(at:)`)
         found = all.withLock { $0[key, default: []].compactMap(\.store) }
@@ -99,7 +98,7 @@ final class OpenStores: Sendable {
 
     /// Marks every store open at `key` as migrated away (`OpenStore.markMigrated`), after a
     /// container of this process migrated the file at `key`; the next opening gets the new file.
-    func markMigrated(at key: String) {
+    package func markMigrated(at key: String) {
         var found: [OpenStore] = []
         defer { found = [] }
         found = all.withLock { $0.removeValue(forKey: key)?.compactMap(\.store) ?? [] }
@@ -122,11 +121,11 @@ final class OpenStores: Sendable {
 @_spi(StorageBackend)
 public final class RowAllocator: Sendable {
     private struct Counters {
-        var rows: [String: RowID] = [:]
+        package var rows: [String: RowID] = [:]
         /// The model asked for last, and where its counter is: objects are inserted in runs of
         /// one model, so the name is not hashed again for each (Docs/Benchmarks.md, "Costs").
-        var lastName: String?
-        var lastPosition: Dictionary<String, RowID>.Index?
+        package var lastName: String?
+        package var lastPosition: Dictionary<String, RowID>.Index?
     }
     private let next = Mutex(Counters())
 

@@ -1,6 +1,5 @@
 import Foundation
 import StrataEngine
-import StrataRecords
 
 // The storage seam: everything the object layer asks of a store, and nothing else. A
 // `ModelContext` reaches storage only through these protocols; StrataEngine is their
@@ -16,18 +15,6 @@ import StrataRecords
 // offered it as `StorageQuery` terms before the object layer filters
 // (`StorageReader.candidates`), so it need not ship every row. Every type the requirements
 // name has a public initializer, so a backend in another package can make them.
-
-/// Where a container's stores come from: it opens each configuration's store, and makes the
-/// copy a migration works on. `EngineStorageProvider` is StrataEngine's (the default).
-@_spi(StorageBackend)
-public protocol StorageProvider: Sendable {
-    /// Opens the store of `configuration`, creating an empty one if there is none (and
-    /// `configuration.allowsSave`).
-    func open(_ configuration: ModelConfiguration) throws -> OpenedStorage
-    /// A copy of the store of `configuration` for a migration to change and then put in the
-    /// store's place; nil when there is no store yet (nothing to migrate).
-    func prepareCopy(of configuration: ModelConfiguration) throws -> (any PreparedStoreCopy)?
-}
 
 /// A store a provider opened.
 @_spi(StorageBackend)
@@ -217,22 +204,39 @@ public struct StorageQuery: Sendable {
         public let property: String
         public let comparison: Comparison
         public let keys: [[UInt8]]
+
+        package init(index: IndexID, property: String, comparison: Comparison, keys: [[UInt8]]) {
+            self.index = index
+            self.property = property
+            self.comparison = comparison
+            self.keys = keys
+        }
     }
 
     public let collection: CollectionID
     public let terms: [Term]
     /// For a custom store (`DataStore`): the fetch to ask it, with the descriptor
     /// (CustomStores' `StoreFetchAttachment`; the seam carries it without knowing it).
-    var attachment: QueryAttachment? = nil
+    package var attachment: QueryAttachment? = nil
     /// For a custom store: rows the context's unsaved changes take out of the store's answer,
     /// which a limit sent to the store must leave room for.
-    var pendingRows = 0
+    package var pendingRows = 0
+
+    package init(collection: CollectionID, terms: [Term], attachment: QueryAttachment? = nil, pendingRows: Int = 0) {
+        self.collection = collection
+        self.terms = terms
+        self.attachment = attachment
+        self.pendingRows = pendingRows
+    }
 }
 
 /// What a layer above the seam attaches to a `StorageQuery` for a backend of its own to read
 /// (a custom store's fetch): opaque to the seam, and a class, so that reading it back is a
 /// class check rather than a search of the process's protocol conformances.
-class QueryAttachment: @unchecked Sendable {}
+@_spi(StorageBackend)
+open class QueryAttachment: @unchecked Sendable {
+    public init() {}
+}
 
 /// A copy of a store that a migration changes, then puts in the store's place: the storage
 /// seam's part of a migration (the object layer runs the stages on the copy, through a
@@ -259,7 +263,7 @@ public protocol PreparedStoreCopy: AnyObject {
 }
 
 extension PreparedStoreCopy {
-    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R {
+    package func read<R>(_ body: (any StorageReader) throws -> R) throws -> R {
         var result: R? = nil
         try read { (reader: any StorageReader) in result = try body(reader) }
         return result!
@@ -269,7 +273,7 @@ extension PreparedStoreCopy {
 extension StorageBackend {
     /// Runs `body` on a snapshot of the last commit and returns what it returns.
     @inline(__always)
-    func read<R>(_ body: (any StorageReader) throws -> R) throws -> R {
+    package func read<R>(_ body: (any StorageReader) throws -> R) throws -> R {
         var result: R? = nil
         try read { (reader: any StorageReader) in result = try body(reader) }
         return result!
@@ -279,7 +283,7 @@ extension StorageBackend {
 extension StorageReader {
     /// Calls `body` with a record's bytes; nil if there is no such row.
     @inline(__always)
-    func withRecord<R>(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    package func withRecord<R>(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         var result: R? = nil
         _ = try visitRecord(row, in: collection) { result = try body($0) }
         return result
