@@ -34,18 +34,3 @@ package protocol ScalarField {
     associatedtype Value: Comparable
     static func read(_ field: UnsafeRawBufferPointer) throws -> Value
 }
-
-package enum ScalarComparison {
-    /// One closure per operator, so that the operator is not chosen again for each record.
-    @inlinable
-    package static func compare<F: ScalarField>(_ c: F.Value, _ op: ComparisonOperator, field i: Int, _: F.Type) -> RowTest {
-        switch op {
-        case .equal: { try F.read($0.field(i)) == c }
-        case .notEqual: { try F.read($0.field(i)) != c }
-        case .less: { try F.read($0.field(i)) < c }
-        case .lessOrEqual: { try F.read($0.field(i)) <= c }
-        case .greater: { try F.read($0.field(i)) > c }
-        case .greaterOrEqual: { try F.read($0.field(i)) >= c }
-        }
-    }
-}
