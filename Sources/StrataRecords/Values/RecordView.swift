@@ -11,26 +11,32 @@ package struct RecordView {
     @usableFromInline package let width: Int
     @usableFromInline package let fieldsStart: Int
 
-    /// How to read older layouts as the current properties (nil: the record is current).
-    /// Not retained: a view lives while the engine lends a record, and its layouts are its
-    /// table's, which outlives every read of it (a view is made per scanned row, so it does not
-    /// retain and release them; Docs/Benchmarks.md, "Costs").
-    @usableFromInline package unowned(unsafe) let layouts: EntityLayouts?
+    /// For a record of an older layout only (its version is not its table's current one): how
+    /// to read it as the current properties. Unmanaged, not retained: a view lives while the
+    /// engine lends a record, and its layouts are its table's, which outlives every read of
+    /// it. (A view is made per scanned row; an optional reference, even a nil one, cost a
+    /// retain and a release each time a field was read. Docs/Benchmarks.md, "Costs".)
+    @usableFromInline package let olderLayout: Unmanaged<EntityLayouts>?
 
     @inlinable
     package init(_ raw: UnsafeRawBufferPointer, layouts: EntityLayouts? = nil) throws {
-        self.layouts = layouts.flatMap { $0.isIdentity ? nil : $0 }
         guard raw.count >= 5 else { throw decodingFailure("a record shorter than its header") }
         let format = raw[0]
         guard let width = RecordLayout.offsetWidth(format) else {
             throw decodingFailure("an unknown record format \(format)")
         }
         self.width = width
-        layoutVersion = UInt16(raw[1]) | UInt16(raw[2]) << 8
+        let version = UInt16(raw[1]) | UInt16(raw[2]) << 8
+        layoutVersion = version
         count = Int(UInt16(raw[3]) | UInt16(raw[4]) << 8)
         fieldsStart = 5 + (count + 1) * width
         guard fieldsStart <= raw.count else { throw decodingFailure("a record shorter than its offset table") }
         self.raw = raw
+        if let layouts, version != layouts.currentVersion, !layouts.isIdentity {
+            olderLayout = Unmanaged.passUnretained(layouts)
+        } else {
+            olderLayout = nil
+        }
         guard offset(count) == raw.count - fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
     }
 
@@ -47,12 +53,16 @@ package struct RecordView {
     /// property had then, or its default value.
     @inlinable @inline(__always)
     package func field(_ i: Int) throws -> UnsafeRawBufferPointer {
-        if let layouts, layoutVersion != layouts.currentVersion {
-            let (field, fallback) = try layouts.locate(i, version: layoutVersion)
-            if let fallback { return fallback }
-            return try rawField(field)
-        }
+        if let olderLayout { return try olderField(i, olderLayout) }
         return try rawField(i)
+    }
+
+    /// `field(_:)` of a record of an older layout.
+    @usableFromInline
+    package func olderField(_ i: Int, _ layouts: Unmanaged<EntityLayouts>) throws -> UnsafeRawBufferPointer {
+        let (field, fallback) = try layouts._withUnsafeGuaranteedRef { try $0.locate(i, version: layoutVersion) }
+        if let fallback { return fallback }
+        return try rawField(field)
     }
 
     @inlinable @inline(__always)

@@ -10,7 +10,12 @@ extension Bool: ModelValue {
 
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> RowTest? {
         guard let c = constant.value(as: Bool.self), op == .equal || op == .notEqual else { return nil }
-        let wanted = op == .equal
-        return { view in try (Bool.decode(try view.field(i)) == c) == wanted }
+        // `(value == c) == wanted` is `value == (c == wanted)`: one comparison of the byte.
+        let passesWhenTrue = (c == (op == .equal))
+        return { view in
+            let f = try view.field(i)
+            guard f.count == 1 else { throw decodingFailure("a Bool of \(f.count) bytes") }
+            return (f.load(as: UInt8.self) != 0) == passesWhenTrue
+        }
     }
 }
