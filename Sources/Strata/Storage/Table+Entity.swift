@@ -2,40 +2,19 @@ import Foundation
 import StrataEngine
 @_spi(StorageBackend) import StrataRecords
 
-/// How one model (entity) is kept in a store: its collection and indexes, and how to read
-/// records written with older layouts of the model.
-///
-/// A class, though nothing of it changes: the save and the fetch pass it around per object,
-/// and a struct of this many references cost a retain and a release of each per copy.
-final class Table: @unchecked Sendable {
-    let entity: Entity
-    /// Nil only in a read-only store that has never held this model.
-    let collection: CollectionID?
-    let uniqueIndexes: [IndexID]
-    let indexes: [IndexID]
-    /// For each property with a one-property index: the index and whether it is unique.
-    let singleIndex: [Int: (id: IndexID, unique: Bool)]
-    /// How to read records written with older layouts of the model (lightweight migration).
-    let layouts: EntityLayouts
-    /// The properties the index keys are made of, each once.
-    let indexedProperties: [Int]
+// What a table does with its model's entity: index keys from an object's values or from a
+// record's fields, and external values loaded. (The table itself is StrataRecords'.)
 
-    init(entity: Entity, collection: CollectionID?, uniqueIndexes: [IndexID], indexes: [IndexID],
-         singleIndex: [Int: (id: IndexID, unique: Bool)], layouts: EntityLayouts = .identity) {
-        self.entity = entity
-        self.collection = collection
-        self.uniqueIndexes = uniqueIndexes
-        self.indexes = indexes
-        self.singleIndex = singleIndex
-        self.layouts = layouts
-        keyGroups = zip(entity.uniqueGroups, uniqueIndexes).map { ($0, $1) } + zip(entity.indexGroups, indexes).map { ($0, $1) }
-        indexedProperties = Array(Set(keyGroups.map(\.group).joined())).sorted()
+extension Table {
+    convenience init(entity: Entity, collection: CollectionID?, uniqueIndexes: [IndexID], indexes: [IndexID],
+                     singleIndex: [Int: (id: IndexID, unique: Bool)], layouts: EntityLayouts = .identity) {
+        self.init(owner: entity, uniqueGroups: entity.uniqueGroups, indexGroups: entity.indexGroups, collection: collection,
+                  uniqueIndexes: uniqueIndexes, indexes: indexes, singleIndex: singleIndex, layouts: layouts)
     }
 
-    /// Each index key's properties and index, unique indexes first (the order of `indexKeys`).
-    let keyGroups: [(group: [Int], id: IndexID)]
-
-    var hasIndexes: Bool { !uniqueIndexes.isEmpty || !indexes.isEmpty }
+    /// The model's entity (the only kind of owner a table has).
+    @inline(__always)
+    var entity: Entity { unsafeDowncast(owner, to: Entity.self) }
 
     /// The index keys of an object's values.
     func indexKeys(for object: AnyObject) -> [IndexKey] {
@@ -65,27 +44,10 @@ final class Table: @unchecked Sendable {
         for i in keyGroups.indices { try entity.key(of: keyGroups[i].group, view: view, into: &keys[i].key) }
     }
 
-    /// True when two records (read as the current layout) hold the same bytes in every field
-    /// an index key is made of: their index keys are then the same, as keys are computed from
-    /// those bytes alone.
-    func sameIndexedFields(_ a: RecordView, _ b: RecordView) throws -> Bool {
-        for p in indexedProperties where !sameBytes(try a.field(p), try b.field(p)) { return false }
-        return true
-    }
-
     /// The keys row `row` was saved with, read from its stored record; [] when it has none.
     func storedIndexKeys(row: RowID, reader: any StorageReader) throws -> [IndexKey] {
         guard hasIndexes else { return [] }
         return try reader.withRecord(row, in: self) { try indexKeys(of: $0) } ?? []
-    }
-}
-
-extension StorageReader {
-    /// Calls `body` with a row's record of `table`, read as the current layout; nil if there
-    /// is no such row.
-    func withRecord<R>(_ row: RowID, in table: Table, _ body: (RecordView) throws -> R) throws -> R? {
-        guard let collection = table.collection else { return nil }
-        return try withRecord(row, in: collection) { try body(try RecordView($0, layouts: table.layouts)) }
     }
 }
 

@@ -1,0 +1,61 @@
+import Foundation
+import StrataEngine
+
+/// How one model (entity) is kept in a store: its collection and indexes, and how to read
+/// records written with older layouts of the model. The model's entity itself (`owner`) is the
+/// object layer's, which computes index keys with it (Strata's `Storage/Table+Entity.swift`).
+///
+/// A class, though nothing of it changes: the save and the fetch pass it around per object,
+/// and a struct of this many references cost a retain and a release of each per copy.
+package final class Table: @unchecked Sendable {
+    /// The object layer's entity of the model (opaque here; Strata reads it as `entity`).
+    package let owner: AnyObject
+    /// Nil only in a read-only store that has never held this model.
+    package let collection: CollectionID?
+    package let uniqueIndexes: [IndexID]
+    package let indexes: [IndexID]
+    /// For each property with a one-property index: the index and whether it is unique.
+    package let singleIndex: [Int: (id: IndexID, unique: Bool)]
+    /// How to read records written with older layouts of the model (lightweight migration).
+    package let layouts: EntityLayouts
+    /// The properties the index keys are made of, each once.
+    package let indexedProperties: [Int]
+    /// Each index key's properties and index, unique indexes first (the order of `indexKeys`).
+    package let keyGroups: [(group: [Int], id: IndexID)]
+
+    /// `uniqueGroups` and `indexGroups`: the properties of each unique index and each other
+    /// index, in the order of `uniqueIndexes` and `indexes`.
+    package init(owner: AnyObject, uniqueGroups: [[Int]], indexGroups: [[Int]], collection: CollectionID?,
+                 uniqueIndexes: [IndexID], indexes: [IndexID], singleIndex: [Int: (id: IndexID, unique: Bool)],
+                 layouts: EntityLayouts = .identity) {
+        self.owner = owner
+        self.collection = collection
+        self.uniqueIndexes = uniqueIndexes
+        self.indexes = indexes
+        self.singleIndex = singleIndex
+        self.layouts = layouts
+        keyGroups = zip(uniqueGroups, uniqueIndexes).map { ($0, $1) } + zip(indexGroups, indexes).map { ($0, $1) }
+        indexedProperties = Array(Set(keyGroups.map(\.group).joined())).sorted()
+    }
+
+    package var hasIndexes: Bool { !uniqueIndexes.isEmpty || !indexes.isEmpty }
+
+    /// True when two records (read as the current layout) hold the same bytes in every field
+    /// an index key is made of: their index keys are then the same, as keys are computed from
+    /// those bytes alone.
+    package func sameIndexedFields(_ a: RecordView, _ b: RecordView) throws -> Bool {
+        for p in indexedProperties where !sameBytes(try a.field(p), try b.field(p)) { return false }
+        return true
+    }
+
+}
+
+extension StorageReader {
+    /// Calls `body` with a row's record of `table`, read as the current layout; nil if there
+    /// is no such row.
+    package func withRecord<R>(_ row: RowID, in table: Table, _ body: (RecordView) throws -> R) throws -> R? {
+        guard let collection = table.collection else { return nil }
+        return try withRecord(row, in: collection) { try body(try RecordView($0, layouts: table.layouts)) }
+    }
+}
+
