@@ -149,22 +149,25 @@ struct SaveRun {
 
     // MARK: Rows
 
-    /// Each column's values, as text arrays for `unnest`: the attributes, then the to-ones.
-    private func columnArrays(_ table: PostgresTable, _ snapshots: [DefaultSnapshot]) throws -> [String] {
-        var arrays: [[String?]] = Array(repeating: [], count: table.columns.count + table.toOnes.count)
-        for i in arrays.indices { arrays[i].reserveCapacity(snapshots.count) }
+    /// Each column's values, as typed arrays for `unnest`: the attributes, then the to-ones.
+    private func columnArrays(_ table: PostgresTable, _ snapshots: [DefaultSnapshot]) throws -> [SQLArray] {
+        var arrays = table.columns.map { SQLArray(SQLArray.Element($0.kind), capacity: snapshots.count) }
+            + table.toOnes.map { _ in SQLArray(.bigint, capacity: snapshots.count) }
         for snapshot in snapshots {
             for (i, column) in table.columns.enumerated() {
-                do { arrays[i].append(try PostgresValues.text(snapshot.values[column.property] ?? .null, column.kind)) } catch {
+                do { try arrays[i].append(snapshot.values[column.property] ?? .null, column.kind) } catch {
                     throw StrataError(.corruptRecord, "\(table.name).\(column.property) of \(snapshot.persistentIdentifier) has a value that does not fit its \(column.sqlType) column.", underlying: error)
                 }
             }
             for (j, toOne) in table.toOnes.enumerated() {
-                let target = snapshot.relatedIdentifiers(toOne.relationship.name).first
-                arrays[table.columns.count + j].append(try target.map { String(try pk($0)) })
+                if let target = snapshot.relatedIdentifiers(toOne.relationship.name).first {
+                    arrays[table.columns.count + j].append(try pk(target))
+                } else {
+                    arrays[table.columns.count + j].appendNull()
+                }
             }
         }
-        return arrays.map(PostgresValues.arrayLiteral)
+        return arrays
     }
 
     /// The columns a row statement names, and each one's value from `u.c<k>` (k from 2: 0 is
@@ -213,9 +216,11 @@ struct SaveRun {
         return "concat_ws(',', \((differences + ["''"]).joined(separator: ", ")))"
     }
 
-    /// `unnest` of the `n` text-array parameters as `u(c0, …, c<n-1>, ord)`.
-    private func unnest(_ n: Int) -> String {
-        "unnest(\((1...n).map { "$\($0)::text[]" }.joined(separator: ", "))) WITH ORDINALITY AS u(\((0..<n).map { "c\($0)" }.joined(separator: ", ")), ord)"
+    /// `unnest` of the array parameters as `u(c0, …, c<n-1>, ord)` (`ordinality`: with `ord`).
+    private func unnest(_ arrays: [SQLArray], as alias: String = "u", ordinality: Bool = true) -> String {
+        "unnest(\(arrays.indices.map { "$\($0 + 1)::\(arrays[$0].sqlType)" }.joined(separator: ", ")))"
+            + (ordinality ? " WITH ORDINALITY" : "")
+            + " AS \(alias)(\(arrays.indices.map { "c\($0)" }.joined(separator: ", "))\(ordinality ? ", ord" : ""))"
     }
 
     /// Inserts a model's new objects. With one unique constraint, an insert whose unique values
@@ -239,19 +244,19 @@ struct SaveRun {
             pending = inserts
         }
         guard !pending.isEmpty else { return }
-        let ids = try pending.map { snapshot -> String in
+        let ids = try pending.map { snapshot -> Int64 in
             guard let id = allocated[snapshot.persistentIdentifier] else { throw StrataError(.storeFailure, "No identifier was allocated for \(snapshot.persistentIdentifier).") }
-            return String(id)
+            return id
         }
-        let binds = [PostgresValues.arrayLiteral(ids), PostgresValues.arrayLiteral(Array(repeating: "1", count: ids.count))] + (try columnArrays(table, pending))
+        let binds = [SQLArray(ids), SQLArray(Array(repeating: 1, count: ids.count))] + (try columnArrays(table, pending))
         let (names, values) = columnValues(table)
         let allNames = ["\"_id\"", "\"_version\""] + names
         let allValues = ["u.c0::bigint", "1"] + values
         if table.uniques.count != 1 {
             // A plain insert: each row is at the id it was given, version 1.
-            try c.execute("INSERT INTO \(table.qualified) (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM \(unnest(binds.count))", binds)
-            for (snapshot, id) in zip(pending, ids) { if let row = Int64(id) { final[snapshot.persistentIdentifier] = row } }
-            outcome.versions[table.name, default: []] += ids.compactMap { Int64($0).map { ($0, 1) } }
+            try c.execute("INSERT INTO \(table.qualified) (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM \(unnest(binds))", arrays: binds)
+            for (snapshot, id) in zip(pending, ids) { final[snapshot.persistentIdentifier] = id }
+            outcome.versions[table.name, default: []] += ids.map { ($0, 1) }
             return
         }
         let unique = table.uniques[0]
@@ -273,31 +278,31 @@ struct SaveRun {
             }
             return key
         }
-        func same(_ row: String) -> String {
-            let key = key(row, "input")
+        func same(_ row: String, _ input: String) -> String {
+            let key = key(row, input)
             return zip(key.stored, key.input).map { "\($0) = \($1)" }.joined(separator: " AND ")
         }
-        // With history: the attributes an upsert changed, from the row as the statement found
-        // it (`old`: every part of one statement reads the same snapshot); NULL for a new row.
-        let changed = history == nil ? "NULL"
-            : "CASE WHEN old.\"_id\" IS NULL THEN NULL ELSE \(changedAttributes(table, old: "old", input: "input")) END"
-        // `old` reads its unique values from the parameters, not from `input`: a second reader
-        // of that CTE here made the statement 2 to 3 times slower (20k new rows: 0.7-1 s, not 0.35 s).
-        let oldKey = key("o", "v")
+        // With history: the stored rows the inputs upsert onto, each with the attributes its
+        // input changes, compared with the row as the statement finds it (`old`: every part of
+        // one statement reads the same snapshot, before the insert). It reads the parameters
+        // again rather than `input`: a second reader of that CTE made the statement 2 to 3
+        // times slower (20k new rows: 0.7-1 s, not 0.35 s).
         let oldRows = history == nil ? "" : """
-            , old AS (SELECT o.* FROM \(table.qualified) o WHERE (\(oldKey.stored.joined(separator: ", "))) IN (\
-            SELECT \(oldKey.input.joined(separator: ", ")) FROM unnest(\(unique.map { "$\(inputIndex($0, of: table) + 1)::text[]" }.joined(separator: ", "))) \
-            AS v(\(unique.map { "c\(inputIndex($0, of: table))" }.joined(separator: ", ")))))
+            , old AS (SELECT DISTINCT ON (o."_id") o."_id", \(changedAttributes(table, old: "o", input: "v")) AS changed \
+            FROM \(table.qualified) o JOIN \(unnest(binds, as: "v", ordinality: false)) ON \(same("o", "v")))
             """
-        let select = "SELECT input.ord::text, done.\"_id\"::text, done.\"_version\"::text, \(changed)"
+        // Each returned row's input, by its unique values: only the inputs' positions and keys
+        // are joined (a join of the whole inputs sorted 20k wide rows, spilling to disk).
+        let keyColumns = unique.map { "c\(inputIndex($0, of: table))" }.joined(separator: ", ")
+        let select = "SELECT k.ord::text, done.\"_id\"::text, done.\"_version\"::text, \(history == nil ? "NULL" : "old.changed")"
         let withOld = history == nil ? "" : " LEFT JOIN old ON old.\"_id\" = done.\"_id\""
         let returned = try c.query("""
-            WITH input AS (SELECT * FROM \(unnest(binds.count)))\(oldRows),
+            WITH input AS (SELECT * FROM \(unnest(binds)))\(oldRows),
             done AS (INSERT INTO \(table.qualified) AS t (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM input u
                      ON CONFLICT ON CONSTRAINT \(SQL.identifier("\(table.name)_unique_0")) DO UPDATE SET \(updates.joined(separator: ", "))
                      RETURNING t."_id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
-            \(select) FROM input JOIN done ON \(same("done"))\(withOld)
-            """, binds)
+            \(select) FROM done JOIN (SELECT ord, \(keyColumns) FROM input) k ON \(same("done", "k"))\(withOld)
+            """, arrays: binds)
         var versions: [(Int64, Int64)] = []
         for row in returned {
             guard row.count == 4, let ord = row[0].flatMap(Int.init), ord >= 1, ord <= pending.count,
@@ -313,7 +318,8 @@ struct SaveRun {
     /// each insert (by position), found with a lock on it; an insert whose values two rows
     /// hold is an error naming them.
     private func holdersOfUniqueValues(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ c: SQLConnection) throws -> [Int: Int64] {
-        let binds = [PostgresValues.arrayLiteral(snapshots.map { _ in "0" }), PostgresValues.arrayLiteral(snapshots.map { _ in "0" })] + (try columnArrays(table, snapshots))
+        let zeros = SQLArray(Array(repeating: 0, count: snapshots.count))
+        let binds = [zeros, zeros] + (try columnArrays(table, snapshots))
         let conditions = table.uniques.map { unique in
             "(" + unique.map { column in
                 let value = unnested(column, of: table, from: "u")
@@ -321,8 +327,8 @@ struct SaveRun {
             }.joined(separator: " AND ") + ")"
         }
         let rows = try c.query("""
-            SELECT u.ord::text, t."_id"::text FROM \(unnest(binds.count)) JOIN \(table.qualified) t ON \(conditions.joined(separator: " OR ")) FOR UPDATE OF t
-            """, binds)
+            SELECT u.ord::text, t."_id"::text FROM \(unnest(binds)) JOIN \(table.qualified) t ON \(conditions.joined(separator: " OR ")) FOR UPDATE OF t
+            """, arrays: binds)
         var holders: [Int: Set<Int64>] = [:]
         for row in rows {
             guard row.count == 2, let ord = row[0].flatMap(Int.init), let id = row[1].flatMap(Int64.init) else { continue }
@@ -362,18 +368,16 @@ struct SaveRun {
                                  comparing: Bool = false) throws {
         guard !rows.isEmpty else { return }
         let known = store.versions.withLock { $0[table.name] ?? [:] }
-        let ids = rows.map { String($0.id) }
-        let expected = rows.map { $0.checked ? known[$0.id].map { String($0) } : nil }
-        let binds = [PostgresValues.arrayLiteral(ids), PostgresValues.arrayLiteral(expected)] + (try columnArrays(table, rows.map(\.snapshot)))
+        let binds = [SQLArray(rows.map(\.id)), SQLArray(rows.map { $0.checked ? known[$0.id] : nil })] + (try columnArrays(table, rows.map(\.snapshot)))
         let (names, values) = columnValues(table)
         let sets = zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]
         let old = comparing ? ", \(table.qualified) old" : ""
         let sameRow = comparing ? " AND old.\"_id\" = t.\"_id\"" : ""
         let changed = comparing ? ", \(changedAttributes(table, old: "old", input: "u"))" : ""
         let returned = try c.query("""
-            UPDATE \(table.qualified) t SET \(sets.joined(separator: ", ")) FROM \(unnest(binds.count))\(old)
+            UPDATE \(table.qualified) t SET \(sets.joined(separator: ", ")) FROM \(unnest(binds))\(old)
             WHERE t."_id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint)\(sameRow) RETURNING t."_id"::text, t."_version"::text\(changed)
-            """, binds)
+            """, arrays: binds)
         var done = Set<Int64>()
         var versions: [(Int64, Int64)] = []
         let snapshots = Dictionary(rows.map { ($0.id, $0.snapshot) }, uniquingKeysWith: { _, last in last })

@@ -1,0 +1,180 @@
+import Foundation
+import PostgresNIO
+import Strata
+
+/// One column's values for `unnest`, bound as a typed array in PostgreSQL's binary format
+/// (Docs/Postgres.md, "Saves"): the server copies each element as it is, with no text to parse,
+/// and the client writes each value's bytes, with no text to format. (Bound as `text[]` and cast
+/// in SQL, a 20,000-object save spent 80 ms of the server's time parsing its arrays, and 7% of
+/// the client's formatting them.)
+///
+/// The binary format: dimensions (1, or 0 when empty), a has-nulls flag, the element type's OID,
+/// then the length and lower bound (1) of the one dimension; then each element as its byte
+/// count (-1 for NULL) and its bytes.
+struct SQLArray: PostgresDynamicTypeEncodable {
+    /// The element types a save binds.
+    enum Element: Sendable {
+        case bigint, double, boolean, uuid, text, bytea
+
+        /// The array type, as the statement declares its parameter (`$1::bigint[]`).
+        var sqlType: String {
+            switch self {
+            case .bigint: return "bigint[]"
+            case .double: return "double precision[]"
+            case .boolean: return "boolean[]"
+            case .uuid: return "uuid[]"
+            case .text: return "text[]"
+            case .bytea: return "bytea[]"
+            }
+        }
+
+        var oid: PostgresDataType {
+            switch self {
+            case .bigint: return .int8
+            case .double: return .float8
+            case .boolean: return .bool
+            case .uuid: return .uuid
+            case .text: return .text
+            case .bytea: return .bytea
+            }
+        }
+
+        var arrayOID: PostgresDataType {
+            switch self {
+            case .bigint: return .int8Array
+            case .double: return .float8Array
+            case .boolean: return .boolArray
+            case .uuid: return .uuidArray
+            case .text: return .textArray
+            case .bytea: return .byteaArray
+            }
+        }
+
+        /// The element type a column of `kind` is bound as: its own, or text that the statement
+        /// casts (`numeric`, JSON).
+        init(_ kind: ColumnKind) {
+            switch kind {
+            case .bigint: self = .bigint
+            case .double, .date: self = .double
+            case .boolean: self = .boolean
+            case .uuid: self = .uuid
+            case .bytea: self = .bytea
+            case .text, .url, .numeric, .jsonb: self = .text
+            }
+        }
+    }
+
+    let element: Element
+    private(set) var count = 0
+    private var hasNull = false
+    /// The elements, each as its length and bytes.
+    private var elements: ByteBuffer
+
+    init(_ element: Element, capacity: Int = 0) {
+        self.element = element
+        let perElement: Int
+        switch element {
+        case .bigint, .double: perElement = 12
+        case .boolean: perElement = 5
+        case .uuid: perElement = 20
+        case .text, .bytea: perElement = 24
+        }
+        elements = ByteBufferAllocator().buffer(capacity: capacity * perElement)
+    }
+
+    init(_ values: [Int64]) {
+        self.init(.bigint, capacity: values.count)
+        for value in values { append(value) }
+    }
+
+    init(_ values: [Int64?]) {
+        self.init(.bigint, capacity: values.count)
+        for value in values { if let value { append(value) } else { appendNull() } }
+    }
+
+    var sqlType: String { element.sqlType }
+
+    mutating func appendNull() {
+        elements.writeInteger(Int32(-1))
+        count += 1
+        hasNull = true
+    }
+
+    mutating func append(_ value: Int64) {
+        elements.writeInteger(Int32(8))
+        elements.writeInteger(value)
+        count += 1
+    }
+
+    mutating func append(_ value: Double) {
+        elements.writeInteger(Int32(8))
+        elements.writeInteger(value.bitPattern)
+        count += 1
+    }
+
+    mutating func append(_ value: Bool) {
+        elements.writeInteger(Int32(1))
+        elements.writeInteger(UInt8(value ? 1 : 0))
+        count += 1
+    }
+
+    mutating func append(_ value: UUID) {
+        elements.writeInteger(Int32(16))
+        withUnsafeBytes(of: value.uuid) { _ = elements.writeBytes($0) }
+        count += 1
+    }
+
+    mutating func append(text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            elements.writeInteger(Int32(bytes.count))
+            elements.writeBytes(bytes)
+        }
+        count += 1
+    }
+
+    mutating func append(bytes: Data) {
+        elements.writeInteger(Int32(bytes.count))
+        elements.writeBytes(bytes)
+        count += 1
+    }
+
+    /// Appends a snapshot value for a column of `kind` (bound as `Element(kind)`): the same
+    /// values as `PostgresValues.text` accepts, and the same errors for the others.
+    mutating func append(_ value: SnapshotValue, _ kind: ColumnKind) throws {
+        switch (value, element) {
+        case (.null, _): appendNull()
+        case (.int(let i), .bigint): append(i)
+        case (.double(let d), .double): append(d)
+        case (.int(let i), .double): append(Double(i))
+        case (.date(let d), .double): append(d.timeIntervalSinceReferenceDate)
+        case (.bool(let b), .boolean): append(b)
+        case (.uuid(let u), .uuid): append(u)
+        case (.string(let s), .uuid):
+            guard let u = UUID(uuidString: s) else {
+                throw StrataError(.corruptRecord, "\(s.debugDescription.prefix(80)) is not a UUID, and its column is a PostgreSQL uuid.")
+            }
+            append(u)
+        case (.data(let d), .bytea): append(bytes: d)
+        case (_, .text):
+            guard let text = try PostgresValues.text(value, kind) else { appendNull(); return }
+            append(text: text)
+        default:
+            throw StrataError(.corruptRecord, "A value \(value) does not fit a PostgreSQL \(kind) column.")
+        }
+    }
+
+    var psqlType: PostgresDataType { element.arrayOID }
+    var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        buffer.writeInteger(Int32(count == 0 ? 0 : 1))
+        buffer.writeInteger(Int32(hasNull ? 1 : 0))
+        buffer.writeInteger(element.oid.rawValue)
+        guard count > 0 else { return }
+        buffer.writeInteger(Int32(count))
+        buffer.writeInteger(Int32(1))
+        var elements = elements
+        buffer.writeBuffer(&elements)
+    }
+}
