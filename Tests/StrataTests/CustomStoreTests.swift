@@ -308,3 +308,50 @@ final class Labelled: PersistentModel {
         #expect(configuration.objects.withLock { $0.count } == 1, "deleted in the store")
     }
 }
+
+/// A custom store's identifiers (`identifier(for:entityName:primaryKey:)`) are equal when their
+/// store, model and primary key's description are, however they were made or read back.
+@Suite struct CustomStoreIdentifierTests {
+    func id<T: Comparable & CustomStringConvertible & Codable & Hashable>(_ key: T, store: String = "S", entity: String = "Trip") throws -> PersistentIdentifier {
+        try PersistentIdentifier.identifier(for: store, entityName: entity, primaryKey: key)
+    }
+
+    @Test func anIntegerKeyAndItsTextAreOneIdentifier() throws {
+        let a = try id(Int64(42)), b = try id("42"), c = try id(42)
+        #expect(a == b && b == c)
+        #expect(a.hashValue == b.hashValue && b.hashValue == c.hashValue)
+        #expect(a.primaryKey == "42")
+        #expect(a.description == "Trip/42@S")
+        #expect(!a.isTemporary)
+        #expect(Set([a, b, c]).count == 1)
+    }
+
+    @Test func keysThatAreNotPlainPositiveIntegersAreComparedByTheirText() throws {
+        let plain = try id(42)
+        for other in [try id("042"), try id("+42"), try id(0), try id(-42), try id("42 "), try id(UInt64.max)] {
+            #expect(other != plain)
+            #expect(other == other)
+        }
+        #expect(try id("042") == id("042"))
+        #expect(try id(-42).primaryKey == "-42")
+        #expect(try id(UInt64.max) == id(String(UInt64.max)))
+    }
+
+    @Test func storeAndModelStillDistinguish() throws {
+        #expect(try id(7) != id(7, store: "T"))
+        #expect(try id(7) != id(7, entity: "Person"))
+        #expect(try id(7) != id(8))
+        #expect(try [id(10), id(9), id("a")].sorted().map(\.primaryKey) == ["10", "9", "a"])
+    }
+
+    @Test func theyRoundTripThroughCodableAndReadTheOldForm() throws {
+        let ids = [try id(42), try id("042"), try id("x")]
+        let decoded = try JSONDecoder().decode([PersistentIdentifier].self, from: JSONEncoder().encode(ids))
+        #expect(decoded == ids)
+        #expect(decoded.map(\.hashValue) == ids.map(\.hashValue))
+        // Written before integer keys were kept as rows: the row was 0.
+        let old = #"{"entityName":"Trip","storeIdentifier":"S","primaryKey":"42","rowID":0}"#
+        let read = try JSONDecoder().decode(PersistentIdentifier.self, from: Data(old.utf8))
+        #expect(read == ids[0] && read.hashValue == ids[0].hashValue)
+    }
+}

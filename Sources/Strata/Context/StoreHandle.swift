@@ -56,7 +56,7 @@ final class StoreHandle: @unchecked Sendable {
     /// The row of `entity` an identifier names in this store (nil: none).
     func row(for id: PersistentIdentifier, _ entity: Entity) -> RowID? {
         if let custom { return custom.row(for: id, entity) }
-        return id.rowID > 0 ? RowID(id.rowID) : nil
+        return id.rowID > 0 && !id.scope.keyIsRow ? RowID(id.rowID) : nil
     }
 
     /// The scope of the identifiers of `entity`'s objects in this store.

@@ -328,25 +328,59 @@ struct SavePlan {
     /// records are kept, the deleted rows forgotten. Returns the moved rows, by collection.
     func apply(remapped: [PersistentIdentifier: PersistentIdentifier], to state: inout BridgeState, rows: RowAllocator) throws -> [CollectionID: [RowID: RowID]] {
         var moved: [CollectionID: [RowID: RowID]] = [:]
-        for item in inserted {
-            let temporary = item.snapshot.persistentIdentifier
-            let permanent = remapped[temporary] ?? temporary
-            state.remapped[temporary] = permanent
-            let name = item.entity.name
-            if let existing = state.tables[name]?.rowByID[permanent], existing != item.row {
-                if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
-            } else {
-                state.tables[name, default: BridgeState.EntityRows()].rowByID[permanent] = item.row
-                state.tables[name, default: BridgeState.EntityRows()].idByRow[item.row] = permanent
+        state.remapped.reserveCapacity(state.remapped.count + inserted.count)
+        // Each model's rows are taken out of the state while its new objects go in: its name
+        // is hashed once, not four times an object, and its maps grow once.
+        var index = 0
+        while index < inserted.count {
+            let entity = inserted[index].entity
+            var end = index + 1
+            while end < inserted.count, inserted[end].entity === entity { end += 1 }
+            let name = entity.name
+            var table = state.tables.removeValue(forKey: name) ?? BridgeState.EntityRows()
+            table.rowByID.reserveCapacity(table.rowByID.count + end - index)
+            table.idByRow.reserveCapacity(table.idByRow.count + end - index)
+            for item in inserted[index..<end] {
+                let temporary = item.snapshot.persistentIdentifier
+                let permanent = remapped[temporary] ?? temporary
+                state.remapped[temporary] = permanent
+                if let existing = table.rowByID[permanent], existing != item.row {
+                    if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
+                } else {
+                    table.rowByID[permanent] = item.row
+                    table.idByRow[item.row] = permanent
+                }
             }
+            state.tables[name] = table
+            index = end
         }
-        for item in inserted + updated {
-            let row = state.tables[item.entity.name]?.rowByID[state.remapped[item.snapshot.persistentIdentifier] ?? item.snapshot.persistentIdentifier] ?? item.row
-            // The context's own record, unless it names a row an insert moved from (the
-            // snapshot's identifiers lead to the row it moved to).
-            let record = if let put = item.record, moved.isEmpty || item.entity.relationships.isEmpty { put }
-                         else { try state.record(of: item.snapshot.values, item.entity, rows: rows) }
-            state.tables[item.entity.name, default: BridgeState.EntityRows()].records[row] = record
+        for items in [inserted, updated] {
+            index = 0
+            while index < items.count {
+                let entity = items[index].entity
+                var end = index + 1
+                while end < items.count, items[end].entity === entity { end += 1 }
+                let run = items[index..<end]
+                index = end
+                func row(_ item: Item, _ table: BridgeState.EntityRows?) -> RowID {
+                    let id = item.snapshot.persistentIdentifier
+                    return table?.rowByID[state.remapped[id] ?? id] ?? item.row
+                }
+                // The context's own records, unless one names a row an insert moved from (the
+                // snapshot's identifiers lead to the row it moved to): then each record is
+                // made anew from its snapshot, with the whole state in place.
+                guard moved.isEmpty || entity.relationships.isEmpty, run.allSatisfy({ $0.record != nil }) else {
+                    for item in run {
+                        let record = try state.record(of: item.snapshot.values, item.entity, rows: rows)
+                        state.tables[entity.name, default: BridgeState.EntityRows()].records[row(item, state.tables[entity.name])] = record
+                    }
+                    continue
+                }
+                var table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
+                table.records.reserveCapacity(table.records.count + run.count)
+                for item in run { table.records[row(item, table)] = item.record }
+                state.tables[entity.name] = table
+            }
         }
         for item in deleted {
             // The row keeps its identifier: the deleted object's `persistentModelID` stays.

@@ -116,11 +116,40 @@ struct SaveRun {
     private mutating func allocateIdentifiers(_ c: SQLConnection) throws {
         let count = request.inserted.count
         guard count > 0 else { return }
-        let rows = try c.query("SELECT nextval('\(namespace.replacingOccurrences(of: "'", with: "''"))' || '.strata_ids')::text FROM generate_series(1, $1::int)", [String(count)])
-        guard rows.count == count else { throw StrataError(.storeFailure, "The PostgreSQL server gave \(rows.count) identifiers for \(count) new objects.") }
-        for (snapshot, row) in zip(request.inserted, rows) {
-            guard let id = row.first.flatMap({ $0 }).flatMap(Int64.init) else { throw StrataError(.storeFailure, "The PostgreSQL server gave an identifier that is not a number.") }
-            allocated[snapshot.persistentIdentifier] = id
+        // One row, the ids as one array's text: 20k rows of one id each took 2.4% of a
+        // 20k-object save's time to read.
+        let rows = try c.query("SELECT array_agg(nextval('\(namespace.replacingOccurrences(of: "'", with: "''"))' || '.strata_ids'))::text FROM generate_series(1, $1::int)", [String(count)])
+        let ids = rows.first?.first.flatMap { $0 }.flatMap(Self.integers) ?? []
+        guard ids.count == count else { throw StrataError(.storeFailure, "The PostgreSQL server gave \(ids.count) identifiers for \(count) new objects.") }
+        allocated.reserveCapacity(count)
+        for (snapshot, id) in zip(request.inserted, ids) { allocated[snapshot.persistentIdentifier] = id }
+    }
+
+    /// The integers of a `bigint[]`'s text (`{1,2,3}`); nil if it is not one.
+    static func integers(_ text: String) -> [Int64]? {
+        var text = text
+        return text.withUTF8 { bytes -> [Int64]? in
+            guard bytes.count >= 2, bytes.first == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") else { return nil }
+            var out: [Int64] = []
+            out.reserveCapacity(bytes.count / 4)
+            var value: Int64 = 0, digits = 0, negative = false
+            for byte in bytes[1...] {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    let (times, o1) = value.multipliedReportingOverflow(by: 10)
+                    let (next, o2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+                    guard !o1, !o2 else { return nil }
+                    value = next
+                    digits += 1
+                case UInt8(ascii: "-") where digits == 0 && !negative: negative = true
+                case UInt8(ascii: ","), UInt8(ascii: "}"):
+                    guard digits > 0 else { return byte == UInt8(ascii: "}") && out.isEmpty && !negative ? out : nil }
+                    out.append(negative ? -value : value)
+                    value = 0; digits = 0; negative = false
+                default: return nil
+                }
+            }
+            return out
         }
     }
 

@@ -125,7 +125,8 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     /// The row id a permanent identifier of this store names.
     func primaryKey(_ id: PersistentIdentifier) -> Int64? {
         guard !id.isTemporary, id.storeIdentifier == identifier, let key = id.primaryKey else { return nil }
-        return Int64(key)
+        // An integer key is the identifier's row (`identifier(for:entityName:primaryKey:)`).
+        return id.rowID > 0 ? id.rowID : Int64(key)
     }
 
     func rememberVersions(_ entity: String, _ pairs: [(Int64, Int64)]) {
