@@ -204,6 +204,29 @@ struct PGFixture {
                 == #"{"a\"b","c\\d",NULL,"é😀","","NULL","x,y}"}"#)
     }
 
+    /// UUIDs as the server prints them are read without `sscanf`, to the same value; any other
+    /// text is read as `UUID(uuidString:)` reads it.
+    @Test func uuidTextsReadAsFoundationReadsThem() {
+        for _ in 0..<200 {
+            let u = UUID()
+            #expect(PostgresValues.uuid(u.uuidString.lowercased()) == u)
+            #expect(PostgresValues.uuid(u.uuidString) == u)
+        }
+        for text in ["", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1g", "a0eebc999c0b-4ef8-bb6d-6bb9bd380a11-",
+                     "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a111", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}"] {
+            #expect(PostgresValues.uuid(text) == UUID(uuidString: text))
+        }
+    }
+
+    /// A bigint[]'s text, as the id allocation reads it.
+    @Test func integerArraysReadExactly() {
+        #expect(SaveRun.integers("{}") == [])
+        #expect(SaveRun.integers("{1,22,-3,9223372036854775807}") == [1, 22, -3, Int64.max])
+        for bad in ["", "{", "1,2", "{1,}", "{,1}", "{1,,2}", "{9223372036854775808}", "{1 ,2}", "{--1}", "{NULL}"] {
+            #expect(SaveRun.integers(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func anAttributeNamedIDIsAColumnOfItsOwn() throws {
         let fixture = try PGFixture([PGBird.self])
         do {

@@ -151,7 +151,7 @@ struct SQLArray: PostgresDynamicTypeEncodable {
         case (.bool(let b), .boolean): append(b)
         case (.uuid(let u), .uuid): append(u)
         case (.string(let s), .uuid):
-            guard let u = UUID(uuidString: s) else {
+            guard let u = PostgresValues.uuid(s) else {
                 throw StrataError(.corruptRecord, "\(s.debugDescription.prefix(80)) is not a UUID, and its column is a PostgreSQL uuid.")
             }
             append(u)

@@ -87,7 +87,7 @@ enum PostgresValues {
         case .double: value = Double(text).map { .double($0) }
         case .date: value = Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
         case .boolean: value = .bool(text == "true" || text == "t")
-        case .uuid: value = UUID(uuidString: text).map { .uuid($0) }
+        case .uuid: value = uuid(text).map { .uuid($0) }
         case .bytea: value = unhex(text).map { .data($0) }
         case .jsonb:
             var text = text
@@ -95,6 +95,41 @@ enum PostgresValues {
         }
         guard let value else { throw StrataError(.corruptRecord, "A PostgreSQL \(kind) column holds \(text.prefix(100)), which is not one.") }
         return value
+    }
+
+    /// A UUID as PostgreSQL prints it (`a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11`, either case), or as
+    /// `UUID(uuidString:)` reads it otherwise. (That reads through `sscanf`: 3% of reading 20k
+    /// objects.)
+    static func uuid(_ text: String) -> UUID? {
+        var text = text
+        let bytes: uuid_t? = text.withUTF8 { utf8 in
+            guard utf8.count == 36 else { return nil }
+            var out = [UInt8](repeating: 0, count: 16)
+            var i = 0, n = 0
+            func nibble(_ c: UInt8) -> UInt8? {
+                switch c {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): return c &- UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): return c &- UInt8(ascii: "a") &+ 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): return c &- UInt8(ascii: "A") &+ 10
+                default: return nil
+                }
+            }
+            while i < 36 {
+                if i == 8 || i == 13 || i == 18 || i == 23 {
+                    guard utf8[i] == UInt8(ascii: "-") else { return nil }
+                    i += 1
+                    continue
+                }
+                guard let high = nibble(utf8[i]), let low = nibble(utf8[i + 1]) else { return nil }
+                out[n] = high << 4 | low
+                n += 1
+                i += 2
+            }
+            return (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+                    out[8], out[9], out[10], out[11], out[12], out[13], out[14], out[15])
+        }
+        if let bytes { return UUID(uuid: bytes) }
+        return UUID(uuidString: text)
     }
 
     /// A PostgreSQL array literal of texts (`{"a",NULL}`), for `unnest($1::text[])`.
