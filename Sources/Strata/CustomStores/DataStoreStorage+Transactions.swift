@@ -328,7 +328,6 @@ struct SavePlan {
     /// records are kept, the deleted rows forgotten. Returns the moved rows, by collection.
     func apply(remapped: [PersistentIdentifier: PersistentIdentifier], to state: inout BridgeState, rows: RowAllocator) throws -> [CollectionID: [RowID: RowID]] {
         var moved: [CollectionID: [RowID: RowID]] = [:]
-        state.remapped.reserveCapacity(state.remapped.count + inserted.count)
         // Each model's rows are taken out of the state while its new objects go in: its name
         // is hashed once, not four times an object, and its maps grow once.
         var index = 0
@@ -343,8 +342,11 @@ struct SavePlan {
             for item in inserted[index..<end] {
                 let temporary = item.snapshot.persistentIdentifier
                 let permanent = remapped[temporary] ?? temporary
-                state.remapped[temporary] = permanent
                 if let existing = table.rowByID[permanent], existing != item.row {
+                    // Only an insert that moved needs its temporary identifier kept: any other
+                    // names its own row (`BridgeState.row(for:)`), and the map would grow by
+                    // every object a process ever inserts.
+                    state.remapped[temporary] = permanent
                     if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
                 } else {
                     table.rowByID[permanent] = item.row

@@ -64,7 +64,7 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     }
 
     static func temporary(_ entity: Entity, _ row: RowID) -> PersistentIdentifier {
-        PersistentIdentifier(entityName: entity.name, storeIdentifier: nil, rowID: -Int64(bitPattern: row))
+        PersistentIdentifier(scope: entity.temporaryScope, rowID: -Int64(bitPattern: row))
     }
 
     /// The row an identifier names: a temporary one's own, a known one's, or a new row for an
@@ -179,8 +179,9 @@ struct BridgeState {
     var blobs: [UInt64: [UInt8]] = [:]
     var nextBlob: UInt64 = 1
     var commits: UInt64 = 0
-    /// Temporary identifiers and the permanent ones the store gave them (a store that kept a
-    /// reference to a temporary identifier is read as referring to the permanent one).
+    /// The temporary identifiers of inserts the store resolved onto objects it held, and those
+    /// objects' identifiers (a store that kept a reference to such a temporary identifier is
+    /// read as referring to the object). Any other temporary identifier names its own row.
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
 
     struct EntityRows {

@@ -33,6 +33,9 @@ final class Entity: @unchecked Sendable {
     /// The largest record of this model encoded so far (a hint for the next encoding's buffer,
     /// so that a record is not copied as it outgrows a guess).
     let largestRecord = Atomic<Int>(0)
+    /// The scope of the model's temporary identifiers (of objects not yet saved), shared: they
+    /// compare by it, not by their model's name.
+    let temporaryScope: IdentifierScope
     private let makeInstance: () -> AnyObject
     /// The key paths `schemaMetadata` lists, by property index: their properties without
     /// probing (which confirms only values it can mark).
@@ -44,6 +47,7 @@ final class Entity: @unchecked Sendable {
     init<T: PersistentModel>(_ type: T.Type, usingSchemaMetadata: Bool = true) throws {
         let name = TypeNames.plain(T.self)
         self.name = name
+        temporaryScope = IdentifierScope(entityName: name, storeIdentifier: nil)
         self.type = type
         self.makeInstance = { T() }
         let metadata = usingSchemaMetadata ? T.schemaMetadata : []

@@ -62,7 +62,7 @@ extension PersistentModel {
     /// temporary identifier. Same as SwiftData's `persistentModelID`.
     public var persistentModelID: PersistentIdentifier {
         if let backing, backing.rowID != 0, backing.status != .detached || backing.storeIdentifier != nil {
-            return backing.storedIdentifier ?? PersistentIdentifier(entityName: backing.entity.name, storeIdentifier: nil, rowID: Int64(bitPattern: backing.rowID))
+            return backing.storedIdentifier ?? PersistentIdentifier(scope: backing.entity.temporaryScope, rowID: Int64(bitPattern: backing.rowID))
         }
         return PersistentIdentifier(entityName: TypeNames.plain(Self.self), storeIdentifier: nil,
                                     rowID: -Int64(UInt(bitPattern: ObjectIdentifier(self).hashValue) & 0x7FFF_FFFF_FFFF))

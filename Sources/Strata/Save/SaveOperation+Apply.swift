@@ -60,6 +60,6 @@ extension SaveOperation {
     }
 
     private func identifier(_ backing: ModelBacking) -> PersistentIdentifier {
-        backing.storedIdentifier ?? PersistentIdentifier(entityName: backing.entity.name, storeIdentifier: nil, rowID: Int64(backing.rowID))
+        backing.storedIdentifier ?? PersistentIdentifier(scope: backing.entity.temporaryScope, rowID: Int64(backing.rowID))
     }
 }

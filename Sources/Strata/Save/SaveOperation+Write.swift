@@ -58,7 +58,7 @@ extension SaveOperation {
             let (writer, table) = try writer(for: entity)
             guard let collection = table.collection else { continue }
             let handle = location(entity)?.store.handle
-            let scope = handle?.identifierScope(for: entity) ?? IdentifierScope(entityName: entity.name, storeIdentifier: nil)
+            let scope = handle?.identifierScope(for: entity) ?? entity.temporaryScope
             let custom = handle?.custom
             let history = location(entity)?.store.history
             history?.reserveRuns(rows.count)
