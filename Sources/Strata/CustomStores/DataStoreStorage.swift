@@ -99,9 +99,7 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     func ingest(_ fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) throws -> [(entity: String, row: RowID)] {
         try withState { state in
             for snapshot in related.values { _ = try state.keep(snapshot, entities: entities, rows: rows) }
-            return try fetched.compactMap { snapshot in
-                try state.keep(snapshot, entities: entities, rows: rows).map { (snapshot.persistentIdentifier.entityName, $0) }
-            }
+            return try state.keep(fetched, entities: entities, rows: rows)
         }
     }
 
@@ -212,6 +210,49 @@ struct BridgeState {
         tables[entity.name, default: EntityRows()].records[row] = try record(of: snapshot.values, entity, rows: rows)
         tables[entity.name]?.deleted.remove(row)
         return row
+    }
+
+    /// Keeps snapshots as their rows' records (`keep(_:entities:rows:)` for each); their models
+    /// and rows. A run of snapshots of one model without relationships is kept with its rows
+    /// taken out of the state once: its name is hashed once, not four times a snapshot.
+    mutating func keep(_ snapshots: [DefaultSnapshot], entities: [String: Entity], rows: RowAllocator) throws -> [(entity: String, row: RowID)] {
+        var kept: [(entity: String, row: RowID)] = []
+        kept.reserveCapacity(snapshots.count)
+        var index = 0
+        while index < snapshots.count {
+            let name = snapshots[index].persistentIdentifier.entityName
+            guard let entity = entities[name], entity.relationships.isEmpty else {
+                if let row = try keep(snapshots[index], entities: entities, rows: rows) { kept.append((name, row)) }
+                index += 1
+                continue
+            }
+            var end = index + 1
+            while end < snapshots.count, snapshots[end].persistentIdentifier.entityName == name { end += 1 }
+            var table = tables.removeValue(forKey: name) ?? EntityRows()
+            defer { tables[name] = table }
+            table.records.reserveCapacity(table.records.count + end - index)
+            let records = SnapshotRecords(entity: entity)
+            for snapshot in snapshots[index..<end] {
+                let id = remapped.isEmpty ? snapshot.persistentIdentifier : remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
+                let row: RowID
+                if let known = table.rowByID[id] {
+                    row = known
+                } else if id.isTemporary {
+                    row = RowID(-id.rowID)
+                } else {
+                    row = rows.allocate(name)
+                    table.rowByID[id] = row
+                    table.idByRow[row] = id
+                }
+                table.records[row] = try records.record(of: snapshot.values) { target, id in
+                    throw StrataError(.corruptRecord, "A custom store's snapshot of \(name) refers to \(id), which is not a \(target.name).")
+                }
+                if !table.deleted.isEmpty { table.deleted.remove(row) }
+                kept.append((name, row))
+            }
+            index = end
+        }
+        return kept
     }
 
     /// The record of a snapshot's values, its related identifiers named by rows.
