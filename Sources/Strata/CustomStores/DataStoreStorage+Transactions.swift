@@ -288,6 +288,22 @@ extension DataStoreStorage {
     }
 }
 
+extension RandomAccessCollection where Index == Int {
+    /// The runs of consecutive elements with the same key, in order, as ranges of indexes.
+    func runs<Key: Equatable>(by key: (Element) -> Key) -> [Range<Int>] {
+        var runs: [Range<Int>] = []
+        var start = startIndex
+        while start < endIndex {
+            let first = key(self[start])
+            var end = start + 1
+            while end < endIndex, key(self[end]) == first { end += 1 }
+            runs.append(start..<end)
+            start = end
+        }
+        return runs
+    }
+}
+
 /// One save's writes as the snapshots a store receives.
 struct SavePlan {
     struct Item {
@@ -330,16 +346,12 @@ struct SavePlan {
         var moved: [CollectionID: [RowID: RowID]] = [:]
         // Each model's rows are taken out of the state while its new objects go in: its name
         // is hashed once, not four times an object, and its maps grow once.
-        var index = 0
-        while index < inserted.count {
-            let entity = inserted[index].entity
-            var end = index + 1
-            while end < inserted.count, inserted[end].entity === entity { end += 1 }
-            let name = entity.name
+        for run in inserted.runs(by: { ObjectIdentifier($0.entity) }) {
+            let name = inserted[run.lowerBound].entity.name
             var table = state.tables.removeValue(forKey: name) ?? BridgeState.EntityRows()
-            table.rowByID.reserveCapacity(table.rowByID.count + end - index)
-            table.idByRow.reserveCapacity(table.idByRow.count + end - index)
-            for item in inserted[index..<end] {
+            table.rowByID.reserveCapacity(table.rowByID.count + run.count)
+            table.idByRow.reserveCapacity(table.idByRow.count + run.count)
+            for item in inserted[run] {
                 let temporary = item.snapshot.persistentIdentifier
                 let permanent = remapped[temporary] ?? temporary
                 if let existing = table.rowByID[permanent], existing != item.row {
@@ -354,33 +366,28 @@ struct SavePlan {
                 }
             }
             state.tables[name] = table
-            index = end
         }
         for items in [inserted, updated] {
-            index = 0
-            while index < items.count {
-                let entity = items[index].entity
-                var end = index + 1
-                while end < items.count, items[end].entity === entity { end += 1 }
-                let run = items[index..<end]
-                index = end
-                func row(_ item: Item, _ table: BridgeState.EntityRows?) -> RowID {
-                    let id = item.snapshot.persistentIdentifier
-                    return table?.rowByID[state.remapped[id] ?? id] ?? item.row
-                }
+            for run in items.runs(by: { ObjectIdentifier($0.entity) }) {
+                let entity = items[run.lowerBound].entity
                 // The context's own records, unless one names a row an insert moved from (the
                 // snapshot's identifiers lead to the row it moved to): then each record is
                 // made anew from its snapshot, with the whole state in place.
-                guard moved.isEmpty || entity.relationships.isEmpty, run.allSatisfy({ $0.record != nil }) else {
-                    for item in run {
-                        let record = try state.record(of: item.snapshot.values, item.entity, rows: rows)
-                        state.tables[entity.name, default: BridgeState.EntityRows()].records[row(item, state.tables[entity.name])] = record
-                    }
-                    continue
-                }
+                let ownRecords = (moved.isEmpty || entity.relationships.isEmpty) && items[run].allSatisfy { $0.record != nil }
                 var table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
-                table.records.reserveCapacity(table.records.count + run.count)
-                for item in run { table.records[row(item, table)] = item.record }
+                if ownRecords { table.records.reserveCapacity(table.records.count + run.count) }
+                for item in items[run] {
+                    let id = item.snapshot.persistentIdentifier
+                    let row = table.rowByID[state.remapped[id] ?? id] ?? item.row
+                    if ownRecords, let record = item.record {
+                        table.records[row] = record
+                    } else {
+                        state.tables[entity.name] = table
+                        let record = try state.record(of: item.snapshot.values, entity, rows: rows)
+                        table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
+                        table.records[row] = record
+                    }
+                }
                 state.tables[entity.name] = table
             }
         }

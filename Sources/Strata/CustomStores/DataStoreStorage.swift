@@ -218,21 +218,19 @@ struct BridgeState {
     mutating func keep(_ snapshots: [DefaultSnapshot], entities: [String: Entity], rows: RowAllocator) throws -> [(entity: String, row: RowID)] {
         var kept: [(entity: String, row: RowID)] = []
         kept.reserveCapacity(snapshots.count)
-        var index = 0
-        while index < snapshots.count {
-            let name = snapshots[index].persistentIdentifier.entityName
+        for run in snapshots.runs(by: \.persistentIdentifier.entityName) {
+            let name = snapshots[run.lowerBound].persistentIdentifier.entityName
             guard let entity = entities[name], entity.relationships.isEmpty else {
-                if let row = try keep(snapshots[index], entities: entities, rows: rows) { kept.append((name, row)) }
-                index += 1
+                for snapshot in snapshots[run] {
+                    if let row = try keep(snapshot, entities: entities, rows: rows) { kept.append((name, row)) }
+                }
                 continue
             }
-            var end = index + 1
-            while end < snapshots.count, snapshots[end].persistentIdentifier.entityName == name { end += 1 }
             var table = tables.removeValue(forKey: name) ?? EntityRows()
             defer { tables[name] = table }
-            table.records.reserveCapacity(table.records.count + end - index)
+            table.records.reserveCapacity(table.records.count + run.count)
             let records = SnapshotRecords(entity: entity)
-            for snapshot in snapshots[index..<end] {
+            for snapshot in snapshots[run] {
                 let id = remapped.isEmpty ? snapshot.persistentIdentifier : remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
                 let row: RowID
                 if let known = table.rowByID[id] {
@@ -250,7 +248,6 @@ struct BridgeState {
                 if !table.deleted.isEmpty { table.deleted.remove(row) }
                 kept.append((name, row))
             }
-            index = end
         }
         return kept
     }
