@@ -115,8 +115,11 @@ final class ChildProcess: @unchecked Sendable {
             context.insert(PGPlain(writer: 9, save: save))
             try context.save()
             let saved = Date()
-            let seen = watcher.waitFor { $0 == "count \(save)" }
-            #expect(seen != nil, "\(watcher.printed)")
+            // A NOTIFY wakes it in milliseconds; two minutes is for a machine that is very busy.
+            // (One run on 2026-11-29 waited here past five minutes, never reproduced: if it comes
+            // back, this fails within the CI budget and shows what the watcher printed.)
+            let seen = watcher.waitFor({ $0 == "count \(save)" }, patience: 120)
+            #expect(seen != nil, "the watcher printed \(watcher.printed); the save returned at \(saved)")
             if let seen { latencies.append(seen.at.timeIntervalSince(saved)) }
         }
         print("observer in another process woke \(latencies.map { String(format: "%.0f ms", $0 * 1000) }.joined(separator: ", ")) after the save")
