@@ -71,7 +71,7 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     /// identifier the store made that this process has not read yet.
     func row(for id: PersistentIdentifier, _ entity: Entity) -> RowID? {
         if id.isTemporary { return RowID(-id.rowID) }
-        guard id.primaryKey != nil, id.storeIdentifier == box.identifier else { return nil }
+        guard id.hasPrimaryKey, id.storeIdentifier == box.identifier else { return nil }
         return withState { state in state.row(for: id, entity, rows: rows) }
     }
 

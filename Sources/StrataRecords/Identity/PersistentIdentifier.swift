@@ -31,6 +31,10 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
     /// as its description; nil for Strata's own stores, whose identifiers name a row.
     public var primaryKey: String? { scope.keyIsRow ? String(rowID) : scope.primaryKey }
 
+    /// True for an identifier a custom store made (`primaryKey` is not nil), without writing
+    /// the key out.
+    package var hasPrimaryKey: Bool { scope.keyIsRow || scope.primaryKey != nil }
+
     /// True for an object that was never saved to a store.
     public var isTemporary: Bool { rowID < 0 }
 

@@ -124,9 +124,11 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
 
     /// The row id a permanent identifier of this store names.
     func primaryKey(_ id: PersistentIdentifier) -> Int64? {
-        guard !id.isTemporary, id.storeIdentifier == identifier, let key = id.primaryKey else { return nil }
-        // An integer key is the identifier's row (`identifier(for:entityName:primaryKey:)`).
-        return id.rowID > 0 ? id.rowID : Int64(key)
+        guard !id.isTemporary, id.storeIdentifier == identifier else { return nil }
+        // An integer key is the identifier's row (`identifier(for:entityName:primaryKey:)`),
+        // read without writing it out as text.
+        if id.rowID > 0 { return id.rowID }
+        return id.primaryKey.flatMap { Int64($0) }
     }
 
     func rememberVersions(_ entity: String, _ pairs: [(Int64, Int64)]) {
