@@ -197,6 +197,44 @@ import StrataTestSupport
             seen = []
             try tx.forEachRecord(in: even, reverse: true) { row, _ in seen.append(row); return true }
             #expect(seen == rows.reversed())
+
+            // A cursor's walk a leaf at a time (`forEach`) stops on the row it was given, and
+            // goes on after it: mixed with single steps, it hands out every row once, in order,
+            // across the leaves of 500 rows.
+            for reverse in [false, true] {
+                var walk = try tx.rows(in: even, reverse: reverse)
+                var got: [RowID] = []
+                while true {
+                    var taken = 0
+                    try walk.forEach { row, raw in
+                        #expect(Array(raw) == Self.bytes("row \(row)"))
+                        got.append(row)
+                        taken += 1
+                        return taken < 37
+                    }
+                    guard let (row, _) = try walk.next() else { break }
+                    got.append(row)
+                }
+                #expect(got == (reverse ? rows.reversed() : rows))
+                try walk.forEach { _, _ in Issue.record("a row after the end"); return true }
+            }
+        }
+        // In a write transaction that has changed the collection, a walk refuses to go on once
+        // the collection changed again under it. (A walk made before any change reads the
+        // collection as committed.)
+        #expect(throws: StoreError.self) {
+            try store.write { tx throws in
+                try tx.put(Self.bytes("new"), row: 1001, in: even)
+                try tx.forEachRecord(in: even) { row, _ in
+                    try tx.put(Self.bytes("changed"), row: row + 1, in: even)
+                    return true
+                }
+            }
+        }
+        try store.read { tx throws in
+            // The failed write left nothing.
+            #expect(try tx.record(3, in: even) == nil)
+            #expect(try tx.record(1001, in: even) == nil)
         }
         // An empty collection has no rows either way.
         let empty = try store.write { try $0.createCollection(named: "empty") }

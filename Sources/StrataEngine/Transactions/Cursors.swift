@@ -61,6 +61,24 @@ public struct RowCursor {
         try transaction.withRecordValue(cell.value, flags: cell.flags, row: row) { try body(row, $0) }
         return true
     }
+
+    /// Calls `body` with each row from here on and its record's bytes (lent, no copy), until
+    /// `body` returns false (the next step then begins after that row) or the rows end. The
+    /// same walk as calling `next(_:)` in a loop, a leaf at a time.
+    public mutating func forEach(_ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if started {
+            if reverse { try cursor.previous() } else { try cursor.next() }
+        }
+        started = true
+        let transaction = self.transaction
+        try cursor.scan(forward: !reverse) { view, i in
+            let cell = view.leafCell(i)
+            guard let row = TreeCursor.rowID(prefix: view.prefix, suffix: cell.suffix) else {
+                throw StoreError.corrupt("a row key that is not 8 bytes long", path: transaction.path, offset: nil)
+            }
+            return try transaction.withRecordValue(cell.value, flags: cell.flags, row: row) { try body(row, $0) }
+        }
+    }
 }
 
 /// Walks the entries of one index in key order (or reverse); equal keys come in row id order.

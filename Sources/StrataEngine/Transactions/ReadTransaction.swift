@@ -222,8 +222,7 @@ public class ReadTransaction {
     public func forEachRecord(in collection: CollectionID, from start: RowID? = nil, reverse: Bool = false,
                               _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
         var cursor = try rows(in: collection, from: start, reverse: reverse)
-        var going = true
-        while going, try cursor.next({ row, record in going = try body(row, record) }) {}
+        try cursor.forEach(body)
     }
 
     /// A cursor over the records of a collection in row id order (or reverse).

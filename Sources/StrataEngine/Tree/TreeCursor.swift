@@ -117,6 +117,29 @@ struct TreeCursor {
         if index < 0 { try advanceLeaf(forward: false) }
     }
 
+    /// Calls `body` with each cell from the current one on, in the walk's direction, a leaf at
+    /// a time: within a leaf a step is an index, not a move of the cursor (a move cost about a
+    /// hundred instructions per row of a scan, W4 in Docs/Benchmarks.md). When `body` returns
+    /// false the cursor stays on the cell it was given; otherwise it ends past the last cell
+    /// (not valid). As `next()`, it refuses to go on once a write transaction changed the tree.
+    mutating func scan(forward: Bool, _ body: (PageView, Int) throws -> Bool) throws {
+        while let frame = leaf {
+            let view = frame.view
+            var i = frame.index
+            let n = view.count
+            while i >= 0 && i < n {
+                try checkVersion()
+                guard try body(view, i) else {
+                    leaf?.index = i
+                    return
+                }
+                i += forward ? 1 : -1
+            }
+            try checkVersion()
+            try advanceLeaf(forward: forward)
+        }
+    }
+
     /// Moves `n` cells forward (or backward), a leaf at a time where it can: the cells passed
     /// over are not read, only each leaf's count. Returns how many steps it took: fewer than
     /// `n` when it stepped off the end of the tree (the cursor is then not valid), and then
