@@ -85,6 +85,8 @@ final class AttributeProperty: PersistedProperty, @unchecked Sendable {
     override func fieldValue(_ field: UnsafeRawBufferPointer) throws -> Any { try access.fieldValue(field) }
     override func rowReader() -> Any? { external ? nil : access.rowReader(index) }
     override func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator) -> RowTest? { external ? nil : access.scalarTest(constant, op, index) }
+    override func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator) -> FieldCheck? { external ? nil : access.fieldCheck?(constant, op, index) }
+    override var hasFieldCheck: Bool { !external && access.fieldCheck != nil }
     override func setMarker(_ variant: Int, on object: AnyObject) -> Bool { access.setMarker(variant, storage(object)) }
     override func isMarker(_ variant: Int, _ value: Any) -> Bool { access.isMarker(variant, value) }
 }

@@ -74,6 +74,10 @@ class PersistedProperty: @unchecked Sendable {
     func rowReader() -> Any? { nil }
     /// The fast comparison of this property with a constant, if its type has one.
     func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator) -> RowTest? { nil }
+    /// The same comparison as data (`FieldCheck`), if its type has one.
+    func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator) -> FieldCheck? { nil }
+    /// True when `fieldCheck` may answer.
+    var hasFieldCheck: Bool { false }
     /// Puts marker value `variant` (0 or 1) in the property; false if the type has none.
     func setMarker(_ variant: Int, on object: AnyObject) -> Bool { false }
     /// True if `value` is marker `variant`.

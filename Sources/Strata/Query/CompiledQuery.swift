@@ -23,7 +23,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             // comes back wrapped in reabstraction thunks, which every record's test then ran.
             var plan = QueryPart.Plan()
             if let predicate { plan = CompiledQuery.plan(predicate, table: table) }
-            parts.append(QueryPart(handle: handle, table: table, layout: plan.layout, test: plan.test,
+            parts.append(QueryPart(handle: handle, table: table, layout: plan.layout, test: plan.test, checks: plan.checks,
                                    source: SourcePlan(hints: plan.hints, table: table),
                                    sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
                                    indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
@@ -53,7 +53,8 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> QueryPart.Plan {
             let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
             let test = compiler.test(expression, at: 0), hints = compiler.hints(expression, at: 0)
-            return QueryPart.Plan(layout: compiler.layout, test: test, hints: hints)
+            let checks = test == nil ? nil : compiler.checks(expression, at: 0)
+            return QueryPart.Plan(layout: compiler.layout, test: test, checks: checks, hints: hints)
         }
         return plan(predicate.expression)
     }
@@ -95,7 +96,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             return QueryRuns(count: parts.count) { i in
                 let part = parts[i], b = part.layout.bindings(tree)
                 let filter: RowFilter
-                if let test = part.test { filter = .record(test(b)) } else {
+                if let checks = part.checks?(b) { filter = .checks(checks) } else if let test = part.test { filter = .record(test(b)) } else {
                     filter = .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle, context: context))
                 }
                 return part.run(b, filter: filter, common, ownModel: i == 0)
@@ -160,6 +161,9 @@ private final class QueryPart {
     let layout: TreeLayout
     /// The predicate's test on records, from its constants (nil: evaluated on objects).
     let test: ((Bindings) -> RowTest)?
+    /// The same test as a list of field checks, when the predicate is one (bound: nil when a
+    /// constant has no check; `test` is then used).
+    let checks: ((Bindings) -> [FieldCheck]?)?
     let source: SourcePlan
     /// What the sort can use (its descriptors' properties, an index).
     let sortProperties: [Int]?
@@ -167,12 +171,14 @@ private final class QueryPart {
     /// The properties `propertiesToFetch` names (nil: all).
     let loading: [Int]?
 
-    init(handle: StoreHandle, table: Table, layout: TreeLayout, test: ((Bindings) -> RowTest)?, source: SourcePlan,
+    init(handle: StoreHandle, table: Table, layout: TreeLayout, test: ((Bindings) -> RowTest)?, checks: ((Bindings) -> [FieldCheck]?)?,
+         source: SourcePlan,
          sortProperties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?, loading: [Int]?) {
         self.handle = handle
         self.table = table
         self.layout = layout
         self.test = test
+        self.checks = checks
         self.source = source
         self.sortProperties = sortProperties
         self.indexOrder = indexOrder
@@ -183,6 +189,7 @@ private final class QueryPart {
     struct Plan {
         var layout = TreeLayout()
         var test: ((Bindings) -> RowTest)?
+        var checks: ((Bindings) -> [FieldCheck]?)?
         var hints: [HintPlan] = []
     }
 }

@@ -60,12 +60,13 @@ struct StoredRows {
     mutating func visit(_ reader: any StorageReader, _ body: (RowID, RecordView) throws -> Bool) throws {
         guard !isDone, let collection = run.table.collection else { return }
         // Layouts that map nothing are left out once here rather than in each row's view.
-        let run = self.run, excluded = self.excluded, layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
+        let run = self.run, excluded = self.excluded
+        let layouts = run.table.layouts.isIdentity ? nil : Unmanaged.passUnretained(run.table.layouts)
         var stopped = false
         func visitRow(_ row: RowID) throws {
             if excluded.contains(row) { return }
             _ = try reader.visitRecord(row, in: collection) { raw in
-                let view = try RecordView(raw, layouts: layouts)
+                let view = try RecordView(raw, lent: layouts)
                 if try run.passes(row, view) { stopped = try !body(row, view) }
             }
         }
@@ -90,7 +91,7 @@ struct StoredRows {
         try reader.forEachRecord(in: collection, from: next == 0 ? nil : RowID(next)) { row, raw in
             last = row
             if excludes && excluded.contains(row) { return true }
-            let view = try RecordView(raw, layouts: layouts)
+            let view = try RecordView(raw, lent: layouts)
             if try filter.passes(row, view) { stopped = try !body(row, view) }
             return !stopped
         }
@@ -106,23 +107,33 @@ struct StoredRows {
             try visit(reader) { _, _ in n += 1; return true }
             return n
         }
-        let layouts: EntityLayouts? = run.table.layouts.isIdentity ? nil : run.table.layouts
+        // The layouts lent to each row's view, not retained per row; kept alive by `run`.
+        let table = run.table
+        let layouts = table.layouts.isIdentity ? nil : Unmanaged.passUnretained(table.layouts)
         let excluded = self.excluded, excludes = !excluded.isEmpty, filter = run.filter
         var n = 0
         let start = next == 0 ? nil : RowID(next)
-        if case .record(let test) = filter {
-            // The test taken out of the filter once: bound inside the loop, its closure was
-            // retained and released for each row (Docs/Benchmarks.md, "Costs").
-            try reader.forEachRecord(in: collection, from: start) { row, raw in
-                if excludes && excluded.contains(row) { return true }
-                if try test(RecordView(raw, layouts: layouts)) { n += 1 }
-                return true
-            }
-        } else {
-            try reader.forEachRecord(in: collection, from: start) { row, raw in
-                if excludes && excluded.contains(row) { return true }
-                if try filter.passes(row, RecordView(raw, layouts: layouts)) { n += 1 }
-                return true
+        try withExtendedLifetime(table) {
+            if case .checks(let checks) = filter {
+                try reader.forEachRecord(in: collection, from: start) { row, raw in
+                    if excludes && excluded.contains(row) { return true }
+                    if try checks.allPass(RecordView(raw, lent: layouts)) { n += 1 }
+                    return true
+                }
+            } else if case .record(let test) = filter {
+                // The test taken out of the filter once: bound inside the loop, its closure was
+                // retained and released for each row (Docs/Benchmarks.md, "Costs").
+                try reader.forEachRecord(in: collection, from: start) { row, raw in
+                    if excludes && excluded.contains(row) { return true }
+                    if try test(RecordView(raw, lent: layouts)) { n += 1 }
+                    return true
+                }
+            } else {
+                try reader.forEachRecord(in: collection, from: start) { row, raw in
+                    if excludes && excluded.contains(row) { return true }
+                    if try filter.passes(row, RecordView(raw, lent: layouts)) { n += 1 }
+                    return true
+                }
             }
         }
         isDone = true

@@ -8,6 +8,9 @@ enum RowFilter {
     case all
     /// A test on the record's bytes.
     case record(RowTest)
+    /// Comparisons of fields with constants that must all pass: the common predicate, tested
+    /// in the scan's loop rather than through closures.
+    case checks([FieldCheck])
     /// Foundation's evaluation of the predicate on an object made from the record.
     case object((RowID, RecordView) throws -> Bool)
 
@@ -19,6 +22,7 @@ enum RowFilter {
         switch self {
         case .all: return true
         case .record(let test): return try test(view)
+        case .checks(let checks): return try checks.allPass(view)
         case .object(let test): return try test(row, view)
         }
     }

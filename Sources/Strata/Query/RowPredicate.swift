@@ -85,6 +85,24 @@ final class RowCompiler {
         }
         return nil
     }
+
+    /// `scalarPlan` as data: the comparison as a `FieldCheck`, when its type has one.
+    func checkPlan<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, at l: Int, _ rhs: R, at r: Int,
+                                                                  _ op: ComparisonOperator) -> ((Bindings) -> [FieldCheck]?)? {
+        if let property = inputProperty(lhs, at: l), property.hasFieldCheck, let slot = constantSlot(rhs, at: r) {
+            return { b in property.fieldCheck(b.constant(slot), op).map { [$0] } }
+        }
+        if let property = inputProperty(rhs, at: r), property.hasFieldCheck, let slot = constantSlot(lhs, at: l) {
+            return { b in property.fieldCheck(b.constant(slot), op.swapped).map { [$0] } }
+        }
+        return nil
+    }
+
+    /// The plan of a `Bool` expression as a list of field checks that must all pass; nil when
+    /// some part is not such a check (bound: nil when a constant has no check).
+    func checks<E: PredicateExpression>(_ expression: E, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
+        (expression as? any RowEvaluable)?.checkPlan(self, at: base)
+    }
 }
 
 /// A predicate node Strata plans, and what the planner asks of it. One protocol, with defaults
@@ -101,6 +119,9 @@ protocol RowEvaluable: PredicateExpression {
     /// tests calls its closures directly.
     var isRowTest: Bool { get }
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)?
+    /// This node as comparisons of fields with constants that must all pass (`FieldCheck`), for
+    /// a conjunction to run in one closure; nil when it is not one.
+    func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)?
     /// The property this node reads directly from the predicate's input (a key path node).
     func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty?
     /// True when this node is the input's `persistentModelID`.
@@ -114,6 +135,7 @@ protocol RowEvaluable: PredicateExpression {
 extension RowEvaluable {
     var isRowTest: Bool { false }
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? { nil }
+    func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? { nil }
     func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty? { nil }
     func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool { false }
     func slot(_ c: RowCompiler, at base: Int) -> Int? { nil }
@@ -188,6 +210,12 @@ extension PredicateExpressions.KeyPath {
         if let property = inputProperty(c, at: base), let test = property.scalarTest(ConstantValue(true), .equal) { return { _ in test } }
         return rowPlan(c, at: base) as? (Bindings) -> RowTest
     }
+
+    func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
+        guard Output.self == Bool.self, let property = inputProperty(c, at: base),
+              let check = property.fieldCheck(ConstantValue(true), .equal) else { return nil }
+        return { _ in [check] }
+    }
 }
 
 /// Nodes with two children, for their plans.
@@ -214,6 +242,11 @@ extension PredicateExpressions.Equal: RowEvaluable {
             return { try lf($0) == rf($0) }
         }
     }
+
+    func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
+        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
+        return c.checkPlan(lhs, at: lAt, rhs, at: rAt, .equal)
+    }
 }
 
 extension PredicateExpressions.NotEqual: RowEvaluable {
@@ -229,6 +262,11 @@ extension PredicateExpressions.NotEqual: RowEvaluable {
             let lf = l(b), rf = r(b)
             return { try lf($0) != rf($0) }
         }
+    }
+
+    func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
+        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
+        return c.checkPlan(lhs, at: lAt, rhs, at: rAt, .notEqual)
     }
 }
 
@@ -255,6 +293,13 @@ extension PredicateExpressions.Comparison: RowEvaluable {
             }
         }
     }
+
+    func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
+        guard let op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
+              let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
+        c.expect(.comparison(self.op), at: opAt)
+        return c.checkPlan(lhs, at: lAt, rhs, at: rAt, op)
+    }
 }
 
 extension ComparisonOperator {
@@ -280,6 +325,16 @@ extension PredicateExpressions.Conjunction: RowEvaluable {
         return { b in
             let lf = l(b), rf = r(b)
             return { try lf($0) && rf($0) }
+        }
+    }
+
+    /// Both sides' checks, in order, when both are made of them.
+    func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
+        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs),
+              let l = c.checks(lhs, at: lAt), let r = c.checks(rhs, at: rAt) else { return nil }
+        return { b in
+            guard let lc = l(b), let rc = r(b) else { return nil }
+            return lc + rc
         }
     }
 }

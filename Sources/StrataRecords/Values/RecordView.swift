@@ -20,32 +20,46 @@ package struct RecordView {
 
     @inlinable
     package init(_ raw: UnsafeRawBufferPointer, layouts: EntityLayouts? = nil) throws {
-        guard raw.count >= 5 else { throw decodingFailure("a record shorter than its header") }
-        let format = raw[0]
+        let lent = layouts.flatMap { $0.isIdentity ? nil : Unmanaged.passUnretained($0) }
+        try self.init(raw, lent: lent)
+    }
+
+    /// A view of `raw` with its table's layouts lent, not retained: for a scan, which makes a
+    /// view per row (a retain and a release of the layouts per row, W4). `layouts` is nil when
+    /// they map nothing; the caller keeps them alive while it reads.
+    @inlinable @inline(__always)
+    package init(_ raw: UnsafeRawBufferPointer, lent layouts: Unmanaged<EntityLayouts>?) throws {
+        guard raw.count >= 5, let header = raw.baseAddress else { throw decodingFailure("a record shorter than its header") }
+        // The header's 5 bytes were just checked: read without bounds checks, and the offset
+        // table's end (at most 5 + 65,536 × 4) computed without overflow checks.
+        let format = header.load(as: UInt8.self)
         guard let width = RecordLayout.offsetWidth(format) else {
             throw decodingFailure("an unknown record format \(format)")
         }
         self.width = width
-        let version = UInt16(raw[1]) | UInt16(raw[2]) << 8
+        let version = UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 1, as: UInt16.self))
         layoutVersion = version
-        count = Int(UInt16(raw[3]) | UInt16(raw[4]) << 8)
-        fieldsStart = 5 + (count + 1) * width
+        count = Int(UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 3, as: UInt16.self)))
+        fieldsStart = 5 &+ (count &+ 1) &* width
         guard fieldsStart <= raw.count else { throw decodingFailure("a record shorter than its offset table") }
         self.raw = raw
-        if let layouts, version != layouts.currentVersion, !layouts.isIdentity {
-            olderLayout = Unmanaged.passUnretained(layouts)
+        if let layouts, version != layouts._withUnsafeGuaranteedRef({ $0.currentVersion }) {
+            olderLayout = layouts
         } else {
             olderLayout = nil
         }
-        guard offset(count) == raw.count - fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
+        guard offset(count) == raw.count &- fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
     }
 
+    /// Offset `i` (0...count) of the offset table, which `init` checked lies in `raw`: read
+    /// without bounds checks, with arithmetic that cannot overflow (`i` is at most 65,535).
     @inlinable @inline(__always)
     package func offset(_ i: Int) -> Int {
+        let table = raw.baseAddress.unsafelyUnwrapped + 5
         switch width {
-        case 1: return Int(raw[5 + i])
-        case 2: return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 2, as: UInt16.self).littleEndian)
-        default: return Int(raw.loadUnaligned(fromByteOffset: 5 + i * 4, as: UInt32.self).littleEndian)
+        case 1: return Int(table.load(fromByteOffset: i, as: UInt8.self))
+        case 2: return Int(UInt16(littleEndian: table.loadUnaligned(fromByteOffset: i &* 2, as: UInt16.self)))
+        default: return Int(UInt32(littleEndian: table.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
         }
     }
 
@@ -67,13 +81,14 @@ package struct RecordView {
 
     @inlinable @inline(__always)
     package func rawField(_ i: Int) throws -> UnsafeRawBufferPointer {
-        guard i < count else { throw decodingFailure("a record with \(count) fields where field \(i) was expected") }
+        guard i >= 0 && i < count else { throw decodingFailure("a record with \(count) fields where field \(i) was expected") }
         let start = offset(i)
-        let end = offset(i + 1)
-        guard start <= end, fieldsStart + end <= raw.count else { throw decodingFailure("a field outside its record") }
+        let end = offset(i &+ 1)
+        // Offsets are at most 32 bits and `fieldsStart` a header's length: no overflow.
+        guard start <= end, fieldsStart &+ end <= raw.count else { throw decodingFailure("a field outside its record") }
         // The bounds were just checked (and `raw` holds at least a header, so it has a base):
         // not a slice, whose bounds would be checked again.
-        return UnsafeRawBufferPointer(start: raw.baseAddress.unsafelyUnwrapped + fieldsStart + start, count: end - start)
+        return UnsafeRawBufferPointer(start: raw.baseAddress.unsafelyUnwrapped + (fieldsStart &+ start), count: end &- start)
     }
 }
 

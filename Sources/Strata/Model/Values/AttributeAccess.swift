@@ -39,6 +39,9 @@ final class AttributeAccess: @unchecked Sendable {
     let rowReader: (Int) -> Any
     /// The fast comparison of field `i` with a constant, if the type has one.
     let scalarTest: (ConstantValue, ComparisonOperator, Int) -> RowTest?
+    /// The same comparison as data, for a conjunction of them (`FieldCheck.all`); nil when the
+    /// type has none.
+    let fieldCheck: ((ConstantValue, ComparisonOperator, Int) -> FieldCheck?)?
     /// Puts marker `variant` (0 or 1) in the storage; false if the type has none.
     let setMarker: (Int, UnsafeMutableRawPointer) -> Bool
     /// True if the value is marker `variant`.
@@ -57,6 +60,7 @@ final class AttributeAccess: @unchecked Sendable {
          keyOfConstant: @escaping (ConstantValue) -> [UInt8]?, value: @escaping (UnsafeMutableRawPointer) -> Any?,
          fieldValue: @escaping (UnsafeRawBufferPointer) throws -> Any, rowReader: @escaping (Int) -> Any,
          scalarTest: @escaping (ConstantValue, ComparisonOperator, Int) -> RowTest?,
+         fieldCheck: ((ConstantValue, ComparisonOperator, Int) -> FieldCheck?)? = nil,
          setMarker: @escaping (Int, UnsafeMutableRawPointer) -> Bool, isMarker: @escaping (Int, Any) -> Bool,
          snapshotOfField: ((UnsafeRawBufferPointer) throws -> SnapshotValue)? = nil,
          fieldOfSnapshot: @escaping (SnapshotValue, inout [UInt8]) throws -> Void) {
@@ -73,6 +77,7 @@ final class AttributeAccess: @unchecked Sendable {
         self.fieldValue = fieldValue
         self.rowReader = rowReader
         self.scalarTest = scalarTest
+        self.fieldCheck = fieldCheck
         self.setMarker = setMarker
         self.isMarker = isMarker
         self.snapshotOfField = snapshotOfField ?? { try SnapshotValue(try fieldValue($0)) }
@@ -132,6 +137,7 @@ extension AttributeAccess {
             fieldValue: { try V.decode($0) },
             rowReader: { i in { (view: RecordView) throws -> V in try V.decode(try view.field(i)) } },
             scalarTest: { V.scalarTest($0, $1, field: $2) },
+            fieldCheck: V.hasFieldCheck ? { V.fieldCheck($0, $1, field: $2) } : nil,
             setMarker: { variant, p in
                 guard let marker = V.marker(variant) else { return false }
                 at(p).pointee.value = marker

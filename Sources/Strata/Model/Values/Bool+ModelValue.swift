@@ -18,4 +18,10 @@ extension Bool: ModelValue {
             return (f.load(as: UInt8.self) != 0) == passesWhenTrue
         }
     }
+
+    static var hasFieldCheck: Bool { true }
+    static func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> FieldCheck? {
+        guard let c = constant.value(as: Bool.self), op == .equal || op == .notEqual else { return nil }
+        return FieldCheck(field: i, passesWhen: c == (op == .equal))
+    }
 }

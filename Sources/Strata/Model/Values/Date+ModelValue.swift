@@ -12,6 +12,11 @@ extension Date: ModelValue {
         guard let c = constant.value(as: Date.self) else { return nil }
         return ScalarComparison.compare(c.timeIntervalSinceReferenceDate, op, field: i, DateIntervalField.self)
     }
+
+    static var hasFieldCheck: Bool { true }
+    static func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> FieldCheck? {
+        constant.value(as: Date.self).map { FieldCheck(field: i, op: op, double: $0.timeIntervalSinceReferenceDate, isDate: true) }
+    }
 }
 
 /// A `Date` field read as its interval since the reference date, for scalar tests.

@@ -12,6 +12,11 @@ extension Double: ModelValue {
         guard let c = constant.value(as: Double.self) else { return nil }
         return ScalarComparison.compare(c, op, field: i, DoubleField.self)
     }
+
+    static var hasFieldCheck: Bool { true }
+    static func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> FieldCheck? {
+        constant.value(as: Double.self).map { FieldCheck(field: i, op: op, double: $0) }
+    }
 }
 
 /// A `Double` field, for scalar tests.

@@ -17,6 +17,11 @@ extension Int: ModelValue {
         guard let c = constant.value(as: Int.self) else { return nil }
         return ScalarComparison.compare(c, op, field: i, IntField.self)
     }
+
+    static var hasFieldCheck: Bool { true }
+    static func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator, field i: Int) -> FieldCheck? {
+        constant.value(as: Int.self).map { FieldCheck(field: i, op: op, int: $0) }
+    }
 }
 
 /// An `Int` field, for scalar tests.

@@ -17,6 +17,11 @@ protocol ModelValue: StoredValue {
     /// A test comparing field `field` of a record with `constant` on its bytes, with the answer
     /// of the type's own operator; nil when the type has no such fast path.
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest?
+    /// `scalarTest` as data, for a conjunction of such tests run in one closure; nil when the
+    /// type has none (it then runs as its own closure).
+    static func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> FieldCheck?
+    /// True when `fieldCheck` may answer (a plan that cannot use one is not made).
+    static var hasFieldCheck: Bool { get }
     /// The value in a custom store's snapshot. (Default: `SnapshotValue.init(_:)`, which finds
     /// the kind by casting; the common types say it directly.)
     static func snapshot(_ value: Self) throws -> SnapshotValue
@@ -29,6 +34,8 @@ protocol ModelValue: StoredValue {
 extension ModelValue {
     static func marker(_ variant: Int) -> Self? { nil }
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest? { nil }
+    static func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> FieldCheck? { nil }
+    static var hasFieldCheck: Bool { false }
     static func snapshot(_ value: Self) throws -> SnapshotValue { try SnapshotValue(value) }
 }
 
