@@ -30,7 +30,7 @@ public final class ModelContainer: @unchecked Sendable {
     let handles: [StoreHandle]
     /// What opens the stores (and makes migration copies).
     let storage: any StorageProvider
-    private let handleByEntity: [ObjectKey: (StoreHandle, Table)]
+    private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
     private let mainBox = MainContextBox()
     /// Compiled queries, by shape (shared by the container's contexts).
     let queries = QueryCache()
@@ -98,7 +98,7 @@ public final class ModelContainer: @unchecked Sendable {
         let configurations = stores.map(\.configuration)
         self.configurations = stores.filter { !$0.isCustom }.map(\.configuration)
         var handles: [StoreHandle] = []
-        var byEntity: [ObjectKey: (StoreHandle, Table)] = [:]
+        var byEntity = [ObjectIdentifier: (StoreHandle, Table)]()
         var assigned = Set<ObjectIdentifier>()
         for (position, configuration) in configurations.enumerated() {
             // A configuration with a schema keeps those models; the last one without keeps the rest.
@@ -116,7 +116,7 @@ public final class ModelContainer: @unchecked Sendable {
             handles.append(handle)
             for table in handle.tables {
                 assigned.insert(ObjectIdentifier(table.entity.type))
-                byEntity[ObjectKey(ObjectIdentifier(table.entity.type))] = (handle, table)
+                byEntity[ObjectIdentifier(table.entity.type)] = (handle, table)
             }
         }
         self.handles = handles
@@ -130,7 +130,7 @@ public final class ModelContainer: @unchecked Sendable {
     }
 
     func location(of type: any PersistentModel.Type) throws -> (StoreHandle, Table) {
-        guard let found = handleByEntity[ObjectKey(ObjectIdentifier(type))] else {
+        guard let found = handleByEntity[ObjectIdentifier(type)] else {
             throw StrataError(.unknownModel, "\(type) is not in this container's schema. Add it to the ModelContainer's types.")
         }
         return found
@@ -153,7 +153,7 @@ public final class ModelContainer: @unchecked Sendable {
     }
 
     /// Where a model (entity) of this container's schema is kept.
-    func location(of entity: Entity) -> (StoreHandle, Table)? { handleByEntity[ObjectKey(ObjectIdentifier(entity.type))] }
+    func location(of entity: Entity) -> (StoreHandle, Table)? { handleByEntity[ObjectIdentifier(entity.type)] }
 
     func location(ofEntityNamed name: String) -> (StoreHandle, Table)? {
         handleByEntity.values.first { $0.1.entity.name == name }

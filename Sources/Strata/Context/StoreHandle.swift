@@ -7,7 +7,7 @@ final class StoreHandle: @unchecked Sendable {
     let configuration: ModelConfiguration
     let storage: any StorageBackend
     let tables: [Table]
-    private let tablePositions: [ObjectKey: Int]
+    private let tablePositions: [ObjectIdentifier: Int]
     /// Each table's model and store as identifiers name them, shared by those identifiers.
     private let scopes: [IdentifierScope]
     /// The store's identifier in `PersistentIdentifier`s and history tokens: the UUID written
@@ -42,7 +42,7 @@ final class StoreHandle: @unchecked Sendable {
         } catch {
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }
-        tablePositions = Dictionary(uniqueKeysWithValues: tables.enumerated().map { (ObjectKey($1.entity), $0) })
+        tablePositions = Dictionary(uniqueKeysWithValues: tables.enumerated().map { (ObjectIdentifier($1.entity), $0) })
         scopes = tables.map { [identifier] in IdentifierScope(entityName: $0.entity.name, storeIdentifier: identifier) }
     }
 
@@ -61,7 +61,7 @@ final class StoreHandle: @unchecked Sendable {
 
     /// The scope of the identifiers of `entity`'s objects in this store.
     func identifierScope(for entity: Entity) -> IdentifierScope {
-        tablePositions[ObjectKey(entity)].map { scopes[$0] } ?? IdentifierScope(entityName: entity.name, storeIdentifier: identifier)
+        tablePositions[ObjectIdentifier(entity)].map { scopes[$0] } ?? IdentifierScope(entityName: entity.name, storeIdentifier: identifier)
     }
 
     /// The engine store, for the Strata extras that speak of it (`ModelContainer.stores`).
@@ -71,5 +71,5 @@ final class StoreHandle: @unchecked Sendable {
     /// (and of other containers of this process on the same store).
     func allocateRow(_ entity: Entity) -> RowID { storage.rows.allocate(entity.name) }
 
-    func table(for entity: Entity) -> Table? { tablePositions[ObjectKey(entity)].map { tables[$0] } }
+    func table(for entity: Entity) -> Table? { tablePositions[ObjectIdentifier(entity)].map { tables[$0] } }
 }

@@ -17,7 +17,7 @@ final class ChangeHub: @unchecked Sendable {
     private struct State {
         var generation: UInt64 = 0
         var sequences: [UInt64?] = []
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var waiters = [UInt64: CheckedContinuation<Void, Never>]()
         var nextWaiter: UInt64 = 0
         var polling = false
     }

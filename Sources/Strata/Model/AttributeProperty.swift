@@ -87,6 +87,7 @@ final class AttributeProperty: PersistedProperty, @unchecked Sendable {
     override func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator) -> RowTest? { external ? nil : access.scalarTest(constant, op, index) }
     override func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator) -> FieldCheck? { external ? nil : access.fieldCheck?(constant, op, index) }
     override var hasFieldCheck: Bool { !external && access.fieldCheck != nil }
+    override func placeholder() -> Any? { access.placeholder?() }
     override func setMarker(_ variant: Int, on object: AnyObject) -> Bool { access.setMarker(variant, storage(object)) }
     override func isMarker(_ variant: Int, _ value: Any) -> Bool { access.isMarker(variant, value) }
 }

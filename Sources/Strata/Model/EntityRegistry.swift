@@ -6,11 +6,15 @@ import Synchronization
 final class EntityRegistry: Sendable {
     static let shared = EntityRegistry()
     private struct State {
-        var entities: [ObjectKey: Entity] = [:]
+        // Keyed by `ObjectIdentifier`, and a list rather than a set of `Discovery`: the first
+        // hashed collection of each key type a process makes costs a scan of every protocol
+        // conformance it has loaded (about 0.1 ms here; W8, Docs/Benchmarks.md), and
+        // `ObjectIdentifier`'s is paid anyway.
+        var entities = [ObjectIdentifier: Entity]()
         /// Classes being discovered now (their `init()` runs), by the thread discovering each,
         /// and classes that are not models.
-        var discovering: Set<Discovery> = []
-        var failed: Set<ObjectIdentifier> = []
+        var discovering: [Discovery] = []
+        var failed = Set<ObjectIdentifier>()
     }
     private let state = Mutex(State())
 
@@ -19,35 +23,35 @@ final class EntityRegistry: Sendable {
     /// another thread at the same moment discovers the class too and takes whichever entity
     /// was registered first. (A process-wide mark left such an object without a backing, so
     /// it was never observed: ObservationTests failed about once in forty runs.)
-    private struct Discovery: Hashable {
+    private struct Discovery: Equatable {
         let model: ObjectIdentifier
         let thread = pthread_self()
     }
 
     func entity(for type: any PersistentModel.Type) -> Entity? {
-        state.withLock { $0.entities[ObjectKey(ObjectIdentifier(type))] }
+        state.withLock { $0.entities[ObjectIdentifier(type)] }
     }
 
     func entity(forClassOf object: AnyObject) -> Entity? {
         let id = ObjectIdentifier(type(of: object))
-        return state.withLock { $0.entities[ObjectKey(id)] }
+        return state.withLock { $0.entities[id] }
     }
 
     /// The entity of a model class, discovered the first time.
     func discoverModel<T: PersistentModel>(_ type: T.Type) throws -> Entity {
         let id = ObjectIdentifier(type)
-        if let known = state.withLock({ $0.entities[ObjectKey(id)] }) { return known }
+        if let known = state.withLock({ $0.entities[id] }) { return known }
         let discovery = Discovery(model: id)
-        state.withLock { _ = $0.discovering.insert(discovery) }
-        defer { state.withLock { _ = $0.discovering.remove(discovery) } }
+        state.withLock { $0.discovering.append(discovery) }
+        defer { state.withLock { $0.discovering.removeAll { $0 == discovery } } }
         let entity: Entity
         do { entity = try Entity(type) } catch {
             state.withLock { _ = $0.failed.insert(id) }
             throw error
         }
         return state.withLock { state in
-            if let raced = state.entities[ObjectKey(id)] { return raced }
-            state.entities[ObjectKey(id)] = entity
+            if let raced = state.entities[id] { return raced }
+            state.entities[id] = entity
             state.failed.remove(id)
             return entity
         }
@@ -72,7 +76,7 @@ final class EntityRegistry: Sendable {
     func attachableEntity(for type: AnyClass) -> Entity? {
         let id = ObjectIdentifier(type)
         let discovery = Discovery(model: id)
-        let (known, skip) = state.withLock { ($0.entities[ObjectKey(id)], $0.discovering.contains(discovery) || $0.failed.contains(id)) }
+        let (known, skip) = state.withLock { ($0.entities[id], $0.discovering.contains(discovery) || $0.failed.contains(id)) }
         if let known { return known }
         guard !skip, let model = type as? any PersistentModel.Type else { return nil }
         return try? discover(model)

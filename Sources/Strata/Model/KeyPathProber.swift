@@ -8,7 +8,10 @@ import Foundation
 /// stored one.
 final class KeyPathProber: @unchecked Sendable {
     private let lock = NSLock()
-    private var cache: [AnyKeyPath: Int?] = [:]
+    /// The key paths asked about, and their answers. A list, not a dictionary: a model has few,
+    /// and the first dictionary keyed by `AnyKeyPath` a process makes costs a scan of every
+    /// protocol conformance loaded (W8, Docs/Benchmarks.md).
+    private var cache: [(keyPath: AnyKeyPath, property: Int?)] = []
     private let session = ProbeSession()
     private let probe: AnyObject
     private let backing: ModelBacking
@@ -30,14 +33,14 @@ final class KeyPathProber: @unchecked Sendable {
 
     func property(for keyPath: AnyKeyPath) -> Int? {
         lock.withLock {
-            if let known = cache[keyPath] { return known }
+            if let known = cache.first(where: { $0.keyPath == keyPath }) { return known.property }
             session.hits.removeAll()
             _ = apply(keyPath)
             var found: Int? = nil
             if session.hits.count == 1, let hit = session.hits.first {
                 found = confirmed(hit, keyPath) ? hit : nil
             }
-            cache[keyPath] = .some(found)
+            cache.append((keyPath, found))
             return found
         }
     }

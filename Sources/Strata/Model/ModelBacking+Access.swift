@@ -68,7 +68,10 @@ extension ModelBacking {
     func missingValue<V>(_ slot: Int32) -> V {
         let index = Int(slot)
         if let probe {
-            if index < entity.properties.count { probe.hits.append(index) }
+            if index < entity.properties.count {
+                probe.hits.append(index)
+                if let value = entity.properties[index].placeholder() as? V { return value }
+            }
             return Placeholder.make(V.self)
         }
         if unloaded?.contains(index) == true, loadUnloaded(), let value = entity.properties[index].value(of: object) as? V {

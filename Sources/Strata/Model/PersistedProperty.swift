@@ -78,6 +78,8 @@ class PersistedProperty: @unchecked Sendable {
     func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator) -> FieldCheck? { nil }
     /// True when `fieldCheck` may answer.
     var hasFieldCheck: Bool { false }
+    /// A value of the property's type for the key-path probe, when the type gives one.
+    func placeholder() -> Any? { nil }
     /// Puts marker value `variant` (0 or 1) in the property; false if the type has none.
     func setMarker(_ variant: Int, on object: AnyObject) -> Bool { false }
     /// True if `value` is marker `variant`.

@@ -237,9 +237,18 @@ final class QueryCache: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private var entries: [Key: [AnyObject]] = [:]
-    /// The key looked up last and its queries (cleared when an insertion changes them).
-    private var last: (key: Key, queries: [AnyObject])?
+    /// A compiled query and the key it was cached under.
+    private struct Entry {
+        let key: Key
+        let query: AnyObject
+    }
+
+    /// The entries by their key's hash (each entry checked against the key). Not keyed by `Key`
+    /// itself: the first dictionary keyed by a new type costs a fresh process a scan of every
+    /// protocol conformance loaded (W8, Docs/Benchmarks.md); `Int`'s is paid anyway.
+    private var entries = [Int: [Entry]]()
+    /// The key looked up last and its entries (cleared when an insertion changes them).
+    private var last: (key: Key, entries: [Entry])?
     private var order: [Key] = []
     private var total = 0
 
@@ -251,16 +260,16 @@ final class QueryCache: @unchecked Sendable {
                       partial: !descriptor.loadedKeyPaths.isEmpty)
         lock.lock()
         // The shape fetched last is asked for again more often than not: compared before hashing.
-        let candidates: [AnyObject]
+        let candidates: [Entry]
         if let last, last.key == key {
-            candidates = last.queries
+            candidates = last.entries
         } else {
-            candidates = entries[key] ?? []
+            candidates = entries[key.hashValue] ?? []
             last = (key, candidates)
         }
         lock.unlock()
-        for candidate in candidates {
-            if let runs = unsafeDowncast(candidate, to: CompiledQuery<T>.self).runs(descriptor, predicate: predicate, context: context) { return runs }
+        for candidate in candidates where candidate.key == key {
+            if let runs = unsafeDowncast(candidate.query, to: CompiledQuery<T>.self).runs(descriptor, predicate: predicate, context: context) { return runs }
         }
         let made = try CompiledQuery(descriptor, container: context.container, includeSubclasses: includeSubclasses)
         guard let runs = made.runs(descriptor, predicate: predicate, context: context) else {
@@ -274,13 +283,13 @@ final class QueryCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         last = nil
-        entries[key, default: []].append(query)
+        entries[key.hashValue, default: []].append(Entry(key: key, query: query))
         order.append(key)
         total += 1
         while total > QueryCache.capacity, !order.isEmpty {
-            let oldest = order.removeFirst()
-            if entries[oldest]?.isEmpty == false { entries[oldest]?.removeFirst(); total -= 1 }
-            if entries[oldest]?.isEmpty == true { entries.removeValue(forKey: oldest) }
+            let oldest = order.removeFirst(), bucket = oldest.hashValue
+            if let i = entries[bucket]?.firstIndex(where: { $0.key == oldest }) { entries[bucket]?.remove(at: i); total -= 1 }
+            if entries[bucket]?.isEmpty == true { entries.removeValue(forKey: bucket) }
         }
     }
 

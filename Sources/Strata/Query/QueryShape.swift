@@ -36,7 +36,7 @@ struct TreeLayout {
     /// The slot of the constant of type `T` at `offset`.
     mutating func constant<T>(_ type: T.Type, at offset: Int) -> Int {
         if let slot = constants.firstIndex(where: { $0.offset == offset }) { return slot }
-        constants.append(Constant(offset: offset, type: T.self, readsInPlace: !(T.self is any OptionalProtocol.Type)))
+        constants.append(Constant(offset: offset, type: T.self, readsInPlace: !_isOptional(T.self)))
         return constants.count - 1
     }
 

@@ -42,6 +42,9 @@ final class AttributeAccess: @unchecked Sendable {
     /// The same comparison as data, for a conjunction of them (`FieldCheck.all`); nil when the
     /// type has none.
     let fieldCheck: ((ConstantValue, ComparisonOperator, Int) -> FieldCheck?)?
+    /// The type's placeholder (`ModelValue.placeholder`), for the key-path probe; nil: made by
+    /// `Placeholder.make`, whose casts to protocols cost a fresh process a conformance scan each.
+    let placeholder: (() -> Any)?
     /// Puts marker `variant` (0 or 1) in the storage; false if the type has none.
     let setMarker: (Int, UnsafeMutableRawPointer) -> Bool
     /// True if the value is marker `variant`.
@@ -61,6 +64,7 @@ final class AttributeAccess: @unchecked Sendable {
          fieldValue: @escaping (UnsafeRawBufferPointer) throws -> Any, rowReader: @escaping (Int) -> Any,
          scalarTest: @escaping (ConstantValue, ComparisonOperator, Int) -> RowTest?,
          fieldCheck: ((ConstantValue, ComparisonOperator, Int) -> FieldCheck?)? = nil,
+         placeholder: (() -> Any)? = nil,
          setMarker: @escaping (Int, UnsafeMutableRawPointer) -> Bool, isMarker: @escaping (Int, Any) -> Bool,
          snapshotOfField: ((UnsafeRawBufferPointer) throws -> SnapshotValue)? = nil,
          fieldOfSnapshot: @escaping (SnapshotValue, inout [UInt8]) throws -> Void) {
@@ -78,6 +82,7 @@ final class AttributeAccess: @unchecked Sendable {
         self.rowReader = rowReader
         self.scalarTest = scalarTest
         self.fieldCheck = fieldCheck
+        self.placeholder = placeholder
         self.setMarker = setMarker
         self.isMarker = isMarker
         self.snapshotOfField = snapshotOfField ?? { try SnapshotValue(try fieldValue($0)) }
@@ -138,6 +143,7 @@ extension AttributeAccess {
             rowReader: { i in { (view: RecordView) throws -> V in try V.decode(try view.field(i)) } },
             scalarTest: { V.scalarTest($0, $1, field: $2) },
             fieldCheck: V.hasFieldCheck ? { V.fieldCheck($0, $1, field: $2) } : nil,
+            placeholder: { V.placeholder },
             setMarker: { variant, p in
                 guard let marker = V.marker(variant) else { return false }
                 at(p).pointee.value = marker
