@@ -40,47 +40,48 @@ extension RowCompiler {
         (expression as? any RowEvaluable)?.hintPlans(self, at: base) ?? []
     }
 
-    /// `property op constant` with the constant on either side: the property, whether the
-    /// constant is on the left, and its slot.
-    func propertyAndConstant<S, L: PredicateExpression, R: PredicateExpression>(_ node: S, at base: Int, _ l: KeyPath<S, L>, _ r: KeyPath<S, R>)
+    /// `property op constant` with the constant on either side (the sides found at `lAt` and
+    /// `rAt`): the property, whether the constant is on the left, and its slot.
+    func propertyAndConstant<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, at lAt: Int, _ rhs: R, at rAt: Int)
         -> (property: PersistedProperty, swapped: Bool, slot: Int)? {
-        guard let lAt = at(base, l), let rAt = at(base, r) else { return nil }
-        if let p = inputProperty(node[keyPath: l], at: lAt), let slot = constantSlot(node[keyPath: r], at: rAt) { return (p, false, slot) }
-        if let p = inputProperty(node[keyPath: r], at: rAt), let slot = constantSlot(node[keyPath: l], at: lAt) { return (p, true, slot) }
+        if let p = inputProperty(lhs, at: lAt), let slot = constantSlot(rhs, at: rAt) { return (p, false, slot) }
+        if let p = inputProperty(rhs, at: rAt), let slot = constantSlot(lhs, at: lAt) { return (p, true, slot) }
         return nil
     }
 
-    /// `persistentModelID == constant` on either side: the constant's slot.
-    func identifierConstant<S, L: PredicateExpression, R: PredicateExpression>(_ node: S, at base: Int, _ l: KeyPath<S, L>, _ r: KeyPath<S, R>) -> Int? {
-        guard let lAt = at(base, l), let rAt = at(base, r) else { return nil }
-        if isIdentifier(node[keyPath: l], at: lAt) { return constantSlot(node[keyPath: r], at: rAt) }
-        if isIdentifier(node[keyPath: r], at: rAt) { return constantSlot(node[keyPath: l], at: lAt) }
+    /// `persistentModelID == constant` on either side (found at `lAt` and `rAt`): the
+    /// constant's slot.
+    func identifierConstant<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, at lAt: Int, _ rhs: R, at rAt: Int) -> Int? {
+        if isIdentifier(lhs, at: lAt) { return constantSlot(rhs, at: rAt) }
+        if isIdentifier(rhs, at: rAt) { return constantSlot(lhs, at: lAt) }
         return nil
     }
 }
 
 extension PredicateExpressions.Conjunction {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
-        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return [] }
-        return c.hints(lhs, at: lAt) + c.hints(rhs, at: rAt)
+        let (lAt, rAt) = Self.sides
+        return c.hints(lhs, at: base + lAt) + c.hints(rhs, at: base + rAt)
     }
 }
 
 extension PredicateExpressions.Equal {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
-        if let slot = c.identifierConstant(self, at: base, \.lhs, \.rhs) {
+        let (lAt, rAt) = Self.sides
+        if let slot = c.identifierConstant(lhs, at: base + lAt, rhs, at: base + rAt) {
             return [HintPlan(property: nil) { b in .identifiers((b.value(slot) as? PersistentIdentifier).map { [$0] } ?? []) }]
         }
-        guard let (p, _, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return [] }
+        guard let (p, _, slot) = c.propertyAndConstant(lhs, at: base + lAt, rhs, at: base + rAt) else { return [] }
         return [HintPlan(property: p) { b in .equal(p, b.constant(slot)) }]
     }
 }
 
 extension PredicateExpressions.Comparison {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
-        guard var op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
-              let (p, swapped, slot) = c.propertyAndConstant(self, at: base, \.lhs, \.rhs) else { return [] }
-        c.expect(.comparison(self.op), at: opAt)
+        let (opAt, lAt, rAt) = Self.fields
+        guard var op = ComparisonOperator(op),
+              let (p, swapped, slot) = c.propertyAndConstant(lhs, at: base + lAt, rhs, at: base + rAt) else { return [] }
+        c.expect(.comparison(self.op), at: base + opAt)
         if swapped { op = op.swapped }
         return [HintPlan(property: p) { [op] b in
             let value = b.constant(slot)

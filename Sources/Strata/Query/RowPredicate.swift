@@ -154,7 +154,7 @@ extension RowCompiler {
 
 extension PredicateExpressions.Value: RowEvaluable {
     func slot(_ c: RowCompiler, at base: Int) -> Int? {
-        c.at(base, \Self.value).map { c.constant(Output.self, at: $0) }
+        c.constant(Output.self, at: base)   // `value`, its only stored property
     }
 
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)? {
@@ -169,11 +169,11 @@ extension PredicateExpressions.Value: RowEvaluable {
 extension PredicateExpressions.KeyPath: RowEvaluable {
     /// True when the root is the predicate's input variable (recorded as part of the shape).
     private func rootIsInput(_ c: RowCompiler, at base: Int) -> Bool {
-        guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input,
-              let rootAt = c.at(base, \Self.root), let keyAt = c.at(base, \Self.keyPath),
-              let variableAt = c.at(rootAt, \PredicateExpressions.Variable<Root.Output>.key) else { return false }
-        c.expect(.input, at: variableAt)
-        c.expect(.keyPath(keyPath), at: keyAt)
+        guard let variable = root as? PredicateExpressions.Variable<Root.Output>, variable.key == c.input else { return false }
+        // The variable's `key` is its only stored property.
+        let (rootAt, keyAt) = Self.fields
+        c.expect(.input, at: base + rootAt)
+        c.expect(.keyPath(keyPath), at: base + keyAt)
         return true
     }
 
@@ -191,8 +191,9 @@ extension PredicateExpressions.KeyPath: RowEvaluable {
             guard let reader = property.rowReader() as? RowFunction<Output> else { return nil }
             return { _ in reader }
         }
-        guard let rootAt = c.at(base, \Self.root), let keyAt = c.at(base, \Self.keyPath), let root = c.compile(self.root, at: rootAt) else { return nil }
-        c.expect(.keyPath(keyPath), at: keyAt)
+        let (rootAt, keyAt) = Self.fields
+        guard let root = c.compile(self.root, at: base + rootAt) else { return nil }
+        c.expect(.keyPath(keyPath), at: base + keyAt)
         let path = keyPath
         return { b in
             let rf = root(b)
@@ -218,8 +219,55 @@ extension PredicateExpressions.KeyPath {
     }
 }
 
+/// Where Swift puts a struct's stored properties: in declaration order, each at the first
+/// multiple of its alignment past the one before (resilient types too, as Foundation's are).
+/// The planner reads the common nodes' children at offsets computed so: `MemoryLayout.offset(of:)`
+/// took a key path, which a fresh process instantiated, with its generic arguments and their
+/// conformances, for each node of each shape (W8, Docs/Benchmarks.md). FieldLayoutTests
+/// checks each node read this way against `MemoryLayout.offset(of:)`.
+enum FieldLayout {
+    /// The offset of a field of type `B` that follows a field of type `A` at offset `a`.
+    @inline(__always)
+    static func after<A, B>(_ a: Int, _: A.Type, _: B.Type) -> Int {
+        let end = a + MemoryLayout<A>.size, align = MemoryLayout<B>.alignment
+        return (end + align - 1) / align * align
+    }
+}
+
+extension PredicateExpressions.Equal {
+    /// `lhs`, `rhs`: the offsets of the two sides.
+    static var sides: (lhs: Int, rhs: Int) { (0, FieldLayout.after(0, LHS.self, RHS.self)) }
+}
+extension PredicateExpressions.NotEqual {
+    static var sides: (lhs: Int, rhs: Int) { (0, FieldLayout.after(0, LHS.self, RHS.self)) }
+}
+extension PredicateExpressions.Conjunction {
+    static var sides: (lhs: Int, rhs: Int) { (0, FieldLayout.after(0, LHS.self, RHS.self)) }
+}
+extension PredicateExpressions.Disjunction {
+    static var sides: (lhs: Int, rhs: Int) { (0, FieldLayout.after(0, LHS.self, RHS.self)) }
+}
+extension PredicateExpressions.Comparison {
+    /// `op`, `lhs`, `rhs`, declared in that order.
+    static var fields: (op: Int, lhs: Int, rhs: Int) {
+        let l = FieldLayout.after(0, PredicateExpressions.ComparisonOperator.self, LHS.self)
+        return (0, l, FieldLayout.after(l, LHS.self, RHS.self))
+    }
+}
+extension PredicateExpressions.KeyPath {
+    /// `root`, `keyPath`.
+    static var fields: (root: Int, keyPath: Int) { (0, FieldLayout.after(0, Root.self, Swift.KeyPath<Root.Output, Output>.self)) }
+}
+
 /// Nodes with two children, for their plans.
 extension RowCompiler {
+    /// The plans of two children found at `lAt` and `rAt`.
+    func children<L: PredicateExpression, R: PredicateExpression>(_ lhs: L, at lAt: Int, _ rhs: R, at rAt: Int)
+        -> (lhs: (Bindings) -> RowFunction<L.Output>, l: Int, rhs: (Bindings) -> RowFunction<R.Output>, r: Int)? {
+        guard let lf = compile(lhs, at: lAt), let rf = compile(rhs, at: rAt) else { return nil }
+        return (lf, lAt, rf, rAt)
+    }
+
     func children<S, L: PredicateExpression, R: PredicateExpression>(_ node: S, at base: Int, _ l: KeyPath<S, L>, _ r: KeyPath<S, R>)
         -> (lhs: (Bindings) -> RowFunction<L.Output>, l: Int, rhs: (Bindings) -> RowFunction<R.Output>, r: Int)? {
         guard let lAt = at(base, l), let rAt = at(base, r),
@@ -234,7 +282,8 @@ extension PredicateExpressions.Equal: RowEvaluable {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
-        guard let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+        let (lOff, rOff) = Self.sides
+        guard let (l, lAt, r, rAt) = c.children(lhs, at: base + lOff, rhs, at: base + rOff) else { return nil }
         let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, .equal)
         return { b in
             if let fast = scalar?(b) { return fast }
@@ -244,8 +293,8 @@ extension PredicateExpressions.Equal: RowEvaluable {
     }
 
     func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
-        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
-        return c.checkPlan(lhs, at: lAt, rhs, at: rAt, .equal)
+        let (lAt, rAt) = Self.sides
+        return c.checkPlan(lhs, at: base + lAt, rhs, at: base + rAt, .equal)
     }
 }
 
@@ -255,7 +304,8 @@ extension PredicateExpressions.NotEqual: RowEvaluable {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
-        guard let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
+        let (lOff, rOff) = Self.sides
+        guard let (l, lAt, r, rAt) = c.children(lhs, at: base + lOff, rhs, at: base + rOff) else { return nil }
         let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, .notEqual)
         return { b in
             if let fast = scalar?(b) { return fast }
@@ -265,8 +315,8 @@ extension PredicateExpressions.NotEqual: RowEvaluable {
     }
 
     func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
-        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
-        return c.checkPlan(lhs, at: lAt, rhs, at: rAt, .notEqual)
+        let (lAt, rAt) = Self.sides
+        return c.checkPlan(lhs, at: base + lAt, rhs, at: base + rAt, .notEqual)
     }
 }
 
@@ -276,9 +326,10 @@ extension PredicateExpressions.Comparison: RowEvaluable {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
-        guard let op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
-              let (l, lAt, r, rAt) = c.children(self, at: base, \.lhs, \.rhs) else { return nil }
-        c.expect(.comparison(self.op), at: opAt)
+        let (opAt, lOff, rOff) = Self.fields
+        guard let op = ComparisonOperator(op),
+              let (l, lAt, r, rAt) = c.children(lhs, at: base + lOff, rhs, at: base + rOff) else { return nil }
+        c.expect(.comparison(self.op), at: base + opAt)
         let scalar = c.scalarPlan(lhs, at: lAt, rhs, at: rAt, op)
         return { b in
             if let fast = scalar?(b) { return fast }
@@ -295,10 +346,10 @@ extension PredicateExpressions.Comparison: RowEvaluable {
     }
 
     func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
-        guard let op = ComparisonOperator(op), let opAt = c.at(base, \Self.op),
-              let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs) else { return nil }
-        c.expect(.comparison(self.op), at: opAt)
-        return c.checkPlan(lhs, at: lAt, rhs, at: rAt, op)
+        let (opAt, lAt, rAt) = Self.fields
+        guard let op = ComparisonOperator(op) else { return nil }
+        c.expect(.comparison(self.op), at: base + opAt)
+        return c.checkPlan(lhs, at: base + lAt, rhs, at: base + rAt, op)
     }
 }
 
@@ -320,8 +371,8 @@ extension PredicateExpressions.Conjunction: RowEvaluable {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
-        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs),
-              let l = c.test(lhs, at: lAt), let r = c.test(rhs, at: rAt) else { return nil }
+        let (lAt, rAt) = Self.sides
+        guard let l = c.test(lhs, at: base + lAt), let r = c.test(rhs, at: base + rAt) else { return nil }
         return { b in
             let lf = l(b), rf = r(b)
             return { try lf($0) && rf($0) }
@@ -330,8 +381,8 @@ extension PredicateExpressions.Conjunction: RowEvaluable {
 
     /// Both sides' checks, in order, when both are made of them.
     func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
-        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs),
-              let l = c.checks(lhs, at: lAt), let r = c.checks(rhs, at: rAt) else { return nil }
+        let (lAt, rAt) = Self.sides
+        guard let l = c.checks(lhs, at: base + lAt), let r = c.checks(rhs, at: base + rAt) else { return nil }
         return { b in
             guard let lc = l(b), let rc = r(b) else { return nil }
             return lc + rc
@@ -345,8 +396,8 @@ extension PredicateExpressions.Disjunction: RowEvaluable {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
-        guard let lAt = c.at(base, \Self.lhs), let rAt = c.at(base, \Self.rhs),
-              let l = c.test(lhs, at: lAt), let r = c.test(rhs, at: rAt) else { return nil }
+        let (lAt, rAt) = Self.sides
+        guard let l = c.test(lhs, at: base + lAt), let r = c.test(rhs, at: base + rAt) else { return nil }
         return { b in
             let lf = l(b), rf = r(b)
             return { try lf($0) || rf($0) }
@@ -360,7 +411,7 @@ extension PredicateExpressions.Negation: RowEvaluable {
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Bool>)? { testPlan(c, at: base) }
 
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)? {
-        guard let wAt = c.at(base, \Self.wrapped), let w = c.test(wrapped, at: wAt) else { return nil }
+        guard let w = c.test(wrapped, at: base) else { return nil }   // `wrapped`, its only stored property
         return { b in
             let wf = w(b)
             return { try !wf($0) }
