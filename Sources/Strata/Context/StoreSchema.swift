@@ -63,11 +63,11 @@ enum StoreSchema {
             var collection = reader.collection(named: entity.name)
             if collection == nil, let create { collection = try create.createCollection(named: entity.name) }
             guard let collection else {
-                return Table(entity: entity, collection: nil, uniqueIndexes: [], indexes: [], singleIndex: [:], layouts: plan?.layouts ?? .identity)
+                return Table(entity: entity, collection: nil, uniqueIndexes: [], indexes: [], singleIndex: SingleIndexes(), layouts: plan?.layouts ?? .identity)
             }
             let wasStored = stored?.entities.contains { $0.name == entity.name } == true
             var unique: [IndexID] = [], plain: [IndexID] = []
-            var single: [Int: (id: IndexID, unique: Bool)] = [:]
+            var single = SingleIndexes()
             var toFill: [(IndexID, [Int], Bool)] = []
             for (groups, isUnique) in [(entity.uniqueGroups, true), (entity.indexGroups, false)] {
                 for group in groups {

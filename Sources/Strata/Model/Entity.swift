@@ -261,12 +261,12 @@ enum FieldReflection {
         var chain: [AnyClass] = [type]
         while let superclass = _getSuperclass(chain[chain.count - 1]) { chain.append(superclass) }
         var fields: [Field] = []
-        var seen = Set<Int>()
         // Some runtimes list inherited fields with a subclass, some do not: walk the chain from
-        // the base and keep each offset once.
+        // the base and keep each offset once. (A search of the few fields so far, not a
+        // `Set<Int>`: the first set of a key type costs a fresh process a conformance scan.)
         for cls in chain.reversed() {
             _ = _forEachField(of: cls, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
-                if seen.insert(offset).inserted {
+                if !fields.contains(where: { $0.offset == offset }) {
                     fields.append(Field(name: String(cString: name), offset: offset, type: fieldType))
                 }
                 return true

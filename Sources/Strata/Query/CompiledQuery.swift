@@ -243,10 +243,10 @@ final class QueryCache: @unchecked Sendable {
         let query: AnyObject
     }
 
-    /// The entries by their key's hash (each entry checked against the key). Not keyed by `Key`
-    /// itself: the first dictionary keyed by a new type costs a fresh process a scan of every
-    /// protocol conformance loaded (W8, Docs/Benchmarks.md); `Int`'s is paid anyway.
-    private var entries = [Int: [Entry]]()
+    /// The entries by model (each entry checked against the key). Not keyed by `Key` itself: the
+    /// first dictionary keyed by a new type costs a fresh process a scan of every protocol
+    /// conformance loaded (W8, Docs/Benchmarks.md); `ObjectIdentifier`'s is paid anyway.
+    private var entries = [ObjectIdentifier: [Entry]]()
     /// The key looked up last and its entries (cleared when an insertion changes them).
     private var last: (key: Key, entries: [Entry])?
     private var order: [Key] = []
@@ -264,7 +264,7 @@ final class QueryCache: @unchecked Sendable {
         if let last, last.key == key {
             candidates = last.entries
         } else {
-            candidates = entries[key.hashValue] ?? []
+            candidates = entries[key.model] ?? []
             last = (key, candidates)
         }
         lock.unlock()
@@ -283,11 +283,11 @@ final class QueryCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         last = nil
-        entries[key.hashValue, default: []].append(Entry(key: key, query: query))
+        entries[key.model, default: []].append(Entry(key: key, query: query))
         order.append(key)
         total += 1
         while total > QueryCache.capacity, !order.isEmpty {
-            let oldest = order.removeFirst(), bucket = oldest.hashValue
+            let oldest = order.removeFirst(), bucket = oldest.model
             if let i = entries[bucket]?.firstIndex(where: { $0.key == oldest }) { entries[bucket]?.remove(at: i); total -= 1 }
             if entries[bucket]?.isEmpty == true { entries.removeValue(forKey: bucket) }
         }

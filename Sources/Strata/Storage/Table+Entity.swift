@@ -7,7 +7,7 @@ import StrataEngine
 
 extension Table {
     convenience init(entity: Entity, collection: CollectionID?, uniqueIndexes: [IndexID], indexes: [IndexID],
-                     singleIndex: [Int: (id: IndexID, unique: Bool)], layouts: EntityLayouts = .identity) {
+                     singleIndex: SingleIndexes, layouts: EntityLayouts = .identity) {
         self.init(owner: entity, uniqueGroups: entity.uniqueGroups, indexGroups: entity.indexGroups, collection: collection,
                   uniqueIndexes: uniqueIndexes, indexes: indexes, singleIndex: singleIndex, layouts: layouts)
     }

@@ -15,7 +15,7 @@ package final class Table: @unchecked Sendable {
     package let uniqueIndexes: [IndexID]
     package let indexes: [IndexID]
     /// For each property with a one-property index: the index and whether it is unique.
-    package let singleIndex: [Int: (id: IndexID, unique: Bool)]
+    package let singleIndex: SingleIndexes
     /// How to read records written with older layouts of the model (lightweight migration).
     package let layouts: EntityLayouts
     /// The properties the index keys are made of, each once.
@@ -26,7 +26,7 @@ package final class Table: @unchecked Sendable {
     /// `uniqueGroups` and `indexGroups`: the properties of each unique index and each other
     /// index, in the order of `uniqueIndexes` and `indexes`.
     package init(owner: AnyObject, uniqueGroups: [[Int]], indexGroups: [[Int]], collection: CollectionID?,
-                 uniqueIndexes: [IndexID], indexes: [IndexID], singleIndex: [Int: (id: IndexID, unique: Bool)],
+                 uniqueIndexes: [IndexID], indexes: [IndexID], singleIndex: SingleIndexes,
                  layouts: EntityLayouts = .identity) {
         self.owner = owner
         self.collection = collection
@@ -35,7 +35,12 @@ package final class Table: @unchecked Sendable {
         self.singleIndex = singleIndex
         self.layouts = layouts
         keyGroups = zip(uniqueGroups, uniqueIndexes).map { ($0, $1) } + zip(indexGroups, indexes).map { ($0, $1) }
-        indexedProperties = Array(Set(keyGroups.map(\.group).joined())).sorted()
+        // Sorted and made unique without a `Set<Int>`: the first hashed collection of a key
+        // type costs a fresh process a scan of every conformance loaded (W8, Docs/Benchmarks.md).
+        let properties = keyGroups.flatMap(\.group).sorted()
+        var unique: [Int] = []
+        for p in properties where unique.last != p { unique.append(p) }
+        indexedProperties = unique
     }
 
     package var hasIndexes: Bool { !uniqueIndexes.isEmpty || !indexes.isEmpty }
@@ -59,3 +64,21 @@ extension StorageReader {
     }
 }
 
+
+/// For each property, its one-property index and whether it is unique, if it has one. A list by
+/// property, not a dictionary: the first dictionary keyed by `Int` a process makes costs it a
+/// scan of every protocol conformance loaded (W8, Docs/Benchmarks.md).
+package struct SingleIndexes: Sendable {
+    private var entries: [(id: IndexID, unique: Bool)?] = []
+
+    package init() {}
+
+    package subscript(property: Int) -> (id: IndexID, unique: Bool)? {
+        get { property >= 0 && property < entries.count ? entries[property] : nil }
+        set {
+            guard property >= 0 else { return }
+            if property >= entries.count { entries += Array(repeating: nil, count: property + 1 - entries.count) }
+            entries[property] = newValue
+        }
+    }
+}

@@ -20,8 +20,10 @@ package final class EntityLayouts: @unchecked Sendable {
     package init(currentVersion: UInt16, maps: [UInt16: [Int]], defaults: [Int: [UInt8]]) {
         self.currentVersion = currentVersion
         self.maps = maps
-        // Kept for the life of the process: a few bytes per new property.
-        self.defaults = defaults.mapValues { bytes in
+        // Kept for the life of the process: a few bytes per new property. (None for most
+        // tables: `mapValues` of an empty dictionary still makes storage, and the first
+        // `Int`-keyed storage costs a fresh process a conformance scan; W8, Docs/Benchmarks.md.)
+        self.defaults = defaults.isEmpty ? Dictionary() : defaults.mapValues { bytes in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(bytes.count, 1), alignment: 8)
             buffer.copyBytes(from: bytes)
             return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<bytes.count])
