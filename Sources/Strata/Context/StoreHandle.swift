@@ -27,7 +27,7 @@ final class StoreHandle: @unchecked Sendable {
         let opened = try provider.open(configuration)
         storage = opened.backend
         custom = opened.backend as? DataStoreStorage
-        location = custom != nil || configuration.isStoredInMemoryOnly ? opened.location : configuration.url.path
+        location = custom != nil || configuration.isStoredInMemoryOnly ? opened.location : FilePaths.path(of: configuration.url)
         let path = opened.location
         do {
             let tables = try StoreSchema.prepare(storage, entities: entities, writable: configuration.allowsSave, path: path, shared: opened.isShared)

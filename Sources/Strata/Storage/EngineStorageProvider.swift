@@ -6,7 +6,7 @@ extension EngineStorage {
     /// Opens the store of `configuration` (an in-memory one in a temporary folder), sharing
     /// one this process already has open on the same file. `shared`: it was open already.
     static func open(_ configuration: ModelConfiguration, fileSystem: (any FileSystem)?) throws -> (storage: EngineStorage, shared: Bool) {
-        var path = configuration.url.path
+        var path = FilePaths.path(of: configuration.url)
         var durability = configuration.durability
         var temporary: URL? = nil
         if fileSystem == nil && configuration.isStoredInMemoryOnly {
@@ -19,10 +19,10 @@ extension EngineStorage {
             // The default location's folder is made on first use (as SwiftData makes Application
             // Support); the folder of a given url must exist: a mistyped path is an error, not a
             // new empty store somewhere else.
-            let folder = configuration.url.deletingLastPathComponent()
-            if configuration.allowsSave && folder.standardizedFileURL.path == ModelConfiguration.defaultDirectory.standardizedFileURL.path
-                && !FileManager.default.fileExists(atPath: folder.path) {
-                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let folder = FilePaths.standardized(path + "/..")
+            if configuration.allowsSave && folder == FilePaths.standardized(ModelConfiguration.defaultDirectoryPath)
+                && !FileManager.default.fileExists(atPath: folder) {
+                try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             }
         }
         let options = StoreOptions(durability: durability, cacheSize: configuration.cacheSize, readOnly: !configuration.allowsSave)
@@ -60,7 +60,7 @@ public struct EngineStorageProvider: StorageProvider, @unchecked Sendable {
 
     public func prepareCopy(of configuration: ModelConfiguration) throws -> (any PreparedStoreCopy)? {
         guard !configuration.isStoredInMemoryOnly else { return nil }
-        return try EngineStoreCopy(path: configuration.url.path, fileSystem: fileSystem ?? DiskFileSystem(), shared: fileSystem == nil)
+        return try EngineStoreCopy(path: FilePaths.path(of: configuration.url), fileSystem: fileSystem ?? DiskFileSystem(), shared: fileSystem == nil)
     }
 }
 

@@ -78,11 +78,28 @@ public struct ModelConfiguration: Hashable, Sendable {
     /// `init(_:schema:url:allowsSave:cloudKitDatabase:)`; `cloudKitDatabase` is ignored on Linux.
     public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true,
                 cloudKitDatabase: CloudKitDatabase = .automatic) {
-        self.name = name ?? url.deletingPathExtension().lastPathComponent
+        self.name = name ?? ModelConfiguration.storeName(of: url)
         self.schema = schema
         self.url = url
         self.isStoredInMemoryOnly = false
         self.allowsSave = allowsSave
+    }
+
+    /// The name a configuration without one takes from its file: `url.deletingPathExtension()
+    /// .lastPathComponent`, worked out from the path, since those URL operations' first use cost
+    /// a fresh process about 0.45M instructions (W8, Docs/Benchmarks.md). ConfigurationNameTests
+    /// holds it to Foundation's answer.
+    static func storeName(of url: URL) -> String {
+        var path = Substring(FilePaths.path(of: url))
+        while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+        var component = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path
+        if component.isEmpty { component = path }
+        // An extension follows the last dot, when something other than dots comes before it.
+        if let dot = component.lastIndex(of: "."), component.index(after: dot) < component.endIndex,
+           component[..<dot].contains(where: { $0 != "." }) {
+            component = component[..<dot]
+        }
+        return String(component)
     }
 
     /// A configuration for these models at the default location, or in memory. Same as
@@ -101,6 +118,18 @@ public struct ModelConfiguration: Hashable, Sendable {
         }
         let home = env["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".local/share/strata")
+    }
+
+    /// `defaultDirectory`'s path, worked out without `URL.path` (see `FilePaths`).
+    /// (The environment read by `getenv`: `ProcessInfo.environment` copies all of it into a
+    /// dictionary, about 0.35M instructions the first time.)
+    static var defaultDirectoryPath: String {
+        func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        if let xdg = variable("XDG_DATA_HOME"), !xdg.isEmpty { return xdg + "/strata" }
+        // An empty HOME is the working directory, as `URL(fileURLWithPath: "")` makes it.
+        let home = variable("HOME").map { $0.isEmpty ? FileManager.default.currentDirectoryPath : $0 }
+            ?? FilePaths.path(of: FileManager.default.homeDirectoryForCurrentUser)
+        return home + "/.local/share/strata"
     }
 
     public static func == (a: Self, b: Self) -> Bool {

@@ -57,7 +57,7 @@ package final class OpenStores: Sendable {
     /// The canonical form of a store path: absolute, symbolic links resolved (as far as the
     /// path exists).
     package static func key(for path: String) -> String {
-        URL(filePath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        FilePaths.canonical(path)
     }
 
     /// The open store at `key` if there is one this opening may share (a writable one, or a
