@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataTestSupport
 
 /// A model with no indexes, so that every predicate is answered by a scan testing each record.
 final class Reading: PersistentModel {
@@ -25,25 +26,11 @@ final class Reading: PersistentModel {
     static let counts: [Int] = [.min, -3, -1, 0, 1, 2, 3, 42, .max]
     static let dates: [Date] = [-86_400.5, -0.0, 0, 0.001, 59.999, 3_600, 700_000_000.25].map { Date(timeIntervalSinceReferenceDate: $0) }
 
-    /// A fixed pseudo-random sequence (SplitMix64).
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func pick<T>(_ list: [T]) -> T { list[Int(next() % UInt64(list.count))] }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-    }
-
     /// A predicate from a template number and its constants, with the test Foundation's
     /// evaluation is compared with; `text` names it in a failure.
-    static func predicate(_ template: Int, _ r: inout Generator) -> (text: String, predicate: Predicate<Reading>) {
+    static func predicate(_ template: Int, _ r: inout SeededGenerator) -> (text: String, predicate: Predicate<Reading>) {
         let v = r.pick(values), w = r.pick(values), c = r.pick(counts), d = r.pick(dates), e = r.pick(dates)
-        let b = r.next() % 2 == 0
+        let b = r.chance(0.5)
         switch template {
         case 0: return ("value > \(v) && valid", #Predicate { $0.value > v && $0.valid })
         case 1: return ("value >= \(v) && count < \(c)", #Predicate { $0.value >= v && $0.count < c })
@@ -66,7 +53,7 @@ final class Reading: PersistentModel {
     @Test func conjunctionsOfFieldChecksAnswerAsFoundation() throws {
         let dir = TemporaryDirectory()
         let container = try ModelContainer(for: Reading.self, configurations: ModelConfiguration(url: dir.store()))
-        var r = Generator(state: 0x5EED)
+        var r = SeededGenerator(seed: 0x5EED)
         let writer = ModelContext(container)
         for i in 0..<400 {
             let reading = Reading()
@@ -74,7 +61,7 @@ final class Reading: PersistentModel {
             reading.value = r.pick(Self.values)
             reading.count = r.pick(Self.counts)
             reading.taken = r.pick(Self.dates)
-            reading.valid = r.next() % 4 != 0
+            reading.valid = r.chance(0.75)
             reading.note = "n\(i)"
             writer.insert(reading)
         }

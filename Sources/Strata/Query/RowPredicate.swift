@@ -120,7 +120,7 @@ protocol RowEvaluable: PredicateExpression {
     var isRowTest: Bool { get }
     func testPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowTest)?
     /// This node as comparisons of fields with constants that must all pass (`FieldCheck`), for
-    /// a conjunction to run in one closure; nil when it is not one.
+    /// a scan to test in its own loop (`RowFilter.checks`); nil when it is not one.
     func checkPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> [FieldCheck]?)?
     /// The property this node reads directly from the predicate's input (a key path node).
     func inputProperty(_ c: RowCompiler, at base: Int) -> PersistedProperty?
