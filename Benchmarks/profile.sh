@@ -3,7 +3,8 @@
 # on the machine), on the release build of the benchmarks:
 #   Benchmarks/profile.sh MODE [K] [OUT]
 # MODE and K as in Sources/StrataBenchmarks/Harness/Profile.swift (W1 20000, W3 2000, W4 2,
-# W5 50, W6 20000, W7 1, W9 1, E3 3 are sizes that run in seconds). Writes OUT (default
+# W5 50, W6 20000, W7 1, W9 1, E3 3 are sizes that run in seconds). MODE W8 (no K): a fresh
+# process's open and first fetch, W8's child, counted where the child times it. Writes OUT (default
 # /tmp/callgrind.MODE.out) and prints the instructions of the workload and per operation.
 # Read it with `callgrind_annotate --inclusive=yes OUT | swift demangle --simplified`.
 set -euo pipefail
@@ -18,6 +19,22 @@ command -v valgrind >/dev/null || { echo "profile.sh: valgrind is not installed"
 rm -f "$here/.build/release.yaml"
 swift build -c release --package-path "$here" >&2
 bin="$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks"
+if [ "$mode" = W8 ]; then
+    # W8: a fresh process opens the store and fetches one object by id (W8's child). Counted:
+    # what the child times (opening the container, making the descriptor, the fetch), each
+    # function entered once; the process's start and the harness are left out.
+    read -r store key < <("$bin" profile W8-store | tail -1)
+    symbols=$(nm "$bin" | awk '$2 == "t" || $2 == "T" { print $3 }' | grep -E \
+        '^\$s16StrataBenchmarks12ObjectStoresO13openContainer4path0A005ModelF0CSS_tKFZ(Tf4nd_n)?$|^\$s6Strata12ModelContextC5fetchySayxGAA15FetchDescriptorVyxGKAA010PersistentB0RzlF$|^\$s6Strata15FetchDescriptorV9predicate6sortBy.*6CourseC_Tt1g5$')
+    toggles=()
+    for s in $symbols; do toggles+=("--toggle-collect=$s"); done
+    [ ${#toggles[@]} -ge 2 ] || { echo "profile.sh: W8's timed functions not found in $bin" >&2; exit 1; }
+    valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$out" \
+        "$bin" child W8-object-reopen-fetch system=strata "path=$store" "key=$key" >/dev/null 2>"$out.log"
+    total=$(grep -E '^(summary|totals):' "$out" | head -1 | awk '{print $2}')
+    echo "W8: $total instructions in the child's timed part (open, descriptor, first fetch)"
+    exit 0
+fi
 symbol=$(nm "$bin" | awk '/profiledWorkload/ && ($2 == "T" || $2 == "t") { s = $3 } END { print s }')
 [ -n "$symbol" ] || { echo "profile.sh: no profiledWorkload symbol in $bin" >&2; exit 1; }
 valgrind --tool=callgrind --toggle-collect="$symbol" --callgrind-out-file="$out" \

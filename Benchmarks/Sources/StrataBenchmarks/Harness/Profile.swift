@@ -29,7 +29,18 @@ enum Profile {
     static let data = Dataset()
 
     static func main(_ arguments: [String]) throws {
-        let usage = BenchError("usage: StrataBenchmarks profile W1|W3|W4|W5|W6|W7|W9|E3 [K] [FOLDER]")
+        // `profile W8-store [FOLDER]`: makes the object store if need be and prints its path and
+        // the id of one of its objects, for Benchmarks/profile.sh W8 (a fresh process's open
+        // and first fetch, W8's child, counted by callgrind).
+        if arguments.first == "W8-store" {
+            let folder = arguments.count > 1 ? arguments[1] : "/tmp/strata-profile"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try openObjects(folder, mode: "W3")
+            setup.container = nil
+            print(folder + "/objects.strata", data.id(objectCount / 2).uuidString)
+            return
+        }
+        let usage = BenchError("usage: StrataBenchmarks profile W1|W3|W4|W5|W6|W7|W9|E3 [K] [FOLDER], or profile W8-store [FOLDER]")
         guard let mode = arguments.first, ["W1", "W3", "W4", "W5", "W6", "W7", "W9", "E3"].contains(mode) else { throw usage }
         setup.mode = mode
         setup.k = arguments.count > 1 ? Int(arguments[1]) ?? 100 : 100
