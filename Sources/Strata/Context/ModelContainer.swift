@@ -30,7 +30,7 @@ public final class ModelContainer: @unchecked Sendable {
     let handles: [StoreHandle]
     /// What opens the stores (and makes migration copies).
     let storage: any StorageProvider
-    private let handleByEntity: [ObjectIdentifier: (StoreHandle, Table)]
+    private let handleByEntity: TypeMap<(StoreHandle, Table)>
     private let mainBox = MainContextBox()
     /// Compiled queries, by shape (shared by the container's contexts).
     let queries = QueryCache()
@@ -98,7 +98,7 @@ public final class ModelContainer: @unchecked Sendable {
         let configurations = stores.map(\.configuration)
         self.configurations = stores.filter { !$0.isCustom }.map(\.configuration)
         var handles: [StoreHandle] = []
-        var byEntity = [ObjectIdentifier: (StoreHandle, Table)]()
+        var byEntity = TypeMap<(StoreHandle, Table)>()
         var assigned = Set<ObjectIdentifier>()
         for (position, configuration) in configurations.enumerated() {
             // A configuration with a schema keeps those models; the last one without keeps the rest.

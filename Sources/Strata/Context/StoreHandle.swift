@@ -7,7 +7,7 @@ final class StoreHandle: @unchecked Sendable {
     let configuration: ModelConfiguration
     let storage: any StorageBackend
     let tables: [Table]
-    private let tablePositions: [ObjectIdentifier: Int]
+    private let tablePositions: TypeMap<Int>
     /// Each table's model and store as identifiers name them, shared by those identifiers.
     private let scopes: [IdentifierScope]
     /// The store's identifier in `PersistentIdentifier`s and history tokens: the UUID written
@@ -42,7 +42,9 @@ final class StoreHandle: @unchecked Sendable {
         } catch {
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }
-        tablePositions = Dictionary(uniqueKeysWithValues: tables.enumerated().map { (ObjectIdentifier($1.entity), $0) })
+        var positions = TypeMap<Int>()
+        for (i, table) in tables.enumerated() { positions[ObjectIdentifier(table.entity)] = i }
+        tablePositions = positions
         scopes = tables.map { [identifier] in IdentifierScope(entityName: $0.entity.name, storeIdentifier: identifier) }
     }
 

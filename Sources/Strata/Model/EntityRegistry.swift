@@ -6,11 +6,10 @@ import Synchronization
 final class EntityRegistry: Sendable {
     static let shared = EntityRegistry()
     private struct State {
-        // Keyed by `ObjectIdentifier`, and a list rather than a set of `Discovery`: the first
-        // hashed collection of each key type a process makes costs a scan of every protocol
-        // conformance it has loaded (about 0.1 ms here; W8, Docs/Benchmarks.md), and
-        // `ObjectIdentifier`'s is paid anyway.
-        var entities = [ObjectIdentifier: Entity]()
+        // A `TypeMap`, and a list rather than a set of `Discovery`: the first hashed collection
+        // of each key type a process makes costs a scan of every protocol conformance it has
+        // loaded (about 0.1 ms here; W8, Docs/Benchmarks.md).
+        var entities = TypeMap<Entity>()
         /// Classes being discovered now (their `init()` runs), by the thread discovering each,
         /// and classes that are not models.
         var discovering: [Discovery] = []
