@@ -246,6 +246,75 @@ import StrataTestSupport
         }
     }
 
+    /// `forEachBatch` lends the same rows as `forEach`, in order both ways and from a start,
+    /// in batches of at most `batchCapacity`, with records held in value frames lent alone
+    /// between them. Once its body returns false the cursor hands out nothing more, and in a
+    /// write transaction each batch is one row.
+    @Test func rowBatchesLendTheRowsOfAWalk() throws {
+        let dir = try EngineTestDirectory()
+        let store = try Store(path: dir.path())
+        let long = PageLayout.inlineValueLimit + 1
+        // 300 rows; every 50th record too long to lie in its leaf (a value frame).
+        func record(_ row: RowID) -> [UInt8] {
+            row % 50 == 7 ? Array(repeating: UInt8(truncatingIfNeeded: row), count: long) : Self.bytes("row \(row)")
+        }
+        let rows = Array(RowID(1)...300)
+        let table = try store.write { tx throws in
+            let table = try tx.createCollection(named: "t")
+            for r in rows { try tx.put(record(r), row: r, in: table) }
+            return table
+        }
+        func batches(_ tx: ReadTransaction, from start: RowID? = nil, reverse: Bool = false, stopAfter: Int = .max) throws -> [[RowID]] {
+            var out: [[RowID]] = []
+            try tx.forEachRecordBatch(in: table, from: start, reverse: reverse) { batch in
+                #expect(!batch.isEmpty && batch.count <= RowCursor.batchCapacity)
+                for lent in batch { #expect(Array(lent.bytes) == record(lent.row)) }
+                out.append(batch.map(\.row))
+                return out.count < stopAfter
+            }
+            return out
+        }
+        try store.read { tx throws in
+            let forward = try batches(tx)
+            #expect(forward.flatMap { $0 } == rows)
+            // Full batches but around the 6 framed records: at most 300 / 64 + 1 + 2 × 6.
+            #expect(forward.count <= 300 / RowCursor.batchCapacity + 1 + 2 * 6)
+            // Each framed record alone in its batch.
+            for batch in forward where batch.contains(where: { $0 % 50 == 7 }) { #expect(batch.count == 1) }
+            #expect(try batches(tx, reverse: true).flatMap { $0 } == rows.reversed())
+            #expect(try batches(tx, from: 123).flatMap { $0 } == Array(123...300))
+            #expect(try batches(tx, from: 123, reverse: true).flatMap { $0 } == Array((1...123).reversed()))
+            #expect(try batches(tx, from: 301).isEmpty)
+
+            // Stopped, a cursor is used up.
+            var cursor = try tx.rows(in: table)
+            var lent = 0
+            try cursor.forEachBatch { batch in lent += batch.count; return false }
+            #expect(lent > 0 && lent <= RowCursor.batchCapacity)
+            try cursor.forEachBatch { _ in Issue.record("a batch after the body stopped"); return true }
+            #expect(try cursor.next() == nil)
+            // After single steps, the batches go on from the next row.
+            var stepped = try tx.rows(in: table)
+            _ = try stepped.next()
+            _ = try stepped.next()
+            var rest: [RowID] = []
+            try stepped.forEachBatch { batch in rest += batch.map(\.row); return true }
+            #expect(rest == Array(3...300))
+        }
+        try store.write { tx throws in
+            var sizes = Set<Int>()
+            var seen: [RowID] = []
+            try tx.forEachRecordBatch(in: table) { batch in
+                sizes.insert(batch.count)
+                for lent in batch { #expect(Array(lent.bytes) == record(lent.row)) }
+                seen += batch.map(\.row)
+                return true
+            }
+            #expect(sizes == [1])
+            #expect(seen == rows)
+        }
+    }
+
     // MARK: Readers of the current commit
 
     /// Readers of the current commit share one transaction, which the store keeps between

@@ -45,7 +45,7 @@ struct PageView {
     }
 
     @inline(__always) private func rawSlot(_ i: Int) -> Int {
-        Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart + 2 * i, as: UInt16.self)))
+        Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: slotsStart &+ 2 &* i, as: UInt16.self)))
     }
 
     /// The offset of cell `i` from the page's start.
@@ -68,6 +68,15 @@ struct PageView {
             suffixEnd = start + k
         }
         return (start, suffixEnd, end, UInt8(truncatingIfNeeded: raw >> 14))
+    }
+
+    /// Cell `i` of a packed leaf whose suffixes are all `width` bytes: where it starts (its
+    /// suffix), where it ends (its value), and its value's flags. The page's check bounded both.
+    @inline(__always)
+    func fixedSuffixCell(_ i: Int) -> (start: Int, end: Int, flags: UInt8) {
+        let raw = rawSlot(i)
+        let end = i &+ 1 < count ? rawSlot(i &+ 1) & PageLayout.packedMaximumSize : length
+        return (raw & PageLayout.packedMaximumSize, end, UInt8(truncatingIfNeeded: raw >> 14))
     }
 
     /// Cell `i` of a leaf: its key suffix, its value and the value's flags.

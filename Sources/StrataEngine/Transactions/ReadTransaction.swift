@@ -225,6 +225,13 @@ public class ReadTransaction {
         try cursor.forEach(body)
     }
 
+    /// `forEachRecord` with the records lent many at a time (`RowCursor.forEachBatch`).
+    public func forEachRecordBatch(in collection: CollectionID, from start: RowID? = nil, reverse: Bool = false,
+                                   _ body: (UnsafeBufferPointer<LentRecord>) throws -> Bool) throws {
+        var cursor = try rows(in: collection, from: start, reverse: reverse)
+        try cursor.forEachBatch(body)
+    }
+
     /// A cursor over the records of a collection in row id order (or reverse).
     public func rows(in collection: CollectionID, from start: RowID? = nil, reverse: Bool = false) throws -> RowCursor {
         guard catalog.collectionPosition(collection.rawValue) != nil else { throw missingCollection(collection) }

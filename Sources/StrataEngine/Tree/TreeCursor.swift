@@ -12,7 +12,11 @@ struct TreeCursor {
     /// The branch frames from the root down to the leaf's parent; the leaf's frame is kept
     /// apart, so that a step changes one field rather than the last element of an array.
     private var parents: [Frame] = []
-    private var leaf: Frame?
+    /// The leaf and cell the cursor stands on while `onLeaf`; otherwise a leaf without cells.
+    /// Not an optional frame: copying and destroying one went through the runtime's generic
+    /// witnesses, about a hundred instructions for each leaf a scan entered (W4).
+    private var leaf = TreeCursor.offLeaf
+    private var onLeaf = false
     private let root: TreeRef?
     private let pages: PageSource
     private let tree: MutableTree?
@@ -26,15 +30,26 @@ struct TreeCursor {
         parents.reserveCapacity(6)
     }
 
-    @inline(__always) var isValid: Bool { leaf != nil }
+    @inline(__always) var isValid: Bool { onLeaf }
 
     /// The leaf and the cell the cursor is on (meaningful only while `isValid`; otherwise an
     /// empty leaf and 0).
-    @inline(__always) var view: PageView { leaf?.view ?? TreeCursor.noLeaf.view }
-    @inline(__always) var index: Int { leaf?.index ?? 0 }
+    @inline(__always) var view: PageView { leaf.view }
+    @inline(__always) var index: Int { leaf.index }
 
     /// What `view` is when the cursor is on no cell: a leaf without cells.
     nonisolated(unsafe) private static let noLeaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
+    nonisolated(unsafe) private static let offLeaf = Frame(view: noLeaf.view, node: nil, index: 0)
+
+    private mutating func enter(_ view: PageView, _ node: Node?, at index: Int) {
+        leaf = Frame(view: view, node: node, index: index)
+        onLeaf = true
+    }
+
+    private mutating func leave() {
+        leaf = TreeCursor.offLeaf
+        onLeaf = false
+    }
 
     private func checkVersion() throws {
         if let tree, tree.version != version {
@@ -42,7 +57,10 @@ struct TreeCursor {
         }
     }
 
-    private func resolve(_ frame: Frame, _ i: Int) throws -> (PageView, Node?) {
+    /// Child `i` of a branch frame. Static: as a method of a cursor that `advanceLeaf` was
+    /// changing, it made a copy of the whole cursor for each leaf entered.
+    @inline(__always)
+    private static func resolve(_ frame: Frame, _ i: Int, _ pages: PageSource) throws -> (PageView, Node?) {
         if let node = frame.node, let child = node.children[i] { return (child.view, child) }
         return (try pages.page(at: frame.view.child(i)), nil)
     }
@@ -59,14 +77,14 @@ struct TreeCursor {
     mutating func seek(atLeast key: UnsafeRawBufferPointer?, inclusive: Bool = true) throws {
         try checkVersion()
         parents.removeAll(keepingCapacity: true)
-        leaf = nil
+        leave()
         guard var (view, node) = try top() else { return }
         var depth = 0
         while !view.isLeaf {
             let i = key.map { view.childIndex(for: $0) } ?? 0
             let frame = Frame(view: view, node: node, index: i)
             parents.append(frame)
-            (view, node) = try resolve(frame, i)
+            (view, node) = try TreeCursor.resolve(frame, i, pages)
             depth += 1
             if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
         }
@@ -75,7 +93,7 @@ struct TreeCursor {
             let (at, found) = view.search(key)
             i = found && !inclusive ? at + 1 : at
         }
-        leaf = Frame(view: view, node: node, index: i)
+        enter(view, node, at: i)
         if i >= view.count { try advanceLeaf(forward: true) }
     }
 
@@ -83,14 +101,14 @@ struct TreeCursor {
     mutating func seek(atMost key: UnsafeRawBufferPointer?, inclusive: Bool = true) throws {
         try checkVersion()
         parents.removeAll(keepingCapacity: true)
-        leaf = nil
+        leave()
         guard var (view, node) = try top() else { return }
         var depth = 0
         while !view.isLeaf {
             let i = key.map { view.childIndex(for: $0) } ?? view.count - 1
             let frame = Frame(view: view, node: node, index: i)
             parents.append(frame)
-            (view, node) = try resolve(frame, i)
+            (view, node) = try TreeCursor.resolve(frame, i, pages)
             depth += 1
             if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
         }
@@ -99,41 +117,70 @@ struct TreeCursor {
             let (at, found) = view.search(key)
             i = found && inclusive ? at : at - 1
         }
-        leaf = Frame(view: view, node: node, index: i)
+        enter(view, node, at: i)
         if i < 0 { try advanceLeaf(forward: false) }
     }
 
     mutating func next() throws {
-        guard leaf != nil else { return }
+        guard onLeaf else { return }
         try checkVersion()
-        leaf?.index += 1
+        leaf.index += 1
         if index >= view.count { try advanceLeaf(forward: true) }
     }
 
     mutating func previous() throws {
-        guard leaf != nil else { return }
+        guard onLeaf else { return }
         try checkVersion()
-        leaf?.index -= 1
+        leaf.index -= 1
         if index < 0 { try advanceLeaf(forward: false) }
     }
 
-    /// Calls `body` with each cell from the current one on, in the walk's direction, a leaf at
-    /// a time: within a leaf a step is an index, not a move of the cursor (a move cost about a
-    /// hundred instructions per row of a scan, W4 in Docs/Benchmarks.md). When `body` returns
+    /// Calls `body` with each cell of a tree of rows from the current one on, in the walk's
+    /// direction: its key read as a row id, its value and the value's flags. A leaf at a time:
+    /// within a leaf a step is an index, not a move of the cursor (a move cost about a hundred
+    /// instructions per row of a scan, W4 in Docs/Benchmarks.md), and a packed leaf's shape and
+    /// prefix are read once, not per cell. A key that is not 8 bytes long is corrupt. When `body` returns
     /// false the cursor stays on the cell it was given; otherwise it ends past the last cell
     /// (not valid). As `next()`, it refuses to go on once a write transaction changed the tree.
-    mutating func scan(forward: Bool, _ body: (PageView, Int) throws -> Bool) throws {
-        while let frame = leaf {
-            let view = frame.view
-            var i = frame.index
+    mutating func scanRows(forward: Bool, _ body: (RowID, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool) throws {
+        let step = forward ? 1 : -1
+        while onLeaf {
+            let view = leaf.view
+            var i = leaf.index
             let n = view.count
-            while i >= 0 && i < n {
-                try checkVersion()
-                guard try body(view, i) else {
-                    leaf?.index = i
-                    return
+            if view.isPacked && view.shape == PageLayout.packedShapeFixedSuffix && view.prefixLength &+ view.width == 8 {
+                // Row leaves: every suffix `w` bytes after a prefix of 8 - w. The prefix's part
+                // of the id is read once per leaf; each cell is its slot and the next one.
+                let w = view.width, p = view.prefixLength
+                let lowMask: UInt64 = w == 8 ? ~0 : (1 << UInt64(8 &* w)) &- 1
+                // The prefix's 8 bytes that end where it ends, as in `rowID(prefix:suffix:)`.
+                let high = p == 0 ? 0 : UInt64(bigEndian: view.prefix.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: p &- 8, as: UInt64.self))
+                let highPart = w == 8 ? 0 : high << UInt64(8 &* w)
+                while i >= 0 && i < n {
+                    try checkVersion()
+                    let cell = view.fixedSuffixCell(i)
+                    // The suffix's 8 bytes that end where it ends (a page's header is 10 bytes).
+                    let low = UInt64(bigEndian: view.base.loadUnaligned(fromByteOffset: cell.start &+ w &- 8, as: UInt64.self))
+                    let value = UnsafeRawBufferPointer(start: view.base + (cell.start &+ w), count: cell.end &- cell.start &- w)
+                    guard try body(highPart | (low & lowMask), value, cell.flags) else {
+                        leaf.index = i
+                        return
+                    }
+                    i &+= step
                 }
-                i += forward ? 1 : -1
+            } else {
+                while i >= 0 && i < n {
+                    try checkVersion()
+                    let cell = view.leafCell(i)
+                    guard let row = TreeCursor.rowID(prefix: view.prefix, suffix: cell.suffix) else {
+                        throw StoreError.corrupt("a row key that is not 8 bytes long", path: pages.path, offset: nil)
+                    }
+                    guard try body(row, cell.value, cell.flags) else {
+                        leaf.index = i
+                        return
+                    }
+                    i &+= step
+                }
             }
             try checkVersion()
             try advanceLeaf(forward: forward)
@@ -145,7 +192,7 @@ struct TreeCursor {
     /// `n` when it stepped off the end of the tree (the cursor is then not valid), and then
     /// the number of cells from where it stood to the end.
     mutating func skip(_ n: Int, forward: Bool) throws -> Int {
-        guard n > 0, leaf != nil else { return 0 }
+        guard n > 0, onLeaf else { return 0 }
         try checkVersion()
         var moved = 0
         while moved < n {
@@ -153,19 +200,19 @@ struct TreeCursor {
             // Cells after this one in the walk's direction, in this leaf.
             let room = forward ? view.count - 1 - i : i
             if n - moved <= room {
-                leaf?.index = forward ? i + (n - moved) : i - (n - moved)
+                leaf.index = forward ? i + (n - moved) : i - (n - moved)
                 return n
             }
             moved += room + 1
             try advanceLeaf(forward: forward)
-            if leaf == nil { return moved }   // stepped off the end: every cell from the start was passed
+            if !onLeaf { return moved }   // stepped off the end: every cell from the start was passed
         }
         return moved
     }
 
     /// Moves to the first (or last) cell of the next (or previous) leaf.
     private mutating func advanceLeaf(forward: Bool) throws {
-        leaf = nil
+        leave()
         while let parent = parents.last {
             let i = parent.index + (forward ? 1 : -1)
             guard i >= 0 && i < parent.view.count else {
@@ -173,17 +220,17 @@ struct TreeCursor {
                 continue
             }
             parents[parents.count - 1].index = i
-            var (view, node) = try resolve(parents[parents.count - 1], i)
+            var (view, node) = try TreeCursor.resolve(parents[parents.count - 1], i, pages)
             while !view.isLeaf {
                 let j = forward ? 0 : view.count - 1
                 let frame = Frame(view: view, node: node, index: j)
                 parents.append(frame)
-                (view, node) = try resolve(frame, j)
+                (view, node) = try TreeCursor.resolve(frame, j, pages)
                 if parents.count > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
             }
             // Written pages are never empty; a node may be, while its transaction changes it.
             if view.count == 0 { continue }
-            leaf = Frame(view: view, node: node, index: forward ? 0 : view.count - 1)
+            enter(view, node, at: forward ? 0 : view.count - 1)
             return
         }
     }
