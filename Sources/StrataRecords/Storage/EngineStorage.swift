@@ -47,6 +47,10 @@ extension ReadTransaction: StorageReader {
         try forEachRecord(in: collection, from: start, reverse: false, body)
     }
 
+    public func forEachRecordBatch(in collection: CollectionID, from start: RowID?, _ body: (UnsafeBufferPointer<LentRecord>) throws -> Bool) throws {
+        try forEachRecordBatch(in: collection, from: start, reverse: false, body)
+    }
+
     public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, _ body: (RowID) throws -> Bool) throws {
         var cursor = try entries(in: index, range: range, reverse: reverse)
         while let row = try cursor.nextRow() {

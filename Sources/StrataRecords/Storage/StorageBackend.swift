@@ -72,6 +72,10 @@ public protocol StorageReader: AnyObject {
     func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
     /// Calls `body` for each record in row id order, from `start`, until it returns false.
     func forEachRecord(in collection: CollectionID, from start: RowID?, _ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// `forEachRecord` with the records lent many at a time, for a scan that reads every row
+    /// (a call per row cost it about 40 instructions a row; W4). The bytes are valid during
+    /// the call only. A default lends them one at a time.
+    func forEachRecordBatch(in collection: CollectionID, from start: RowID?, _ body: (UnsafeBufferPointer<LentRecord>) throws -> Bool) throws
     /// The row a unique index holds `key` for (for a non-unique index: the first such row).
     func lookup(_ key: [UInt8], in index: IndexID) throws -> RowID?
     /// Calls `body` with the row of each entry of `index` in `range`, in key order (or
@@ -106,6 +110,13 @@ extension StorageReader {
 
     /// A blob's bytes, copied into a `Data`.
     public func blobData(_ id: BlobID) throws -> Data { Data(try blob(id)) }
+
+    /// Lends the records one at a time.
+    public func forEachRecordBatch(in collection: CollectionID, from start: RowID?, _ body: (UnsafeBufferPointer<LentRecord>) throws -> Bool) throws {
+        try forEachRecord(in: collection, from: start) { row, bytes in
+            try withUnsafePointer(to: LentRecord(row: row, bytes: bytes)) { try body(UnsafeBufferPointer(start: $0, count: 1)) }
+        }
+    }
 
     /// Steps over the first `skip` entries.
     public func forEachEntry(in index: IndexID, range: KeyRange, reverse: Bool, skipping skip: Int, _ body: (RowID) throws -> Bool) throws {

@@ -92,6 +92,21 @@ package struct RecordView {
     }
 }
 
+extension RecordView {
+    /// `rawField(_:)` of a record whose offsets are `Offset`s (`width` bytes, which the caller
+    /// switched on once for several fields).
+    @inlinable @inline(__always)
+    package func rawField<Offset: FixedWidthInteger & UnsignedInteger>(_ i: Int, offsets: Offset.Type) throws -> UnsafeRawBufferPointer {
+        guard UInt(bitPattern: i) < UInt(count) else { throw decodingFailure("a record with \(count) fields where field \(i) was expected") }
+        let base = raw.baseAddress.unsafelyUnwrapped
+        let w = MemoryLayout<Offset>.size
+        let start = Int(Offset(littleEndian: base.loadUnaligned(fromByteOffset: 5 &+ i &* w, as: Offset.self)))
+        let end = Int(Offset(littleEndian: base.loadUnaligned(fromByteOffset: 5 &+ (i &+ 1) &* w, as: Offset.self)))
+        guard start <= end, fieldsStart &+ end <= raw.count else { throw decodingFailure("a field outside its record") }
+        return UnsafeRawBufferPointer(start: base + (fieldsStart &+ start), count: end &- start)
+    }
+}
+
 /// True when two byte ranges hold the same bytes (a comparison of memory, not the byte-by-byte
 /// iteration `elementsEqual` does on raw buffers; Docs/Benchmarks.md, "Costs").
 @inlinable @inline(__always)

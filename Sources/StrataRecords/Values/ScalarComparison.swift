@@ -42,57 +42,107 @@ package protocol ScalarField {
 /// the type's `scalarTest`.
 @usableFromInline
 package struct FieldCheck: Sendable {
+    /// The field's type and the comparison in one: a check is one switch, not one on the type
+    /// and another on the operator (W4).
     @usableFromInline
-    package enum Kind: UInt8, Sendable {
+    package enum Test: UInt8, Sendable {
         /// A `Double` field, or a `Date`'s (its interval since the reference date).
-        case double, date
+        case doubleEqual, doubleNotEqual, doubleLess, doubleLessOrEqual, doubleGreater, doubleGreaterOrEqual
         /// An `Int` field (8 bytes).
-        case int
-        /// A `Bool` field, equal (`.equal`) to the constant or not.
-        case bool
+        case intEqual, intNotEqual, intLess, intLessOrEqual, intGreater, intGreaterOrEqual
+        /// A `Bool` field equal to the constant.
+        case boolEqual
+
+        init(double op: ComparisonOperator) {
+            switch op {
+            case .equal: self = .doubleEqual
+            case .notEqual: self = .doubleNotEqual
+            case .less: self = .doubleLess
+            case .lessOrEqual: self = .doubleLessOrEqual
+            case .greater: self = .doubleGreater
+            case .greaterOrEqual: self = .doubleGreaterOrEqual
+            }
+        }
+
+        init(int op: ComparisonOperator) {
+            switch op {
+            case .equal: self = .intEqual
+            case .notEqual: self = .intNotEqual
+            case .less: self = .intLess
+            case .lessOrEqual: self = .intLessOrEqual
+            case .greater: self = .intGreater
+            case .greaterOrEqual: self = .intGreaterOrEqual
+            }
+        }
     }
 
     @usableFromInline package let field: Int
-    @usableFromInline package let kind: Kind
-    @usableFromInline package let op: ComparisonOperator
+    @usableFromInline package let test: Test
     /// The constant's bits: a `Double`'s pattern, an `Int`'s, or 1 for `true`.
     @usableFromInline package let bits: UInt64
+    /// For messages only: the field is a `Date`'s.
+    @usableFromInline package let isDate: Bool
 
     package init(field: Int, op: ComparisonOperator, double: Double, isDate: Bool = false) {
         self.field = field
-        kind = isDate ? .date : .double
-        self.op = op
+        test = Test(double: op)
         bits = double.bitPattern
+        self.isDate = isDate
     }
 
     package init(field: Int, op: ComparisonOperator, int: Int) {
         self.field = field
-        kind = .int
-        self.op = op
+        test = Test(int: op)
         bits = UInt64(bitPattern: Int64(int))
+        isDate = false
     }
 
     /// A `Bool` field that passes when it is `wanted`.
     package init(field: Int, passesWhen wanted: Bool) {
         self.field = field
-        kind = .bool
-        op = .equal
+        test = .boolEqual
         bits = wanted ? 1 : 0
+        isDate = false
     }
 
     @inlinable @inline(__always)
     package func passes(_ view: RecordView) throws -> Bool {
-        let f = try view.field(field)
-        switch kind {
-        case .double, .date:
-            guard f.count == 8 else { throw decodingFailure("\(kind == .date ? "a Date" : "a Double") of \(f.count) bytes") }
-            return op.holds(Double(bitPattern: UInt64(littleEndian: f.loadUnaligned(as: UInt64.self))), Double(bitPattern: bits))
-        case .int:
-            guard f.count == 8 else { throw decodingFailure("an integer of \(f.count) bytes") }
-            return op.holds(Int(littleEndian: f.loadUnaligned(as: Int.self)), Int(Int64(bitPattern: bits)))
-        case .bool:
-            guard f.count == 1 else { throw decodingFailure("a Bool of \(f.count) bytes") }
-            return (f.load(as: UInt8.self) != 0) == (bits != 0)
+        try holds(view.field(field))
+    }
+
+    /// The test on the field's bytes `f`.
+    @inlinable @inline(__always)
+    package func holds(_ f: UnsafeRawBufferPointer) throws -> Bool {
+        let isBool = test == .boolEqual
+        guard f.count == (isBool ? 1 : 8) else { throw wrongSize(f.count) }
+        let p = f.baseAddress.unsafelyUnwrapped
+        if isBool { return (p.load(as: UInt8.self) != 0) == (bits != 0) }
+        let raw = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
+        let d = Double(bitPattern: raw), c = Double(bitPattern: bits)
+        let i = Int64(bitPattern: raw), k = Int64(bitPattern: bits)
+        switch test {
+        case .doubleEqual: return d == c
+        case .doubleNotEqual: return d != c
+        case .doubleLess: return d < c
+        case .doubleLessOrEqual: return d <= c
+        case .doubleGreater: return d > c
+        case .doubleGreaterOrEqual: return d >= c
+        case .intEqual: return i == k
+        case .intNotEqual: return i != k
+        case .intLess: return i < k
+        case .intLessOrEqual: return i <= k
+        case .intGreater: return i > k
+        case .intGreaterOrEqual: return i >= k
+        case .boolEqual: return (raw & 0xFF != 0) == (bits != 0)
+        }
+    }
+
+    @usableFromInline
+    func wrongSize(_ count: Int) -> Error {
+        switch test {
+        case .boolEqual: decodingFailure("a Bool of \(count) bytes")
+        case .intEqual, .intNotEqual, .intLess, .intLessOrEqual, .intGreater, .intGreaterOrEqual: decodingFailure("an integer of \(count) bytes")
+        default: decodingFailure(isDate ? "a Date of \(count) bytes" : "a Double of \(count) bytes")
         }
     }
 }
@@ -102,6 +152,30 @@ extension Array where Element == FieldCheck {
     @inlinable @inline(__always)
     package func allPass(_ view: RecordView) throws -> Bool {
         for check in self where try !check.passes(view) { return false }
+        return true
+    }
+
+    /// `allPass` of a record's bytes, for a scan: a record of the current layout has its fields
+    /// read at offsets of the width it was written with, chosen once per record, not per field.
+    @inlinable
+    package func allPass(_ raw: UnsafeRawBufferPointer, lent layouts: Unmanaged<EntityLayouts>?) throws -> Bool {
+        let view = try RecordView(raw, lent: layouts)
+        guard view.olderLayout == nil else { return try allPass(view) }
+        return try withUnsafeBufferPointer { checks in
+            switch view.width {
+            case 1: return try FieldCheck.allPass(checks, view, offsets: UInt8.self)
+            case 2: return try FieldCheck.allPass(checks, view, offsets: UInt16.self)
+            default: return try FieldCheck.allPass(checks, view, offsets: UInt32.self)
+            }
+        }
+    }
+}
+
+extension FieldCheck {
+    @inlinable @inline(__always)
+    static func allPass<Offset: FixedWidthInteger & UnsignedInteger>(_ checks: UnsafeBufferPointer<FieldCheck>, _ view: RecordView,
+                                                                     offsets: Offset.Type) throws -> Bool {
+        for check in checks where try !check.holds(view.rawField(check.field, offsets: Offset.self)) { return false }
         return true
     }
 }
