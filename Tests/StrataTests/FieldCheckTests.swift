@@ -62,7 +62,10 @@ final class Reading: PersistentModel {
             reading.count = r.pick(Self.counts)
             reading.taken = r.pick(Self.dates)
             reading.valid = r.chance(0.75)
-            reading.note = "n\(i)"
+            // Records of each offset width the checks read at: 1 byte (short), 2 (a note of
+            // hundreds of bytes) and 4 (tens of kilobytes).
+            reading.note = i % 7 == 3 ? String(repeating: "x", count: 300) + "\(i)"
+                : i % 50 == 11 ? String(repeating: "y", count: 70_000) + "\(i)" : "n\(i)"
             writer.insert(reading)
         }
         try writer.save()
