@@ -26,11 +26,15 @@ extension ModelBacking {
     @usableFromInline
     func observe(_ slot: Int32) {
         guard isObserved else { return }
-        if let observers {
-            observers.registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
-        } else if TrackingProbe.isTracking() {
-            makeObservers().registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
-        }
+        // The registrar's access apart: where it was inline, every read looked up the
+        // registrar's type (resilient) and made room for a copy of it first, about a third of
+        // each untracked read's instructions (W7, Docs/Benchmarks.md, "Costs").
+        if observers != nil || TrackingProbe.isTracking() { recordAccess(slot) }
+    }
+
+    @inline(never)
+    private func recordAccess(_ slot: Int32) {
+        (observers ?? makeObservers()).registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
     }
 
     /// After a setter changed property `slot`: the object is changed (a persisted property)
