@@ -910,6 +910,11 @@ import StrataTestSupport
         // The file is left exactly as it was, and the lock is released.
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contents))
         expectStoreError(.notAStore) { try Store(path: path) }
+        // And without a lock file the opens made beside it; one that was there stays.
+        #expect(!FileManager.default.fileExists(atPath: path + ".lock"))
+        #expect(FileManager.default.createFile(atPath: path + ".lock", contents: Data()))
+        expectStoreError(.notAStore) { try Store(path: path) }
+        #expect(FileManager.default.fileExists(atPath: path + ".lock"))
     }
 
     @Test func emptyFile() throws {

@@ -49,6 +49,8 @@ struct PublishedCommit: Equatable {
 final class LockFile: Sendable {
     let io: any FileHandleIO
     let path: String
+    /// This open made the file (it was not there).
+    let created: Bool
     /// The writer's view of the lock file's first page, to publish commits with a store into
     /// memory rather than a write (a write would change the file's times, and each commit's
     /// sync of the store file would then commit that change to the file system's journal too).
@@ -59,9 +61,10 @@ final class LockFile: Sendable {
     static let publishedOffset: UInt64 = 8
     static let readersStart: UInt64 = 1 << 32
 
-    init(io: any FileHandleIO, path: String) {
+    init(io: any FileHandleIO, path: String, created: Bool = false) {
         self.io = io
         self.path = path
+        self.created = created
     }
 
     deinit { io.close() }
@@ -78,7 +81,7 @@ final class LockFile: Sendable {
             let permissions = exists ? nil : try? fileSystem.status(of: storePath)?.permissions
             let io = try fileSystem.openFile(path, readOnly: !writable, create: !exists, mode: permissions == nil ? 0o644 : 0o600)
             if let permissions { try? io.setPermissions(permissions) }
-            return LockFile(io: io, path: path)
+            return LockFile(io: io, path: path, created: !exists)
         } catch {
             if !writable { return nil }
             // The lock file lies beside the store: a missing folder, or a folder or mount that may

@@ -120,10 +120,17 @@ public final class Store: Sendable {
         let lock = try LockFile.open(storePath: path, fileSystem: fileSystem, writable: !options.readOnly)
         self.lockFile = lock
         let opened: (snapshot: Snapshot, writer: AppendWriter?)
-        if let lock, !options.readOnly {
-            opened = try StoreOpening.openForWriting(path: path, options: options, fileSystem: fileSystem, lock: lock)
-        } else {
-            opened = try StoreOpening.openForReading(path: path, fileSystem: fileSystem, lock: lock)
+        do {
+            if let lock, !options.readOnly {
+                opened = try StoreOpening.openForWriting(path: path, options: options, fileSystem: fileSystem, lock: lock)
+            } else {
+                opened = try StoreOpening.openForReading(path: path, fileSystem: fileSystem, lock: lock)
+            }
+        } catch let error as StoreError where error.code == .notAStore {
+            // A file that is not a store (a wrong path) is left as it was found: without a lock
+            // file beside it that this open made. (Anyone else opening it now is refused too.)
+            if let lock, lock.created { try? fileSystem.removeFile(lock.path) }
+            throw error
         }
         self.state = Mutex(State(snapshot: opened.snapshot, writer: opened.writer, nextBlobID: opened.snapshot.catalog.nextBlobID))
         if opened.writer != nil { publishToOtherProcesses(opened.snapshot) }
