@@ -63,6 +63,47 @@ import Strata
         #expect(try context.fetchCount(vehicles) == Self.page(every, offset: offset, limit: limit).count)
     }
 
+    /// `id == x` alone, on a unique `UUID`, is answered by the index's row without testing it
+    /// (`QueryPart.lookupIsAnswer`). The context's unsaved changes still count: an object
+    /// whose id changed or that was deleted is not found by its old id, and an inserted one is
+    /// found. With a sort, a page or a count, the answers are the same.
+    @Test func aUniqueKeyLookupIsTheAnswerAndUnsavedChangesStillCount() throws {
+        let dir = TemporaryDirectory()
+        let container = try seeded(dir)
+        let context = ModelContext(container)
+        let trips = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+        #expect(trips.count == 6)
+        func names(_ id: UUID, sorted: Bool = false, offset: Int? = nil) throws -> [String] {
+            var d = FetchDescriptor<Trip>(predicate: #Predicate { $0.id == id }, sortBy: sorted ? [SortDescriptor(\.startDate)] : [])
+            d.fetchOffset = offset
+            let found = try context.fetch(d).map(\.name)
+            #expect(try context.fetchCount(d) == found.count)
+            return found
+        }
+        for trip in trips {
+            #expect(try names(trip.id) == [trip.name])
+            #expect(try names(trip.id, sorted: true) == [trip.name])
+            #expect(try names(trip.id, offset: 1) == [])
+        }
+        #expect(try names(UUID()) == [])
+        // Unsaved: a changed id, a deletion, an insert.
+        let old = trips[0].id, moved = UUID()
+        trips[0].id = moved
+        context.delete(trips[1])
+        let added = Trip(name: "new", startDate: .now)
+        context.insert(added)
+        #expect(try names(old) == [])
+        #expect(try names(moved) == [trips[0].name])
+        #expect(try names(trips[1].id) == [])
+        #expect(try names(added.id) == ["new"])
+        // Another context sees the store as saved.
+        let other = ModelContext(container)
+        #expect(try other.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.id == old })).map(\.name) == [trips[0].name])
+        try context.save()
+        #expect(try other.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.id == old })).isEmpty)
+        #expect(try other.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.id == moved })).map(\.name) == [trips[0].name])
+    }
+
     @Test func modelForAnIdentifierOfAnotherSchemaIsNoModelOfThisOne() throws {
         let dir = TemporaryDirectory()
         let container = try seeded(dir)

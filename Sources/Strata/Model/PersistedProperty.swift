@@ -52,6 +52,15 @@ class PersistedProperty: @unchecked Sendable {
     var typeName: String { TypeNames.qualified(valueType) }
     /// True when index order is value order (numbers, dates, Bool).
     var keyOrderIsValueOrder: Bool { false }
+    /// True when two values have equal index keys exactly when they are equal (`==`): a
+    /// `UUID`, a `Bool`, a signed integer or one of at most 32 bits. Not strings (`==` is
+    /// canonical equivalence, keys are bytes, and long keys are digests) nor floating point
+    /// (`0 == -0`).
+    final var keysAreExactValues: Bool {
+        let t = valueType
+        return t == UUID.self || t == Bool.self || t == Int.self || t == Int64.self || t == Int32.self || t == Int16.self
+            || t == Int8.self || t == UInt32.self || t == UInt16.self || t == UInt8.self
+    }
 
     func hasValue(_ object: AnyObject) -> Bool { preconditionFailure("abstract") }
     func clear(_ object: AnyObject) { preconditionFailure("abstract") }

@@ -31,6 +31,10 @@ enum IndexHint {
 /// none, such as a nil or another type's value).
 struct HintPlan {
     let property: PersistedProperty?
+    /// True for `property == constant` as the whole predicate, on a type whose index keys are
+    /// equal exactly when the values are (`keysAreExactValues`): a unique index's row for the
+    /// key is then the answer, with nothing left to test on it.
+    var isWholeExactEquality = false
     let bind: (Bindings) -> IndexHint?
 }
 
@@ -72,7 +76,8 @@ extension PredicateExpressions.Equal {
             return [HintPlan(property: nil) { b in .identifiers((b.value(slot) as? PersistentIdentifier).map { [$0] } ?? []) }]
         }
         guard let (p, _, slot) = c.propertyAndConstant(lhs, at: base + lAt, rhs, at: base + rAt) else { return [] }
-        return [HintPlan(property: p) { b in .equal(p, b.constant(slot)) }]
+        // At 0, this node is the predicate's root.
+        return [HintPlan(property: p, isWholeExactEquality: base == 0 && p.keysAreExactValues) { b in .equal(p, b.constant(slot)) }]
     }
 }
 
