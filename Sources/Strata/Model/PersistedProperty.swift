@@ -53,9 +53,8 @@ class PersistedProperty: @unchecked Sendable {
     /// True when index order is value order (numbers, dates, Bool).
     var keyOrderIsValueOrder: Bool { false }
     /// True when two values have equal index keys exactly when they are equal (`==`): a
-    /// `UUID`, a `Bool`, a signed integer or one of at most 32 bits. Not strings (`==` is
-    /// canonical equivalence, keys are bytes, and long keys are digests) nor floating point
-    /// (`0 == -0`).
+    /// `UUID`, a `Bool`, a signed integer or one of at most 32 bits. Not strings (a long one's
+    /// key is a digest) nor floating point (NaN has one key, yet is never `==` to itself).
     final var keysAreExactValues: Bool {
         let t = valueType
         return t == UUID.self || t == Bool.self || t == Int.self || t == Int64.self || t == Int32.self || t == Int16.self
