@@ -6,6 +6,7 @@
 # W5 50, W6 20000, W7 1, W9 1, E3 3 are sizes that run in seconds). MODE W8 (no K): a fresh
 # process's open and first fetch, W8's child, counted where the child times it. Writes OUT (default
 # /tmp/callgrind.MODE.out) and prints the instructions of the workload and per operation.
+# MODE W8-model: the same with a `@Model` class (StrataData's StrataModelReopen child).
 # Read it with `callgrind_annotate --inclusive=yes OUT | swift demangle --simplified`.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,6 +20,25 @@ command -v valgrind >/dev/null || { echo "profile.sh: valgrind is not installed"
 rm -f "$here/.build/release.yaml"
 swift build -c release --package-path "$here" >&2
 bin="$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks"
+if [ "$mode" = W8-model ]; then
+    # W8 with a `@Model` class: StrataData's StrataModelReopen child on the profile store.
+    read -r store key < <("$bin" profile W8-store | tail -1)
+    strata_data="$here/../StrataData"
+    rm -f "$strata_data/.build/release.yaml"
+    swift build -c release --package-path "$strata_data" --product StrataModelReopen >&2
+    child="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
+    # Counted: the child's `measure` (the container, the context and the fetch it times, then
+    # the few lines that print them).
+    symbols=$(nm "$child" | awk '$2 == "t" || $2 == "T" { print $3 }' | grep -E '^\$s17StrataModelReopen7measure' || true)
+    toggles=()
+    for s in $symbols; do toggles+=("--toggle-collect=$s"); done
+    [ ${#toggles[@]} -ge 1 ] || { echo "profile.sh: W8-model's measure() not found in $child" >&2; exit 1; }
+    valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$out" \
+        "$child" open "$store" "$key" W8-model-reopen-fetch >/dev/null 2>"$out.log"
+    total=$(grep -E '^(summary|totals):' "$out" | head -1 | awk '{print $2}')
+    echo "W8-model: $total instructions in the child's measure() (open, context, first fetch, and its report)"
+    exit 0
+fi
 if [ "$mode" = W8 ]; then
     # W8: a fresh process opens the store and fetches one object by id (W8's child). Counted:
     # what the child times (opening the container, making the descriptor, the fetch), each

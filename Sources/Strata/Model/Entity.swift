@@ -37,9 +37,11 @@ final class Entity: @unchecked Sendable {
     /// compare by it, not by their model's name.
     let temporaryScope: IdentifierScope
     private let makeInstance: () -> AnyObject
-    /// The key paths `schemaMetadata` lists, by property index: their properties without
-    /// probing (which confirms only values it can mark).
-    private let listedKeyPaths: [AnyKeyPath: Int]
+    /// The key paths `schemaMetadata` lists, with their property indexes: their properties
+    /// without probing (which confirms only values it can mark). A list searched with `==`: a
+    /// dictionary's storage keyed by `AnyKeyPath` made the runtime scan every conformance
+    /// record for `AnyKeyPath: Hashable` on a fresh process's first open (W8, `@Model`).
+    private let listedKeyPaths: [(keyPath: AnyKeyPath, index: Int)]
     private var prober: KeyPathProber!
 
     /// The entity of model class `T`. (`usingSchemaMetadata` false: by reflection alone, for the
@@ -61,15 +63,16 @@ final class Entity: @unchecked Sendable {
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
         self.observationKeyPaths = (0..<(properties.count + transients.count)).map { \ModelBacking.[observed: $0] }
         let propertyIndex = self.propertyIndex
-        var listedKeyPaths: [AnyKeyPath: Int] = [:]
-        for property in metadata { if let index = propertyIndex[property.name] { listedKeyPaths[property.keypath] = index } }
+        var listedKeyPaths: [(keyPath: AnyKeyPath, index: Int)] = []
+        for property in metadata { if let index = propertyIndex[property.name] { listedKeyPaths.append((property.keypath, index)) } }
         self.listedKeyPaths = listedKeyPaths
+        func listed(_ keyPath: AnyKeyPath) -> Int? { listedKeyPaths.first { $0.keyPath == keyPath }?.index }
         let prober = KeyPathProber(T.self, entity: self)
         self.prober = prober
         func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
             try declared.map { group in
                 try group.map { kp in
-                    guard let p = listedKeyPaths[kp] ?? prober.property(for: kp) else {
+                    guard let p = listed(kp) ?? prober.property(for: kp) else {
                         throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
                     }
                     return p
@@ -186,7 +189,7 @@ final class Entity: @unchecked Sendable {
 
     /// The property a key path of this model reads, if it is one property's own key path.
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        (listedKeyPaths[keyPath] ?? prober.property(for: keyPath)).map { properties[$0] }
+        (listedKeyPaths.first { $0.keyPath == keyPath }?.index ?? prober.property(for: keyPath)).map { properties[$0] }
     }
 
     /// The engine's name for a unique constraint's index.

@@ -82,6 +82,8 @@ enum ObjectStores {
         try W1ObjectInsert.run(bench)
     }
 
+    /// (Not inlined: `profile.sh W8` counts from this function's entry.)
+    @inline(never)
     static func openContainer(path: String) throws -> ModelContainer {
         try ModelContainer(for: StrataModel.Course.self, configurations: StrataHistory.configuration(url: URL(fileURLWithPath: path)))
     }
