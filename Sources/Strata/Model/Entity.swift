@@ -66,13 +66,12 @@ final class Entity: @unchecked Sendable {
         var listedKeyPaths: [(keyPath: AnyKeyPath, index: Int)] = []
         for property in metadata { if let index = propertyIndex[property.name] { listedKeyPaths.append((property.keypath, index)) } }
         self.listedKeyPaths = listedKeyPaths
-        func listed(_ keyPath: AnyKeyPath) -> Int? { listedKeyPaths.first { $0.keyPath == keyPath }?.index }
         let prober = KeyPathProber(T.self, entity: self)
         self.prober = prober
         func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
             try declared.map { group in
                 try group.map { kp in
-                    guard let p = listed(kp) ?? prober.property(for: kp) else {
+                    guard let p = Entity.listedIndex(kp, in: listedKeyPaths) ?? prober.property(for: kp) else {
                         throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
                     }
                     return p
@@ -189,7 +188,12 @@ final class Entity: @unchecked Sendable {
 
     /// The property a key path of this model reads, if it is one property's own key path.
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        (listedKeyPaths.first { $0.keyPath == keyPath }?.index ?? prober.property(for: keyPath)).map { properties[$0] }
+        (Entity.listedIndex(keyPath, in: listedKeyPaths) ?? prober.property(for: keyPath)).map { properties[$0] }
+    }
+
+    /// The property index `listed` gives `keyPath`, if it lists it.
+    private static func listedIndex(_ keyPath: AnyKeyPath, in listed: [(keyPath: AnyKeyPath, index: Int)]) -> Int? {
+        listed.first { $0.keyPath == keyPath }?.index
     }
 
     /// The engine's name for a unique constraint's index.
