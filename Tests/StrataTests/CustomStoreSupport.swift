@@ -118,12 +118,31 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     /// The order objects were inserted in: the store answers in it, as a table answers in the
     /// order of an increasing key (StrataPostgres's `_id`).
     let insertionOrder = Mutex<[PersistentIdentifier: Int]>([:])
+    /// Whether fetches answer with snapshots of a layout (`DefaultSnapshot.Layout`, one per
+    /// model, its names in reverse order), as a store reading rows would.
+    let answersInLayouts: Bool
+    let layouts = Mutex<[String: DefaultSnapshot.Layout]>([:])
 
-    init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false) {
+    init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false, answersInLayouts: Bool = false) {
         self.name = name
         self.schema = schema
         self.uniqueProperty = uniqueProperty
         self.evaluates = evaluates
+        self.answersInLayouts = answersInLayouts
+    }
+
+    /// A snapshot as a fetch answers with it: itself, or the same values in its model's layout.
+    func answer(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
+        guard answersInLayouts else { return snapshot }
+        let values = snapshot.values
+        let layout = layouts.withLock { layouts in
+            let model = snapshot.persistentIdentifier.entityName
+            if let known = layouts[model], Set(known.names) == Set(values.keys) { return known }
+            let made = DefaultSnapshot.Layout(values.keys.sorted(by: >))
+            layouts[model] = made
+            return made
+        }
+        return DefaultSnapshot(persistentIdentifier: snapshot.persistentIdentifier, layout: layout, values: layout.names.map { values[$0] ?? .null })
     }
 
     func count(_ call: String) -> Int { calls.withLock { $0[call] ?? 0 } }
@@ -151,6 +170,7 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
         let order = configuration.insertionOrder.withLock { $0 }
         let all = configuration.objects.withLock { Array($0.values) }.filter { $0.persistentIdentifier.entityName == String(describing: T.self) }
             .sorted { (order[$0.persistentIdentifier] ?? .max, $0.persistentIdentifier) < (order[$1.persistentIdentifier] ?? .max, $1.persistentIdentifier) }
+            .map(configuration.answer)
         guard configuration.evaluates else {
             if descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
             if !descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
@@ -177,7 +197,7 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
         if let failure = configuration.failNextFetch.withLock({ f -> (any Error)? in defer { f = nil }; return f }) { throw failure }
         configuration.askedPaging.withLock { $0.append((request.descriptor.fetchOffset, request.descriptor.fetchLimit)) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: page(try matching(request.descriptor), request.descriptor),
-                                    relatedSnapshots: configuration.objects.withLock { $0 })
+                                    relatedSnapshots: configuration.objects.withLock { $0 }.mapValues(configuration.answer))
     }
 
     /// Batches of at most `batchSize`, counted; the largest one asked is kept.

@@ -66,7 +66,8 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
     private static func fetch<B: DataStoreBatchedFetching, T: PersistentModel>(_ store: B, _ request: DataStoreFetchRequest<T>, batchSize: Int,
                                                                               _ body: ([DefaultSnapshot]) throws -> Bool) throws {
         try store.fetch(request, batchSize: batchSize) { batch in
-            try body(try batch.map { snapshot in
+            if let same = batch as? [DefaultSnapshot] { return try body(same) }
+            return try body(try batch.map { snapshot in
                 if let same = snapshot as? DefaultSnapshot { return same }
                 return try DataStoreBox<B>.common(snapshot)
             })

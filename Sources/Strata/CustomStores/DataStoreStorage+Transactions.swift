@@ -383,7 +383,7 @@ struct SavePlan {
                         table.records[row] = record
                     } else {
                         state.tables[entity.name] = table
-                        let record = try state.record(of: item.snapshot.values, entity, rows: rows)
+                        let record = try state.record(of: item.snapshot, entity, rows: rows)
                         table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
                         table.records[row] = record
                     }

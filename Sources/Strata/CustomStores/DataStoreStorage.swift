@@ -207,7 +207,7 @@ struct BridgeState {
             throw StrataError(.unknownModel, "A custom store answered with a snapshot of \(snapshot.persistentIdentifier.entityName), which is not a model this container keeps in it. Answer with snapshots of its schema's models only.")
         }
         let row = row(for: snapshot.persistentIdentifier, entity, rows: rows)
-        tables[entity.name, default: EntityRows()].records[row] = try record(of: snapshot.values, entity, rows: rows)
+        tables[entity.name, default: EntityRows()].records[row] = try record(of: snapshot, entity, rows: rows)
         tables[entity.name]?.deleted.remove(row)
         return row
     }
@@ -230,6 +230,8 @@ struct BridgeState {
             defer { tables[name] = table }
             table.records.reserveCapacity(table.records.count + run.count)
             let records = SnapshotRecords(entity: entity)
+            // A layout's positions, found once for its run of snapshots.
+            var positions: SnapshotRecords.LayoutPositions? = nil
             for snapshot in snapshots[run] {
                 let id = remapped.isEmpty ? snapshot.persistentIdentifier : remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
                 let row: RowID
@@ -242,8 +244,17 @@ struct BridgeState {
                     table.rowByID[id] = row
                     table.idByRow[row] = id
                 }
-                table.records[row] = try records.record(of: snapshot.values) { target, id in
+                let noRelationships = { (target: Entity, id: PersistentIdentifier) throws -> RowID in
                     throw StrataError(.corruptRecord, "A custom store's snapshot of \(name) refers to \(id), which is not a \(target.name).")
+                }
+                switch snapshot.storage {
+                case .named(let values):
+                    table.records[row] = try records.record(of: values, row: noRelationships)
+                case .positional(let layout, let values):
+                    let known: SnapshotRecords.LayoutPositions
+                    if let positions, positions.layout === layout { known = positions } else { known = try records.positions(of: layout) }
+                    positions = known
+                    table.records[row] = try records.record(of: values, known, row: noRelationships)
                 }
                 if !table.deleted.isEmpty { table.deleted.remove(row) }
                 kept.append((name, row))
@@ -253,13 +264,13 @@ struct BridgeState {
     }
 
     /// The record of a snapshot's values, its related identifiers named by rows.
-    mutating func record(of values: [String: SnapshotValue], _ entity: Entity, rows: RowAllocator) throws -> [UInt8] {
+    mutating func record(of snapshot: DefaultSnapshot, _ entity: Entity, rows: RowAllocator) throws -> [UInt8] {
         var related: [PersistentIdentifier: RowID] = [:]
         for relationship in entity.relationships {
-            guard case .identifiers(let ids)? = values[relationship.name] else { continue }
+            guard case .identifiers(let ids)? = snapshot[relationship.name] else { continue }
             for id in ids { related[id] = row(for: id, relationship.targetEntity, rows: rows) }
         }
-        return try SnapshotRecords(entity: entity).record(of: values) { target, id in
+        return try SnapshotRecords(entity: entity).record(of: snapshot) { target, id in
             guard let row = related[id] else {
                 throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) refers to \(id), which is not a \(target.name).")
             }

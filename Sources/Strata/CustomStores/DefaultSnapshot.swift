@@ -62,13 +62,69 @@ public typealias DataStoreSnapshotValue = Codable & Sendable
 /// Same as SwiftData's `DefaultSnapshot`, with those additions.
 public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     public let persistentIdentifier: PersistentIdentifier
+    /// The values, by name or in a layout's order.
+    let storage: Storage
+
+    enum Storage: Sendable {
+        case named([String: SnapshotValue])
+        /// `layout.names[i]`'s value is `values[i]`.
+        case positional(Layout, [SnapshotValue])
+    }
+
+    /// Strata-only: the names of a snapshot's values, in the order
+    /// `init(persistentIdentifier:layout:values:)` takes them. A store that reads objects of
+    /// a model from rows makes one layout per model and gives it to every snapshot: Strata then
+    /// keeps the values by position, with no dictionary per object (Docs/CustomStores.md).
+    ///
+    /// Strata-only: SwiftData's snapshots show their values to no one.
+    public final class Layout: Sendable {
+        /// The properties' names, each once, in the order of a snapshot's values.
+        public let names: [String]
+        /// Each name's position, for `value(_:as:)` and `values`.
+        let positions: [String: Int]
+
+        /// A layout of these names. A name given twice keeps its first position.
+        public init(_ names: [String]) {
+            self.names = names
+            positions = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
     /// Strata-only: each persisted property's value, by name. A relationship's is `.identifiers`.
-    public let values: [String: SnapshotValue]
+    public var values: [String: SnapshotValue] {
+        switch storage {
+        case .named(let values): return values
+        case .positional(let layout, let values):
+            var named: [String: SnapshotValue] = [:]
+            named.reserveCapacity(values.count)
+            for (name, value) in zip(layout.names, values) where named[name] == nil { named[name] = value }
+            return named
+        }
+    }
 
     /// Strata-only: a snapshot of these values.
     public init(persistentIdentifier: PersistentIdentifier, values: [String: SnapshotValue]) {
         self.persistentIdentifier = persistentIdentifier
-        self.values = values
+        storage = .named(values)
+    }
+
+    /// Strata-only: a snapshot whose values are `values`, named in order by `layout`
+    /// (`layout.names[i]` names `values[i]`). The same snapshot as the one made from the
+    /// dictionary of those names and values, made and kept with less work. Values beyond the
+    /// layout's names, or names beyond the values, are not part of it: Strata reports a
+    /// snapshot of the wrong length as a store's error when it keeps it.
+    public init(persistentIdentifier: PersistentIdentifier, layout: Layout, values: [SnapshotValue]) {
+        self.persistentIdentifier = persistentIdentifier
+        storage = .positional(layout, values)
+    }
+
+    public static func == (a: DefaultSnapshot, b: DefaultSnapshot) -> Bool {
+        a.persistentIdentifier == b.persistentIdentifier && a.values == b.values
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(persistentIdentifier)
+        hasher.combine(values)
     }
 
     public init(from backingData: any BackingData, relatedBackingDatas: inout [PersistentIdentifier: any BackingData]) {
@@ -77,24 +133,37 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     }
 
     public func copy(persistentIdentifier: PersistentIdentifier, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]? = [:]) -> DefaultSnapshot {
-        guard let remap = remappedIdentifiers, !remap.isEmpty else { return DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values) }
-        return DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values.mapValues { value in
-            guard case .identifiers(let ids) = value else { return value }
+        func remapped(_ value: SnapshotValue) -> SnapshotValue {
+            guard let remap = remappedIdentifiers, !remap.isEmpty, case .identifiers(let ids) = value else { return value }
             return .identifiers(ids.map { remap[$0] ?? $0 })
-        })
+        }
+        switch storage {
+        case .named(let values): return DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values.mapValues(remapped))
+        case .positional(let layout, let values): return DefaultSnapshot(persistentIdentifier: persistentIdentifier, layout: layout, values: values.map(remapped))
+        }
     }
 
     /// Strata-only: property `name`'s value as a `V` (nil when the snapshot has no such property).
     /// Throws when the value is not a `V`.
     public func value<V: Decodable>(_ name: String, as type: V.Type) throws -> V? {
-        guard let value = values[name] else { return nil }
+        guard let value = self[name] else { return nil }
         return try value.decode(V.self)
     }
 
     /// Strata-only: the objects relationship `name` refers to.
     public func relatedIdentifiers(_ name: String) -> [PersistentIdentifier] {
-        if case .identifiers(let ids)? = values[name] { return ids }
+        if case .identifiers(let ids)? = self[name] { return ids }
         return []
+    }
+
+    /// Property `name`'s value, without making `values`.
+    subscript(name: String) -> SnapshotValue? {
+        switch storage {
+        case .named(let values): return values[name]
+        case .positional(let layout, let values):
+            guard let i = layout.positions[name], i < values.count else { return nil }
+            return values[i]
+        }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -105,12 +174,13 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
             guard case .modeledProperty(let name) = key else { continue }
             values[name] = try c.decode(SnapshotValue.self, forKey: key)
         }
-        self.values = values
+        storage = .named(values)
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: DataStoreSnapshotCodingKey.self)
         try c.encode(persistentIdentifier, forKey: .persistentIdentifier)
+        let values = self.values
         for name in values.keys.sorted() {
             if let value = values[name] { try c.encode(value, forKey: .modeledProperty(name)) }
         }

@@ -108,7 +108,7 @@ public final class DefaultStore: DataStore, DataStoreBatching {
                 let table = try table(snapshot.persistentIdentifier)
                 guard let collection = table.collection else { continue }
                 let own = try row(table.entity, snapshot.persistentIdentifier)
-                let record = try SnapshotRecords(entity: table.entity).record(of: snapshot.values, row: row)
+                let record = try SnapshotRecords(entity: table.entity).record(of: snapshot, row: row)
                 let keys = try record.withUnsafeBytes { try table.indexKeys(of: RecordView($0)) }
                 let held = try record.withUnsafeBytes { bytes in
                     try writer.putUnlessHeld(bytes, row: own, in: collection, indexKeys: keys) { try table.indexKeys(of: RecordView($0, layouts: table.layouts)) }

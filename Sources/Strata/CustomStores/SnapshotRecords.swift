@@ -46,15 +46,62 @@ struct SnapshotRecords {
     func record(of values: [String: SnapshotValue], row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
         // One lookup per property (each name hashed once); a value under any other name is
         // found by the count, since the properties' names differ.
+        var found = 0
+        let record = try record(row: row) { property in
+            let value = values[property.name]
+            if value != nil { found += 1 }
+            return value
+        }
+        if found != values.count {
+            throw unknownProperties(values.keys.filter { entity.propertyIndex[$0] == nil })
+        }
+        return record
+    }
+
+    /// The record of a snapshot, by name or by its layout's positions.
+    func record(of snapshot: DefaultSnapshot, row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
+        switch snapshot.storage {
+        case .named(let values): return try record(of: values, row: row)
+        case .positional(let layout, let values): return try record(of: values, try positions(of: layout), row: row)
+        }
+    }
+
+    /// Where each of the entity's properties is in the values of a layout's snapshots
+    /// (`positions[i]` for `entity.properties[i]`, nil: not in the layout). Made once for a
+    /// run of snapshots of one layout. Throws when the layout names a property the model
+    /// does not have, as `record(of:row:)` does.
+    func positions(of layout: DefaultSnapshot.Layout) throws -> LayoutPositions {
+        let unknown = layout.names.filter { entity.propertyIndex[$0] == nil }
+        guard unknown.isEmpty else { throw unknownProperties(unknown) }
+        return LayoutPositions(layout: layout, positions: entity.properties.map { layout.positions[$0.name] })
+    }
+
+    struct LayoutPositions {
+        let layout: DefaultSnapshot.Layout
+        let positions: [Int?]
+    }
+
+    /// The record of a layout's snapshot values (`positions(of:)` of its layout).
+    func record(of values: [SnapshotValue], _ positions: LayoutPositions, row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
+        guard values.count == positions.layout.names.count else {
+            throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) has \(values.count) values for a layout of \(positions.layout.names.count) names (\(positions.layout.names.joined(separator: ", "))). Give one value for each name.")
+        }
+        var i = 0
+        return try record(row: row) { _ in
+            defer { i += 1 }
+            return positions.positions[i].map { values[$0] }
+        }
+    }
+
+    /// The record of the values `value` gives for each of the entity's properties, in order.
+    private func record(row: (Entity, PersistentIdentifier) throws -> RowID, _ value: (PersistedProperty) -> SnapshotValue?) throws -> [UInt8] {
         let count = entity.properties.count
         var record = RecordLayout.wideHeader(count: count)
         let fieldsStart = record.count
         var ends: [Int] = []
         ends.reserveCapacity(count)
-        var found = 0
         for property in entity.properties {
-            let value = values[property.name]
-            if value != nil { found += 1 }
+            let value = value(property)
             switch property {
             case let relationship as RelationshipProperty:
                 var ids: [PersistentIdentifier] = []
@@ -71,12 +118,12 @@ struct SnapshotRecords {
             }
             ends.append(record.count - fieldsStart)
         }
-        if found != values.count {
-            let unknown = values.keys.filter { entity.propertyIndex[$0] == nil }.sorted()
-            throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) names \(unknown.joined(separator: ", ")), which \(entity.name) does not have as a persisted property. Answer with the model's properties only.")
-        }
         RecordLayout.setWideEnds(ends, in: &record)
         return record
+    }
+
+    private func unknownProperties(_ names: [String]) -> StrataError {
+        StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) names \(names.sorted().joined(separator: ", ")), which \(entity.name) does not have as a persisted property. Answer with the model's properties only.")
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import Strata
 
 extension PostgresStore {
@@ -8,7 +9,7 @@ extension PostgresStore {
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let table = try table(T.self)
         let (sql, binds) = try select(table, request.descriptor, columns: table.rowColumns)
-        let fetched = try session.withConnection { c in try self.snapshots(table, rows: try c.query(sql, binds, reused: true), c) }
+        let fetched = try session.withConnection { c in try self.snapshots(table, rows: try c.rows(sql, binds, reused: true), c) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: fetched)
     }
 
@@ -23,7 +24,7 @@ extension PostgresStore {
         try session.transaction(isolation: "REPEATABLE READ READ ONLY", retries: 0) { c in
             try c.execute("DECLARE strata_batches NO SCROLL CURSOR FOR \(sql)", binds)
             while true {
-                let rows = try c.query("FETCH FORWARD \(size) FROM strata_batches")
+                let rows = try c.rows("FETCH FORWARD \(size) FROM strata_batches")
                 guard !rows.isEmpty, try body(try snapshots(table, rows: rows, c)), rows.count == size else { break }
             }
             try c.execute("CLOSE strata_batches")
@@ -73,10 +74,15 @@ extension PostgresStore {
         return (sql, binds)
     }
 
-    /// The snapshots of rows read with `table.rowColumns`.
-    func snapshots(_ table: PostgresTable, rows: [[String?]], _ c: SQLConnection) throws -> [DefaultSnapshot] {
+    /// The snapshots of rows read with `table.rowColumns` (each cell in binary format).
+    func snapshots(_ table: PostgresTable, rows: [PostgresRow], _ c: SQLConnection) throws -> [DefaultSnapshot] {
         guard !rows.isEmpty else { return [] }
-        let ids = rows.map { $0.first.flatMap { $0 }.flatMap(Int64.init) ?? 0 }
+        let ids = try rows.map { row in
+            guard let cell = row.first, let id = try PostgresValues.bigint(cell) else {
+                throw StrataError(.storeFailure, "The PostgreSQL server returned a row of \(table.name) without its identifier.")
+            }
+            return id
+        }
         // The rows' ids as one bigint[] parameter, for the queries of related rows (if any).
         let idList = table.toManys.isEmpty && table.externals.isEmpty ? "" : PostgresValues.arrayLiteral(ids.map { String($0) })
         var related: [String: [Int64: [Int64]]] = [:]
@@ -99,35 +105,43 @@ extension PostgresStore {
         snapshots.reserveCapacity(rows.count)
         var seen: [(Int64, Int64)] = []
         seen.reserveCapacity(rows.count)
+        let layout = table.snapshotLayout
         for (row, id) in zip(rows, ids) {
-            var values: [String: SnapshotValue] = [:]
-            values.reserveCapacity(table.columns.count + table.toOnes.count + table.toManys.count + table.externals.count)
-            var i = 2
+            var values: [SnapshotValue] = []
+            values.reserveCapacity(layout.names.count)
+            var cells = row.makeIterator()
+            _ = cells.next()    // the id
+            let version = try cells.next().flatMap(PostgresValues.bigint)
             for column in table.columns {
-                values[column.property] = try PostgresValues.value(row[i], column.kind)
-                i += 1
+                guard let cell = cells.next() else { throw Self.shortRow(table, row) }
+                values.append(try PostgresValues.value(cell, column.kind))
             }
             for toOne in table.toOnes {
-                values[toOne.relationship.name] = .identifiers(try row[i].flatMap(Int64.init).map { [try identifier(toOne.target, $0)] } ?? [])
-                i += 1
+                guard let cell = cells.next() else { throw Self.shortRow(table, row) }
+                values.append(.identifiers(try PostgresValues.bigint(cell).map { [try identifier(toOne.target, $0)] } ?? []))
             }
             for toMany in table.toManys {
-                values[toMany.relationship.name] = .identifiers(try (related[toMany.relationship.name]?[id] ?? []).map { try identifier(toMany.target, $0) })
+                values.append(.identifiers(try (related[toMany.relationship.name]?[id] ?? []).map { try identifier(toMany.target, $0) }))
             }
             for external in table.externals {
                 let kind = PostgresColumn.kind(of: external.valueType)
                 let stored = externals[id]?[external.name] ?? nil
-                values[external.name] = try stored.map { try PostgresValues.value($0, .bytea) }.map { value in
+                values.append(try stored.map { try PostgresValues.value($0, .bytea) }.map { value in
                     // An external Data is kept as its bytes; another type as the JSON of its value.
                     guard kind != .bytea, case .data(let bytes) = value else { return value }
                     return .json(bytes)
-                } ?? .null
+                } ?? .null)
             }
-            snapshots.append(DefaultSnapshot(persistentIdentifier: try identifier(table.name, id), values: values))
-            if let version = row[1].flatMap(Int64.init) { seen.append((id, version)) }
+            snapshots.append(DefaultSnapshot(persistentIdentifier: try identifier(table.name, id), layout: layout, values: values))
+            if let version { seen.append((id, version)) }
         }
         rememberVersions(table.name, seen)
         return snapshots
+    }
+
+    /// The error for a row with fewer columns than `rowColumns` selects.
+    static func shortRow(_ table: PostgresTable, _ row: PostgresRow) -> StrataError {
+        StrataError(.storeFailure, "The PostgreSQL server returned a row of \(table.name) with \(row.count) columns, fewer than the store selected. Is another program changing the store's tables?")
     }
 
     /// A translated condition with every parameter cast from text to its type (the session

@@ -191,12 +191,19 @@ struct SQLConnection {
     /// prepared on its second run when the connection prepares statements.
     @discardableResult
     func query(_ sql: String, _ binds: [String?] = [], reused: Bool = false) throws -> [[String?]] {
-        if reused, let statements, let rows = try preparedQuery(sql, binds, statements) { return rows }
+        try texts(try rows(sql, binds, reused: reused), sql)
+    }
+
+    /// Runs `sql` and returns its rows as the server sent them: every column in binary format
+    /// (postgres-nio asks for it), for a reader that knows each column's type
+    /// (`PostgresValues.value(_:_:)` of a cell). `reused` as for `query`.
+    func rows(_ sql: String, _ binds: [String?] = [], reused: Bool = false) throws -> [PostgresRow] {
+        if reused, let statements, let rows = try preparedRows(sql, binds, statements) { return rows }
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds {
             if let bind { bindings.append(bind) } else { bindings.appendNull() }
         }
-        return try query(sql, bindings)
+        return try rows(sql, bindings)
     }
 
     /// Runs `sql` with typed array parameters (`$1::bigint[]`, …, each array's `sqlType`) and
@@ -205,19 +212,22 @@ struct SQLConnection {
     func query(_ sql: String, arrays: [SQLArray]) throws -> [[String?]] {
         var bindings = PostgresBindings(capacity: arrays.count)
         for array in arrays { bindings.append(array) }
-        return try query(sql, bindings)
+        return try texts(try rows(sql, bindings), sql)
     }
 
-    private func query(_ sql: String, _ bindings: PostgresBindings) throws -> [[String?]] {
-        let result: PostgresQueryResult
+    private func rows(_ sql: String, _ bindings: PostgresBindings) throws -> [PostgresRow] {
         do {
-            result = try raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
+            return try raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait().rows
         } catch {
             throw PostgresStoreError.statement(error, sql: sql, location: location)
         }
+    }
+
+    /// Rows' columns as text.
+    private func texts(_ result: [PostgresRow], _ sql: String) throws -> [[String?]] {
         var rows: [[String?]] = []
-        rows.reserveCapacity(result.rows.count)
-        for row in result.rows { rows.append(try texts(row, sql, columns: rows.first?.count ?? 0)) }
+        rows.reserveCapacity(result.count)
+        for row in result { rows.append(try texts(row, sql, columns: rows.first?.count ?? 0)) }
         return rows
     }
 
@@ -225,7 +235,7 @@ struct SQLConnection {
     /// (yet), or when the server no longer has it or can no longer use its plan (the caller
     /// then runs it unprepared: only reads outside a transaction come here, so nothing is
     /// done twice and no transaction is aborted).
-    private func preparedQuery(_ sql: String, _ binds: [String?], _ statements: PreparedStatements) throws -> [[String?]]? {
+    private func preparedRows(_ sql: String, _ binds: [String?], _ statements: PreparedStatements) throws -> [PostgresRow]? {
         let statement: PreparedQuery?
         do { statement = try statements.statement(for: sql, parameters: binds.count, on: raw) } catch {
             throw PostgresStoreError.statement(error, sql: sql, location: location)
@@ -244,10 +254,7 @@ struct SQLConnection {
             statements.forget(sql)
             return nil
         }
-        var rows: [[String?]] = []
-        rows.reserveCapacity(result.count)
-        for row in result { rows.append(try texts(row, sql, columns: rows.first?.count ?? 0)) }
-        return rows
+        return result
     }
 
     /// A row's columns as text (`columns`: how many there are, if known).

@@ -46,8 +46,12 @@ struct PostgresTable {
     /// The side table of external-storage attributes, quoted and qualified.
     let externalTable: String
     /// The columns a snapshot is read from (id, version, each attribute, each to-one) as the
-    /// select list of alias `t0`, each as text.
+    /// select list of alias `t0`, each cast to the type its cell is read as
+    /// (`PostgresColumn.selected`, `PostgresValues.value(_:_:)` of a cell).
     let rowColumns: String
+    /// The names of a snapshot's values in the order `PostgresStore.snapshots` gives them:
+    /// each column's property, each to-one, each to-many, each external value.
+    let snapshotLayout: DefaultSnapshot.Layout
 
     static func qualified(_ namespace: String, _ name: String) -> String { SQL.identifier(namespace) + "." + SQL.identifier(name) }
 
@@ -87,8 +91,10 @@ struct PostgresTable {
             columns[i].keepsJSONText = true
         }
         self.columns = columns
-        rowColumns = (["t0.\"_id\"::text", "t0.\"_version\"::text"] + columns.map { "t0.\($0.name)::text" }
-            + toOnes.map { "t0.\($0.column)::text" }).joined(separator: ", ")
+        rowColumns = (["t0.\"_id\"::bigint", "t0.\"_version\"::bigint"] + columns.map { $0.selected("t0") }
+            + toOnes.map { "t0.\($0.column)::bigint" }).joined(separator: ", ")
+        snapshotLayout = DefaultSnapshot.Layout(columns.map(\.property) + toOnes.map(\.relationship.name)
+                                                + toManys.map(\.relationship.name) + externals.map(\.name))
     }
 
     /// Each model's table, by model (entity) name; throws a schema error when two of a
@@ -207,6 +213,20 @@ struct PostgresColumn {
             kind = .bytea
         } else {
             kind = PostgresColumn.kind(of: attribute.valueType)
+        }
+    }
+
+    /// The column in a select list, cast to the type `PostgresValues.value(_:_:)` reads its
+    /// binary cell as: its own type for numbers, booleans, uuids and bytes (a cast that does
+    /// nothing), text for the rest. The server then prints no number, and the client parses none.
+    func selected(_ alias: String) -> String {
+        switch kind {
+        case .bigint: return "\(alias).\(name)::bigint"
+        case .double, .date: return "\(alias).\(name)::float8"
+        case .boolean: return "\(alias).\(name)::boolean"
+        case .uuid: return "\(alias).\(name)::uuid"
+        case .bytea: return "\(alias).\(name)::bytea"
+        case .text, .url, .numeric, .jsonb: return "\(alias).\(name)::text"
         }
     }
 

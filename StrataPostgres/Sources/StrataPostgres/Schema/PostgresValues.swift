@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import Strata
 
 /// A snapshot's values as the text PostgreSQL reads them (bound as text and cast in SQL), and
@@ -95,6 +96,44 @@ enum PostgresValues {
         }
         guard let value else { throw StrataError(.corruptRecord, "A PostgreSQL \(kind) column holds \(text.prefix(100)), which is not one.") }
         return value
+    }
+
+    /// The snapshot value of a column's cell, in the binary format postgres-nio asks for, the
+    /// column selected as `PostgresColumn.selected` casts it: big-endian integers and doubles,
+    /// one byte for a boolean, 16 for a uuid, raw bytes for bytea, and UTF-8 for the kinds read
+    /// as text (text, URLs, numerics, JSON). A cell of another length than its type's is an
+    /// error naming the column's kind, never a wrong value.
+    static func value(_ cell: PostgresCell, _ kind: ColumnKind) throws -> SnapshotValue {
+        guard var bytes = cell.bytes else { return .null }
+        switch kind {
+        case .text: return .string(String(buffer: bytes))
+        case .url:
+            let text = String(buffer: bytes)
+            return URL(string: text).map { .url($0) } ?? .string(text)
+        case .numeric: return try value(String(buffer: bytes), .numeric)
+        case .jsonb: return .json(Data(bytes.readableBytesView))
+        case .bytea: return .data(Data(bytes.readableBytesView))
+        case .bigint:
+            if bytes.readableBytes == 8, let v = bytes.readInteger(as: Int64.self) { return .int(v) }
+        case .double:
+            if bytes.readableBytes == 8, let v = bytes.readInteger(as: UInt64.self) { return .double(Double(bitPattern: v)) }
+        case .date:
+            if bytes.readableBytes == 8, let v = bytes.readInteger(as: UInt64.self) { return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: v))) }
+        case .boolean:
+            if bytes.readableBytes == 1, let v = bytes.readInteger(as: UInt8.self) { return .bool(v != 0) }
+        case .uuid:
+            if bytes.readableBytes == 16, let v = bytes.readBytes(length: 16) {
+                return .uuid(UUID(uuid: (v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15])))
+            }
+        }
+        throw StrataError(.corruptRecord, "A PostgreSQL \(kind) column's value came as \(cell.bytes?.readableBytes ?? 0) bytes of type \(cell.dataType) in \(cell.format) format, which is not one.")
+    }
+
+    /// A bigint cell's value (nil for NULL), as `value(_:_:)` reads it.
+    static func bigint(_ cell: PostgresCell) throws -> Int64? {
+        guard cell.bytes != nil else { return nil }
+        guard case .int(let v) = try value(cell, .bigint) else { return nil }
+        return v
     }
 
     /// A UUID as PostgreSQL prints it (`a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11`, either case), or as
