@@ -153,10 +153,14 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
 
     /// The record of a row, read from the store if this process has not kept it.
     func record(_ row: RowID, _ entity: Entity) throws -> [UInt8]? {
-        let (kept, id, deleted) = withState { ($0.tables[entity.name]?.records[row], $0.tables[entity.name]?.idByRow[row],
-                                               $0.tables[entity.name]?.deleted.contains(row) == true) }
+        // The model's rows looked up once: a batch's reads each come here.
+        let (kept, id) = withState { state -> ([UInt8]?, PersistentIdentifier?) in
+            if let kept = state.tables[entity.name]?.records[row] { return (kept, nil) }
+            guard let table = state.tables[entity.name], !table.deleted.contains(row) else { return (nil, nil) }
+            return (nil, table.idByRow[row])
+        }
         if let kept { return kept }
-        guard let id, !deleted else { return nil }
+        guard let id else { return nil }
         let answer = try StoreFetches.one(entity.type, id).fetch(in: box, extra: 0, editingState)
         try ingest(answer.fetched.filter { $0.persistentIdentifier == id }, related: answer.related)
         return withState { $0.tables[entity.name]?.records[row] }

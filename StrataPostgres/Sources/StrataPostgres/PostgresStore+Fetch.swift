@@ -16,6 +16,9 @@ extension PostgresStore {
     /// The same rows a batch at a time, for `enumerate` (Strata's `DataStoreBatchedFetching`):
     /// a server-side cursor in a read-only REPEATABLE READ transaction (so each batch's join
     /// rows and external values are of the cursor's snapshot), `FETCH batchSize` at a time.
+    /// The next batch is asked for before this one is made into snapshots and objects, so the
+    /// server reads it meanwhile; a model with to-many relationships or external values asks
+    /// for them between batches, and reads one batch at a time.
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, batchSize: Int,
                                           _ body: ([DefaultSnapshot]) throws -> Bool) throws {
         let table = try table(T.self)
@@ -23,10 +26,19 @@ extension PostgresStore {
         let size = max(1, batchSize)
         try session.transaction(isolation: "REPEATABLE READ READ ONLY", retries: 0) { c in
             try c.execute("DECLARE strata_batches NO SCROLL CURSOR FOR \(sql)", binds)
+            let fetch = "FETCH FORWARD \(size) FROM strata_batches"
+            let readsAhead = table.toManys.isEmpty && table.externals.isEmpty
+            var next = c.rowsSoon(fetch)
             while true {
-                let rows = try c.rows("FETCH FORWARD \(size) FROM strata_batches")
-                guard !rows.isEmpty, try body(try snapshots(table, rows: rows, c)), rows.count == size else { break }
+                let rows = try next.wait()
+                let more = rows.count == size
+                if more, readsAhead { next = c.rowsSoon(fetch) }
+                guard !rows.isEmpty, try body(try snapshots(table, rows: rows, c)), more else { break }
+                if !readsAhead { next = c.rowsSoon(fetch) }
             }
+            // A batch asked for and not wanted (the block stopped) is read before the cursor
+            // closes, and dropped.
+            if readsAhead { _ = try? next.wait() }
             try c.execute("CLOSE strata_batches")
         }
     }

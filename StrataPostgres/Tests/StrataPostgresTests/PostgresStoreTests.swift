@@ -441,6 +441,40 @@ struct PGFixture {
         #expect(try reader.fetchCount(FetchDescriptor<PGTrip>()) == 41)
     }
 
+    /// A model without to-many relationships or external values reads its next batch while
+    /// this one is made into objects: every row once, in order; a block that throws stops it
+    /// with the error, and the connection goes on serving (no batch left in its way).
+    @Test func enumerateReadsTheNextBatchAheadInOrder() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let context = ModelContext(try fixture.container())
+        let trip = PGTrip("T1", "trip")
+        context.insert(trip)
+        for i in 0..<42 {
+            let stop = PGStop(String(format: "S%02d", i))
+            stop.trip = trip
+            context.insert(stop)
+        }
+        try context.save()
+        let reader = ModelContext(try fixture.container())
+        var seen: [String] = []
+        try reader.enumerate(FetchDescriptor<PGStop>(sortBy: [SortDescriptor(\.place, order: .reverse)]), batchSize: 4) { stop in
+            seen.append(stop.place)
+            #expect(stop.trip?.code == "T1")
+        }
+        #expect(seen == (0..<42).reversed().map { String(format: "S%02d", $0) })
+        struct Enough: Error {}
+        var before = 0
+        #expect(throws: Enough.self) {
+            try reader.enumerate(FetchDescriptor<PGStop>(), batchSize: 4) { _ in
+                before += 1
+                if before == 6 { throw Enough() }
+            }
+        }
+        #expect(before == 6)
+        for _ in 0..<3 { #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGStop>()) == 42) }
+        #expect(try reader.fetch(FetchDescriptor<PGStop>(predicate: #Predicate { $0.place == "S07" })).count == 1)
+    }
+
     @Test func pushedDownQueries() throws {
         let fixture = try PGFixture([PGTrip.self, PGStop.self])
         let context = ModelContext(try fixture.container())

@@ -215,6 +215,25 @@ struct SQLConnection {
         return try texts(try rows(sql, bindings), sql)
     }
 
+    /// Sends `sql` (no parameters) now and returns at once; `PendingRows.wait()` gives its
+    /// rows. The connection runs its statements in order, so one sent next waits its turn.
+    /// For reading the next batch of a cursor while this one is made into objects.
+    func rowsSoon(_ sql: String) -> PendingRows {
+        PendingRows(sql: sql, location: location, result: raw.query(PostgresQuery(unsafeSQL: sql), logger: logger))
+    }
+
+    struct PendingRows {
+        let sql: String
+        let location: String
+        let result: EventLoopFuture<PostgresQueryResult>
+
+        func wait() throws -> [PostgresRow] {
+            do { return try result.wait().rows } catch {
+                throw PostgresStoreError.statement(error, sql: sql, location: location)
+            }
+        }
+    }
+
     private func rows(_ sql: String, _ bindings: PostgresBindings) throws -> [PostgresRow] {
         do {
             return try raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait().rows
