@@ -60,6 +60,9 @@ final class SnapshotRecordsNote: PersistentModel {
         #expect(try positional.value("title", as: String.self) == "Lisbon")
         #expect(try positional.value("count", as: Int.self) == 3)
         #expect(try positional.value("colour", as: String.self) == nil)
+        #expect(positional["count"] == .int(3) && named["count"] == .int(3) && positional["colour"] == nil)
+        #expect(positional.layout?.position(of: "count") == 2 && positional.value(at: 2) == .int(3))
+        #expect(named.layout == nil && named.value(at: 0) == nil && positional.value(at: 4) == nil)
         // The same record, whichever form the values came in.
         let records = SnapshotRecords(entity: try entity())
         #expect(try records.record(of: positional, row: { _, _ in 0 }) == (try records.record(of: named, row: { _, _ in 0 })))
@@ -108,6 +111,11 @@ final class SnapshotRecordsNote: PersistentModel {
             for i in 0..<5 { context.insert(Labelled((0..<i).map { "label \($0)" })) }
             try context.save()
         }
+        // A save's snapshots come in one layout per model, and read as by name.
+        let saved = configuration.objects.withLock { Array($0.values) }
+        #expect(saved.count == 14 && saved.allSatisfy { $0.layout != nil })
+        #expect(Set(saved.compactMap { $0["name"] }) == [.string("Lisbon"), .string("Oslo"), .string("Kyoto")])
+        #expect(Set(saved.compactMap { $0.layout }.map(ObjectIdentifier.init)).count == 3)
         let context = ModelContext(container)
         #expect(try context.fetch(FetchDescriptor<Labelled>()).map(\.labels.count).sorted() == [0, 1, 2, 3, 4])
         var counts: [Int] = []

@@ -319,23 +319,34 @@ struct SavePlan {
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     init(puts: [(RowID, Entity, [UInt8])], deletes: [(entity: Entity, row: RowID)], bridge: DataStoreStorage, blobs: [UInt64: [UInt8]]) throws {
-        func values(_ record: [UInt8], _ entity: Entity) throws -> [String: SnapshotValue] {
-            try record.withUnsafeBytes { raw in
-                try SnapshotRecords(entity: entity).values(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { id in
+        // The snapshots are of one layout per model (its properties' names, in order): no
+        // dictionary is made per object, and a store finds each value's position once.
+        var layouts: [ObjectIdentifier: DefaultSnapshot.Layout] = [:]
+        func snapshot(_ id: PersistentIdentifier, _ record: [UInt8], _ entity: Entity) throws -> DefaultSnapshot {
+            let records = SnapshotRecords(entity: entity)
+            let values = try record.withUnsafeBytes { raw in
+                try records.orderedValues(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { id in
                     if let bytes = blobs[id] ?? bridge.withState({ $0.blobs[id] }) { return bytes }
                     throw StrataError(.storeFailure, "The external value \(id) of a \(entity.name) is not held by the custom store's bridge.")
                 })
             }
+            let layout: DefaultSnapshot.Layout
+            if let known = layouts[ObjectIdentifier(entity)] { layout = known } else {
+                layout = records.layout
+                layouts[ObjectIdentifier(entity)] = layout
+            }
+            return DefaultSnapshot(persistentIdentifier: id, layout: layout, values: values)
         }
         for (row, entity, record) in puts {
             let id = bridge.identifier(entity, row)
-            let item = Item(entity: entity, row: row, snapshot: DefaultSnapshot(persistentIdentifier: id, values: try values(record, entity)), record: record)
+            let item = Item(entity: entity, row: row, snapshot: try snapshot(id, record, entity), record: record)
             if id.isTemporary { inserted.append(item) } else { updated.append(item) }
         }
         for (entity, row) in deletes {
             // The stored values go with a deletion, as a store may want them (a tombstone).
-            let stored = try bridge.withState { $0.tables[entity.name]?.records[row] }.map { try values($0, entity) } ?? [:]
-            deleted.append(Item(entity: entity, row: row, snapshot: DefaultSnapshot(persistentIdentifier: bridge.identifier(entity, row), values: stored)))
+            let id = bridge.identifier(entity, row)
+            let stored = try bridge.withState { $0.tables[entity.name]?.records[row] }.map { try snapshot(id, $0, entity) }
+            deleted.append(Item(entity: entity, row: row, snapshot: stored ?? DefaultSnapshot(persistentIdentifier: id, values: [:])))
         }
     }
 

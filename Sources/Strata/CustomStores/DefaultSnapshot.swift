@@ -88,6 +88,25 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
             self.names = names
             positions = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         }
+
+        /// The position of `name`'s value (nil: the layout does not name it).
+        public func position(of name: String) -> Int? { positions[name] }
+    }
+
+    /// Strata-only: the layout the snapshot was made with (nil: made from a dictionary of
+    /// values). Strata makes the snapshots of a save this way, one layout per model: a store
+    /// that writes columns finds each column's position once for a run of snapshots of one
+    /// layout, and reads values with `value(at:)`.
+    public var layout: Layout? {
+        if case .positional(let layout, _) = storage { return layout }
+        return nil
+    }
+
+    /// Strata-only: the value at `position` of the snapshot's layout (nil: no layout, or no
+    /// such position).
+    public func value(at position: Int) -> SnapshotValue? {
+        guard case .positional(_, let values) = storage, values.indices.contains(position) else { return nil }
+        return values[position]
     }
 
     /// Strata-only: each persisted property's value, by name. A relationship's is `.identifiers`.
@@ -156,8 +175,9 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
         return []
     }
 
-    /// Property `name`'s value, without making `values`.
-    subscript(name: String) -> SnapshotValue? {
+    /// Strata-only: property `name`'s value (nil when the snapshot has none), read without
+    /// making `values`: `snapshot["title"]` is `snapshot.values["title"]`.
+    public subscript(name: String) -> SnapshotValue? {
         switch storage {
         case .named(let values): return values[name]
         case .positional(let layout, let values):

@@ -15,30 +15,45 @@ struct SnapshotRecords {
     /// value's bytes (its field encoding).
     func values(of record: UnsafeRawBufferPointer, identifier: (Entity, RowID) -> PersistentIdentifier,
                 blob: (UInt64) throws -> [UInt8]) throws -> [String: SnapshotValue] {
-        let view = try RecordView(record)
         var values: [String: SnapshotValue] = [:]
+        values.reserveCapacity(entity.properties.count)
+        for (property, value) in zip(entity.properties, try orderedValues(of: record, identifier: identifier, blob: blob)) {
+            values[property.name] = value
+        }
+        return values
+    }
+
+    /// The values of a record in the order of the entity's properties (`layout`'s names), as
+    /// `values(of:identifier:blob:)` gives them by name.
+    func orderedValues(of record: UnsafeRawBufferPointer, identifier: (Entity, RowID) -> PersistentIdentifier,
+                       blob: (UInt64) throws -> [UInt8]) throws -> [SnapshotValue] {
+        let view = try RecordView(record)
+        var values: [SnapshotValue] = []
         values.reserveCapacity(entity.properties.count)
         for property in entity.properties {
             let field = try view.field(property.index)
             switch property {
             case let relationship as RelationshipProperty:
                 let target = relationship.targetEntity
-                values[property.name] = .identifiers(try RelationshipProperty.decodeRows(field).map { identifier(target, $0) })
+                values.append(.identifiers(try RelationshipProperty.decodeRows(field).map { identifier(target, $0) }))
             case let attribute as AttributeProperty where attribute.isExternal:
                 guard let tag = field.first else { throw decodingFailure("an empty external-storage field") }
                 if tag == 1, let id = AttributeProperty.blob(ofField: field) {
-                    values[property.name] = try blob(id).withUnsafeBytes { try attribute.access.snapshotOfField($0) }
+                    values.append(try blob(id).withUnsafeBytes { try attribute.access.snapshotOfField($0) })
                 } else {
-                    values[property.name] = try attribute.access.snapshotOfField(UnsafeRawBufferPointer(rebasing: field[1...]))
+                    values.append(try attribute.access.snapshotOfField(UnsafeRawBufferPointer(rebasing: field[1...])))
                 }
             case let attribute as AttributeProperty:
-                values[property.name] = try attribute.access.snapshotOfField(field)
+                values.append(try attribute.access.snapshotOfField(field))
             default:
-                continue
+                values.append(.null)
             }
         }
         return values
     }
+
+    /// The layout of `orderedValues`: the entity's properties' names, in order.
+    var layout: DefaultSnapshot.Layout { DefaultSnapshot.Layout(entity.properties.map(\.name)) }
 
     /// The record of a snapshot's values (every external value inline). `row` gives the row of
     /// a related identifier. A property the snapshot lacks takes the model's default value when

@@ -182,9 +182,17 @@ struct SaveRun {
     private func columnArrays(_ table: PostgresTable, _ snapshots: [DefaultSnapshot]) throws -> [SQLArray] {
         var arrays = table.columns.map { SQLArray(SQLArray.Element($0.kind), capacity: snapshots.count) }
             + table.toOnes.map { _ in SQLArray(.bigint, capacity: snapshots.count) }
+        // Each column's position in a layout, found once for the snapshots of that layout.
+        var layout: DefaultSnapshot.Layout? = nil
+        var positions: [Int?] = []
         for snapshot in snapshots {
+            if let own = snapshot.layout, own !== layout {
+                layout = own
+                positions = table.columns.map { own.position(of: $0.property) }
+            }
             for (i, column) in table.columns.enumerated() {
-                do { try arrays[i].append(snapshot.values[column.property] ?? .null, column.kind) } catch {
+                let value = snapshot.layout == nil ? snapshot[column.property] : positions[i].flatMap(snapshot.value(at:))
+                do { try arrays[i].append(value ?? .null, column.kind) } catch {
                     throw StrataError(.corruptRecord, "\(table.name).\(column.property) of \(snapshot.persistentIdentifier) has a value that does not fit its \(column.sqlType) column.", underlying: error)
                 }
             }
@@ -500,7 +508,7 @@ struct SaveRun {
                 let id = String(try pk(snapshot.persistentIdentifier))
                 for external in table.externals {
                     let bytes: Data?
-                    switch snapshot.values[external.name] ?? .null {
+                    switch snapshot[external.name] ?? .null {
                     case .null: bytes = nil
                     case .data(let d): bytes = d
                     case .json(let j): bytes = j
