@@ -6,8 +6,47 @@ import Foundation
 import Testing
 import StrataTestSupport
 @testable import Strata
+@_spi(StorageBackend) import StrataRecords
 
 @Suite struct JSONReaderTests {
+    /// A JSON array of strings goes to a `[String]` field straight (`appendStringsField`) only
+    /// when the field is the one the strings make, and declines everything else.
+    @Test func aStringArrayFieldFromJSONIsTheFieldOfItsStrings() throws {
+        func field(_ strings: [String]) throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            try [String].encode(strings, into: &bytes)
+            return bytes
+        }
+        let long = String(repeating: "x", count: 300)
+        let plain = [#"["swift","ios"]"#, #"  [ "spaces" ,"around"  ]  "#, "[]", " [ ] ", "[\"\(long)\",\"\"]", #"["a b/c{}[],:"]"#]
+        for document in plain {
+            var bytes: [UInt8] = [7]
+            #expect(JSONReader.appendStringsField(of: Data(document.utf8), into: &bytes), "\(document)")
+            let expected = try JSONDecoder().decode([String].self, from: Data(document.utf8))
+            #expect(bytes == [7] + (try field(expected)), "\(document)")
+        }
+        // Escapes, non-ASCII, control characters, other shapes: declined, nothing appended.
+        let declined = [#"["quote \" inside"]"#, #"["\u0041"]"#, "[\"é\"]", "[\"tab\there\"]", "[\"a\" \"b\"]", "[\"a\",]",
+                        "[1]", "{}", "", "[", "[\"open", #"["a"] x"#, #"[["a"]]"#]
+        for document in declined {
+            var bytes: [UInt8] = [7]
+            #expect(!JSONReader.appendStringsField(of: Data(document.utf8), into: &bytes), "\(document)")
+            #expect(bytes == [7])
+        }
+        // Random arrays as JSONEncoder writes them: straight or not, the same field.
+        var random = SeededGenerator(seed: 11)
+        let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "é", ",", "]", "["]
+        for _ in 0..<300 {
+            let strings = (0..<Int.random(in: 0...5, using: &random)).map { _ in
+                String((0..<Int.random(in: 0...140, using: &random)).map { _ in alphabet.randomElement(using: &random) ?? "a" })
+            }
+            let json = try JSONEncoder().encode(strings)
+            var bytes: [UInt8] = []
+            if !JSONReader.appendStringsField(of: json, into: &bytes) { try [String].encode(try JSONReader.strings(in: json), into: &bytes) }
+            #expect(bytes == (try field(strings)))
+        }
+    }
+
     /// Strings with every kind of escape read as `JSONDecoder` reads them.
     @Test func stringsReadAsJSONDecoderReadsThem() throws {
         let documents = [

@@ -37,6 +37,62 @@ package struct JSONReader {
         }
     }
 
+    /// Appends the stored field of a JSON array of strings (`[String]`'s: a varint count, then
+    /// each string as a varint length and its UTF-8) straight from the JSON, without making the
+    /// strings: a custom store's `[String]` attribute, made into a record for every object its
+    /// fetch returns. Only for the plain case, ASCII strings without escapes; false, with
+    /// nothing appended, for anything else, which `strings(in:)` then reads (or rejects).
+    package static func appendStringsField(of data: Data, into field: inout [UInt8]) -> Bool {
+        data.withUnsafeBytes { raw -> Bool in
+            // First pass: the shape, and the count.
+            var i = 0
+            func skipWhitespace() {
+                while i < raw.count, raw[i] == 0x20 || raw[i] == 0x0A || raw[i] == 0x0D || raw[i] == 0x09 { i += 1 }
+            }
+            skipWhitespace()
+            guard i < raw.count, raw[i] == UInt8(ascii: "[") else { return false }
+            i += 1
+            skipWhitespace()
+            var count = 0
+            if i < raw.count, raw[i] == UInt8(ascii: "]") {
+                i += 1
+            } else {
+                while true {
+                    guard i < raw.count, raw[i] == UInt8(ascii: "\"") else { return false }
+                    i += 1
+                    while i < raw.count, raw[i] != UInt8(ascii: "\"") {
+                        guard raw[i] >= 0x20, raw[i] < 0x80, raw[i] != UInt8(ascii: "\\") else { return false }
+                        i += 1
+                    }
+                    guard i < raw.count else { return false }
+                    i += 1
+                    count += 1
+                    skipWhitespace()
+                    guard i < raw.count else { return false }
+                    if raw[i] == UInt8(ascii: "]") { i += 1; break }
+                    guard raw[i] == UInt8(ascii: ",") else { return false }
+                    i += 1
+                    skipWhitespace()
+                }
+            }
+            skipWhitespace()
+            guard i == raw.count else { return false }
+            // Second pass: each string is the bytes between a pair of quotes.
+            Varint.append(count, to: &field)
+            var at = 0
+            for _ in 0..<count {
+                while raw[at] != UInt8(ascii: "\"") { at += 1 }
+                let start = at + 1
+                at = start
+                while raw[at] != UInt8(ascii: "\"") { at += 1 }
+                Varint.append(at - start, to: &field)
+                field.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start..<at]))
+                at += 1
+            }
+            return true
+        }
+    }
+
     /// A JSON array of plain integers that fit an `Int` (no `-0`, fraction or exponent).
     package static func integers(in data: Data) throws -> [Int] {
         try data.withUnsafeBytes { raw in

@@ -151,7 +151,11 @@ extension AttributeAccess {
             },
             isMarker: { variant, value in sameBytes(value as? V, V.marker(variant), V.encode) },
             snapshotOfField: { try V.snapshot(try V.decode($0)) },
-            fieldOfSnapshot: { value, bytes in try V.encode(try value.decode(V.self), into: &bytes) })
+            fieldOfSnapshot: { value, bytes in
+                // A `[String]` in JSON (a store's jsonb column) goes to its field unread.
+                if V.self == [String].self, case .json(let json) = value, JSONReader.appendStringsField(of: json, into: &bytes) { return }
+                try V.encode(try value.decode(V.self), into: &bytes)
+            })
     }
 
     /// The accesses of any other `Codable` type, over its codec.
