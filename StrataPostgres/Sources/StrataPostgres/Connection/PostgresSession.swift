@@ -178,7 +178,9 @@ final class PostgresSession: @unchecked Sendable {
     }
 }
 
-/// One connection, used synchronously: statements with text parameters, rows of text.
+/// One connection, used synchronously: statements with text parameters (or typed arrays),
+/// rows as text (`query`) or as the binary cells the server sends (`rows`; postgres-nio asks
+/// for binary results in every Bind, its prepared statements' included).
 struct SQLConnection {
     let raw: PostgresConnection
     let logger: Logger
