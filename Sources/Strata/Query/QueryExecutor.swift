@@ -124,11 +124,14 @@ struct StoredRows {
         try withExtendedLifetime(table) {
             // The records come a batch at a time (a call per row cost about 40 instructions).
             if case .checks(let checks) = filter {
-                try reader.forEachRecordBatch(in: collection, from: start) { batch in
-                    for record in batch where !(excludes && excluded.contains(record.row)) {
-                        if try checks.allPass(record.bytes, lent: layouts) { n &+= 1 }
+                // The checks' buffer taken once for the walk.
+                try checks.withUnsafeBufferPointer { checks in
+                    try reader.forEachRecordBatch(in: collection, from: start) { batch in
+                        for record in batch where !(excludes && excluded.contains(record.row)) {
+                            if try FieldCheck.allPass(checks, record.bytes, lent: layouts) { n &+= 1 }
+                        }
+                        return true
                     }
-                    return true
                 }
             } else if case .record(let test) = filter {
                 // The test taken out of the filter once: bound inside the loop, its closure was
