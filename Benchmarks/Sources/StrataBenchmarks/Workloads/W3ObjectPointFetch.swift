@@ -46,7 +46,7 @@ enum W3ObjectPointFetch: Workload {
                 }
             },
         ]
-        for m in try compare(bench, workload: id, n: ids.count, repetitions: max(1, min(3, bench.options.repetitions)), trials,
+        for m in try compare(bench, workload: id, n: ids.count, repetitions: bench.options.repetitions, trials,
                              extras: [("of_records", .int(n))]) {
             bench.report(m, title: title)
         }

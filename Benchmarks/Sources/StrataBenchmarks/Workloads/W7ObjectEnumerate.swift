@@ -35,7 +35,7 @@ enum W7ObjectEnumerate: Workload {
                 }
             },
         ]
-        for m in try compare(bench, workload: id, n: bench.options.objectCount, repetitions: max(1, min(3, bench.options.repetitions)), trials) {
+        for m in try compare(bench, workload: id, n: bench.options.objectCount, repetitions: bench.options.repetitions, trials) {
             bench.report(m, title: title)
         }
     }
