@@ -248,17 +248,8 @@ struct BridgeState {
                     table.rowByID[id] = row
                     table.idByRow[row] = id
                 }
-                let noRelationships = { (target: Entity, id: PersistentIdentifier) throws -> RowID in
+                table.records[row] = try records.record(of: snapshot, positions: &positions) { target, id in
                     throw StrataError(.corruptRecord, "A custom store's snapshot of \(name) refers to \(id), which is not a \(target.name).")
-                }
-                switch snapshot.storage {
-                case .named(let values):
-                    table.records[row] = try records.record(of: values, row: noRelationships)
-                case .positional(let layout, let values):
-                    let known: SnapshotRecords.LayoutPositions
-                    if let positions, positions.layout === layout { known = positions } else { known = try records.positions(of: layout) }
-                    positions = known
-                    table.records[row] = try records.record(of: values, known, row: noRelationships)
                 }
                 if !table.deleted.isEmpty { table.deleted.remove(row) }
                 kept.append((name, row))

@@ -75,9 +75,21 @@ struct SnapshotRecords {
 
     /// The record of a snapshot, by name or by its layout's positions.
     func record(of snapshot: DefaultSnapshot, row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
+        var positions: LayoutPositions? = nil
+        return try record(of: snapshot, positions: &positions, row: row)
+    }
+
+    /// The same, for a run of snapshots: `positions` keeps the last layout's positions, found
+    /// again only when a snapshot comes in another layout.
+    func record(of snapshot: DefaultSnapshot, positions: inout LayoutPositions?, row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
         switch snapshot.storage {
-        case .named(let values): return try record(of: values, row: row)
-        case .positional(let layout, let values): return try record(of: values, try positions(of: layout), row: row)
+        case .named(let values):
+            return try record(of: values, row: row)
+        case .positional(let layout, let values):
+            let known: LayoutPositions
+            if let positions, positions.layout === layout { known = positions } else { known = try self.positions(of: layout) }
+            positions = known
+            return try record(of: values, known, row: row)
         }
     }
 

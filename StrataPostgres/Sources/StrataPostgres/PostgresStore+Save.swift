@@ -186,12 +186,13 @@ struct SaveRun {
         var layout: DefaultSnapshot.Layout? = nil
         var positions: [Int?] = []
         for snapshot in snapshots {
-            if let own = snapshot.layout, own !== layout {
+            let own = snapshot.layout
+            if let own, own !== layout {
                 layout = own
                 positions = table.columns.map { own.position(of: $0.property) }
             }
             for (i, column) in table.columns.enumerated() {
-                let value = snapshot.layout == nil ? snapshot[column.property] : positions[i].flatMap(snapshot.value(at:))
+                let value = own == nil ? snapshot[column.property] : positions[i].flatMap(snapshot.value(at:))
                 do { try arrays[i].append(value ?? .null, column.kind) } catch {
                     throw StrataError(.corruptRecord, "\(table.name).\(column.property) of \(snapshot.persistentIdentifier) has a value that does not fit its \(column.sqlType) column.", underlying: error)
                 }
