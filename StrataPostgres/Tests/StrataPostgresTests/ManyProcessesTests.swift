@@ -68,8 +68,13 @@ final class ChildProcess: @unchecked Sendable {
 
     var printed: [String] { lock.withLock { lines.map(\.line) } }
 
+    /// Ends the child: its input closed, and, if it is still running, terminated. Closing is
+    /// not enough on its own: a process started meanwhile by a test running beside this one (the
+    /// standby's server) inherits the pipe's write end, so the child never reads its end, and
+    /// the test waited forever (it did in CI on 2026-11-29).
     func finish() {
         try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
 }
