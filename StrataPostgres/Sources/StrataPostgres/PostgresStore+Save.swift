@@ -329,8 +329,12 @@ struct SaveRun {
             , old AS (SELECT DISTINCT ON (o."_id") o."_id", \(changedAttributes(table, old: "o", input: "v")) AS changed \
             FROM \(table.qualified) o JOIN \(unnest(binds, as: "v", ordinality: false)) ON \(same("o", "v")))
             """
-        // Each returned row's input, by its unique values: only the inputs' positions and keys
-        // are joined (a join of the whole inputs sorted 20k wide rows, spilling to disk).
+        // Only the rows the statement updated come back: an inserted row is at the id it was
+        // given, at version 1, and an updated one is at version 2 or more (`_version` + 1), so
+        // `_version <> 1` tells them apart. Each updated row's input is found by its unique
+        // values: only the inputs' positions and keys are joined (a join of the whole inputs
+        // sorted 20k wide rows, spilling to disk). 20k new rows: the join and the 20k rows
+        // returned took about 50 ms of the save, between the server and the client.
         let keyColumns = unique.map { "c\(inputIndex($0, of: table))" }.joined(separator: ", ")
         let select = "SELECT k.ord::text, done.\"_id\"::text, done.\"_version\"::text, \(history == nil ? "NULL" : "old.changed")"
         let withOld = history == nil ? "" : " LEFT JOIN old ON old.\"_id\" = done.\"_id\""
@@ -339,15 +343,21 @@ struct SaveRun {
             done AS (INSERT INTO \(table.qualified) AS t (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM input u
                      ON CONFLICT ON CONSTRAINT \(SQL.identifier("\(table.name)_unique_0")) DO UPDATE SET \(updates.joined(separator: ", "))
                      RETURNING t."_id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
-            \(select) FROM done JOIN (SELECT ord, \(keyColumns) FROM input) k ON \(same("done", "k"))\(withOld)
+            \(select) FROM (SELECT * FROM done WHERE done."_version" <> 1) done JOIN (SELECT ord, \(keyColumns) FROM input) k ON \(same("done", "k"))\(withOld)
             """, arrays: binds)
         var versions: [(Int64, Int64)] = []
+        var updated = [Bool](repeating: false, count: pending.count)
         for row in returned {
             guard row.count == 4, let ord = row[0].flatMap(Int.init), ord >= 1, ord <= pending.count,
                   let id = row[1].flatMap(Int64.init), let version = row[2].flatMap(Int64.init) else { continue }
+            updated[ord - 1] = true
             final[pending[ord - 1].persistentIdentifier] = id
             versions.append((id, version))
             if let names = row[3] { upsertChanges[pending[ord - 1].persistentIdentifier] = names.split(separator: ",").map(String.init) }
+        }
+        for (i, snapshot) in pending.enumerated() where !updated[i] {
+            final[snapshot.persistentIdentifier] = ids[i]
+            versions.append((ids[i], 1))
         }
         outcome.versions[table.name, default: []] += versions
     }
