@@ -546,8 +546,13 @@ struct PGFixture {
         try seed.save()
         let context = ModelContext(try fixture.container())
         context.author = "pruner \"x\""
+        // The commit counter (what observers poll where there is no LISTEN) is raised by the
+        // same statement, once, and only when a row was deleted.
+        let commits = "SELECT \"value\" FROM \"\(fixture.namespace)\".\"strata_meta\" WHERE \"name\" = 'commits'"
+        let before = try #require(fixture.sql(commits).first?.first.flatMap { $0 }.flatMap(Int.init))
         try context.delete(model: PGBird.self, where: #Predicate { $0.species == "wren" })
         try context.save()
+        #expect(try fixture.sql(commits).first?.first.flatMap { $0 }.flatMap(Int.init) == before + 1)
         #expect(try ModelContext(container).fetch(FetchDescriptor<PGBird>(sortBy: [SortDescriptor(\.id)])).map(\.id) == ["b1", "b3", "b5"])
         let history = try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
         let last = try #require(history.last)
@@ -559,10 +564,11 @@ struct PGFixture {
         })
         #expect(deleted == Set([birds[0], birds[2], birds[4]].map(\.persistentModelID)))
         #expect(abs(last.timestamp.timeIntervalSinceNow) < 3600)
-        // Nothing selected: no history.
+        // Nothing selected: no history, and the counter stays.
         try context.delete(model: PGBird.self, where: #Predicate { $0.species == "owl" })
         try context.save()
         #expect(try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == 2)
+        #expect(try fixture.sql(commits).first?.first.flatMap { $0 }.flatMap(Int.init) == before + 1)
     }
 
     /// A read-only store refuses a batch deletion with the same typed error as a save.
