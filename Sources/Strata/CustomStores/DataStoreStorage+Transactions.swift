@@ -168,6 +168,13 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         bridge.withState { $0.tables[entity.name].map { $0.idByRow[row] != nil && !$0.deleted.contains(row) } ?? false }
     }
 
+    /// Room for `count` records at once (at most one per object of the save): grown from
+    /// empty, the map of a 20k-object save's records was copied a dozen times.
+    func expectPuts(_ count: Int) {
+        puts.reserveCapacity(count)
+        putOrder.reserveCapacity(count)
+    }
+
     func put(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey], previousKeys: [IndexKey]) throws {
         if bridge.isHistory(collection) {
             // Named by identifiers now, while the new objects' temporary ones are in the map.

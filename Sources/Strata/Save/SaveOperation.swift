@@ -120,7 +120,10 @@ final class SaveOperation {
             }
             guard handle.configuration.allowsSave, hasWork || (cascading && container.handles.count > 1) else { continue }
             store.writer = try handle.storage.beginWrite()
-            if let bridge = store.writer as? BridgeWriter { bridge.author = context.author }
+            if let bridge = store.writer as? BridgeWriter {
+                bridge.author = context.author
+                bridge.expectPuts(pending.count)
+            }
             if handle.configuration.historyRetention.isRecording { store.history = HistoryRecorder(retention: handle.configuration.historyRetention) }
         }
     }

@@ -38,6 +38,12 @@ extension SaveOperation {
                 ?? (takesPartInRelationships(entity) || location(entity)?.store.handle.custom != nil)
             last = (entity, resolves)
             guard resolves else { continue }
+            if rowTakers.isEmpty {
+                // Room for every insert at once: grown from empty, the maps of a 20k-object save
+                // were copied a dozen times each (W1 on PostgreSQL: 3% of its samples).
+                rowTakers.reserveCapacity(inserted.count)
+                resolvedRows.reserveCapacity(inserted.count)
+            }
             let object = backing.object
             let (writer, table) = try writer(for: entity)
             if changedKeys == nil { changedKeys = uniqueKeysOfChangedObjects() }
@@ -54,7 +60,7 @@ extension SaveOperation {
                 target = holder
             }
             let row = target ?? backing.rowID
-            for (index, key) in keys { claims[index, default: [:]][key] = row }
+            for (index, key) in keys { claims[index, default: Dictionary(minimumCapacity: inserted.count)][key] = row }
             try decide(object, backing, row: row, table: table, writer: writer)
         }
     }

@@ -121,7 +121,11 @@ struct SaveRun {
         let rows = try c.query("SELECT array_agg(nextval('\(namespace.replacingOccurrences(of: "'", with: "''"))' || '.strata_ids'))::text FROM generate_series(1, $1::int)", [String(count)])
         let ids = rows.first?.first.flatMap { $0 }.flatMap(Self.integers) ?? []
         guard ids.count == count else { throw StrataError(.storeFailure, "The PostgreSQL server gave \(ids.count) identifiers for \(count) new objects.") }
+        // Room for every insert at once in the maps that hold one entry per insert (grown from
+        // empty, each was copied a dozen times in a 20k-object save).
         allocated.reserveCapacity(count)
+        final.reserveCapacity(count)
+        outcome.remapped.reserveCapacity(count)
         for (snapshot, id) in zip(request.inserted, ids) { allocated[snapshot.persistentIdentifier] = id }
     }
 

@@ -136,6 +136,7 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         versions.withLock { versions in
             // The model's dictionary taken out while it changes: one lookup by name, and no copy.
             var ofEntity = versions.removeValue(forKey: entity) ?? [:]
+            ofEntity.reserveCapacity(ofEntity.count + pairs.count)
             for (id, version) in pairs { ofEntity[id] = version }
             versions[entity] = ofEntity
         }
