@@ -148,7 +148,13 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
 
     /// Lets go of the records of these rows (read again from the store if asked for).
     func release(_ rows: [RowID], _ entity: Entity) {
-        withState { state in for row in rows { state.tables[entity.name]?.records[row] = nil } }
+        withState { state in
+            // The model's rows taken out once, not looked up by name for each row (an
+            // enumeration lets go of each batch's rows here).
+            guard var table = state.tables.removeValue(forKey: entity.name) else { return }
+            for row in rows { table.records[row] = nil }
+            state.tables[entity.name] = table
+        }
     }
 
     /// The record of a row, read from the store if this process has not kept it.
@@ -233,6 +239,8 @@ struct BridgeState {
             var table = tables.removeValue(forKey: name) ?? EntityRows()
             defer { tables[name] = table }
             table.records.reserveCapacity(table.records.count + run.count)
+            table.rowByID.reserveCapacity(table.rowByID.count + run.count)
+            table.idByRow.reserveCapacity(table.idByRow.count + run.count)
             let records = SnapshotRecords(entity: entity)
             // A layout's positions, found once for its run of snapshots.
             var positions: SnapshotRecords.LayoutPositions? = nil
