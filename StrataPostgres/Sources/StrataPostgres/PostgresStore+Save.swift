@@ -49,6 +49,8 @@ struct SaveRun {
     private var outcome = SaveOutcome()
     /// The attributes each insert that upserted onto a stored row changed (with history).
     private var upsertChanges: [PersistentIdentifier: [String]] = [:]
+    /// True once an insert went to a stored row (its history change becomes an update).
+    private var upserted = false
     private var conflicts: [PersistentIdentifier] = []
 
     init(store: PostgresStore, request: DataStoreSaveChangesRequest<DefaultSnapshot>, history: DataStoreHistoryRecord?) {
@@ -86,7 +88,7 @@ struct SaveRun {
             guard let id = final[snapshot.persistentIdentifier] else { continue }
             outcome.remapped[snapshot.persistentIdentifier] = try store.identifier(snapshot.persistentIdentifier.entityName, id)
         }
-        if let history { try store.writeHistory(upsertsAsUpdates(history).remapped(outcome.remapped), c) }
+        if let history { try store.writeHistory((upserted ? upsertsAsUpdates(history) : history).remapped(outcome.remapped), c) }
         return outcome
     }
 
@@ -277,6 +279,7 @@ struct SaveRun {
             var inserts: [DefaultSnapshot] = []
             for (i, snapshot) in pending.enumerated() {
                 if let row = holders[i] {
+                    upserted = true
                     final[snapshot.persistentIdentifier] = row
                     resolvedUpdates.append((table, row, snapshot))
                 } else {
@@ -355,6 +358,7 @@ struct SaveRun {
             guard row.count == 4, let ord = row[0].flatMap(Int.init), ord >= 1, ord <= pending.count,
                   let id = row[1].flatMap(Int64.init), let version = row[2].flatMap(Int64.init) else { continue }
             updated[ord - 1] = true
+            upserted = true
             final[pending[ord - 1].persistentIdentifier] = id
             versions.append((id, version))
             if let names = row[3] { upsertChanges[pending[ord - 1].persistentIdentifier] = names.split(separator: ",").map(String.init) }
