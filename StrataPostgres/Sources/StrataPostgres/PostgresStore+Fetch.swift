@@ -162,7 +162,11 @@ extension PostgresStore {
     }
 
     /// A translated condition with every parameter cast from text to its type (the session
-    /// binds parameters as text).
+    /// binds parameters as text). A scalar one is cast in a subquery of its own,
+    /// `(SELECT $1::double precision)`: the server then converts it once per run (an InitPlan)
+    /// where a prepared statement's generic plan converted it for every row it filtered
+    /// (W4's count: 2.03 -> 1.83 ms a run in psql; a lookup by an index is unchanged). An
+    /// array stays `($1::text[])`, which `= ANY(…)` reads as an array.
     static func cast(_ fragment: SQLFragment) -> String {
         var out = ""
         let text = fragment.text
@@ -178,7 +182,8 @@ extension PostgresStore {
                 var end = text.index(after: i)
                 while end < text.endIndex, text[end].isNumber { end = text.index(after: end) }
                 if let n = Int(text[text.index(after: i)..<end]), n >= 1, n <= fragment.binds.count {
-                    out += text[end...].hasPrefix("::") ? "$\(n)" : "($\(n)::\(type(of: fragment.binds[n - 1])))"
+                    let type = type(of: fragment.binds[n - 1])
+                    out += text[end...].hasPrefix("::") ? "$\(n)" : type.hasSuffix("[]") ? "($\(n)::\(type))" : "(SELECT $\(n)::\(type))"
                     i = end
                     continue
                 }

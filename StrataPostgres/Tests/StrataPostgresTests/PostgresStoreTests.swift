@@ -188,12 +188,14 @@ struct PGFixture {
         #expect(back.stops.map(\.place) == ["Alfama", "Belém"])
     }
 
-    /// A translated condition's parameters get their casts; a `$n` inside a quoted identifier or
-    /// literal is not a parameter and stays as it is.
+    /// A translated condition's parameters get their casts, a scalar one in a subquery of its
+    /// own (converted once per run) and an array as it is (`= ANY` reads it as an array); a `$n`
+    /// inside a quoted identifier or literal is not a parameter and stays as it is.
     @Test func castsTouchParametersOnly() {
-        let fragment = SQLFragment(text: #"t0."a$1" = $1 AND t0."b" = 'x$2''$1' AND t0."c" = $2::jsonb AND $3 < $2"#,
-                                   binds: [.int(5), .text("{}")])
-        #expect(PostgresStore.cast(fragment) == #"t0."a$1" = ($1::bigint) AND t0."b" = 'x$2''$1' AND t0."c" = $2::jsonb AND $3 < ($2::text)"#)
+        let fragment = SQLFragment(text: #"t0."a$1" = $1 AND t0."b" = 'x$2''$1' AND t0."c" = $2::jsonb AND $4 < $2 AND t0."d" = ANY($3)"#,
+                                   binds: [.int(5), .text("{}"), .intArray([1, 2])])
+        #expect(PostgresStore.cast(fragment)
+                == #"t0."a$1" = (SELECT $1::bigint) AND t0."b" = 'x$2''$1' AND t0."c" = $2::jsonb AND $4 < (SELECT $2::text) AND t0."d" = ANY(($3::bigint[]))"#)
     }
 
     /// The text form of a `text[]` parameter: quotes and backslashes escaped, any other
