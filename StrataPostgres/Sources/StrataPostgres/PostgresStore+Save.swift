@@ -120,7 +120,11 @@ struct SaveRun {
         guard count > 0 else { return }
         // One row, the ids as one array's text: 20k rows of one id each took 2.4% of a
         // 20k-object save's time to read.
-        let rows = try c.query("SELECT array_agg(nextval('\(namespace.replacingOccurrences(of: "'", with: "''"))' || '.strata_ids'))::text FROM generate_series(1, $1::int)", [String(count)])
+        // The sequence as a `regclass` constant, its name quoted as it was made: the server
+        // finds it once, not once per id (20k ids: 13 -> 7 ms), and a namespace with capitals
+        // or punctuation is found at all (unquoted, "Trips" was looked for as "trips").
+        let sequence = SQL.literal(PostgresTable.qualified(namespace, "strata_ids"))
+        let rows = try c.query("SELECT array_agg(nextval(\(sequence)::regclass))::text FROM generate_series(1, $1::int)", [String(count)])
         let ids = rows.first?.first.flatMap { $0 }.flatMap(Self.integers) ?? []
         guard ids.count == count else { throw StrataError(.storeFailure, "The PostgreSQL server gave \(ids.count) identifiers for \(count) new objects.") }
         // Room for every insert at once in the maps that hold one entry per insert (grown from

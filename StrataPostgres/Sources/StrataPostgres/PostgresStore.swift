@@ -43,7 +43,19 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     private let listener: Mutex<PostgresConnection?> = Mutex(nil)
     private let listening = Atomic<Bool>(false)
     var namespace: String { configuration.namespace }
-    var channel: String { "strata_" + configuration.namespace }
+    /// The LISTEN/NOTIFY channel of the namespace: `strata_<namespace>`, or `strata_` and a
+    /// digest of the namespace (FNV-1a, the same in every process) where that name would not
+    /// do: longer than a PostgreSQL name's 63 bytes (LISTEN cuts it, `pg_notify` refuses it),
+    /// or with a double quote, which postgres-nio's own `LISTEN "<channel>"` does not escape.
+    /// Its LISTEN then failed while this store's succeeded, and the first notification stopped
+    /// the process (postgres-nio 1.33's `ListenStateMachine`: "Invalid state: initialized").
+    var channel: String {
+        let plain = "strata_" + configuration.namespace
+        if plain.utf8.count <= 63 && !plain.contains("\"") { return plain }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in configuration.namespace.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "strata_" + String(hash, radix: 16)
+    }
 
     public init(_ configuration: PostgresConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         try configuration.validate()

@@ -81,9 +81,9 @@ struct PGFixture {
     let namespace: String
     let models: [any PersistentModel.Type]
 
-    init(_ models: [any PersistentModel.Type], name: String = #function) throws {
+    init(_ models: [any PersistentModel.Type], name: String = #function, namespace: String? = nil) throws {
         url = try TestServer.url()
-        namespace = TestServer.namespace(name)
+        self.namespace = namespace ?? TestServer.namespace(name)
         self.models = models
     }
 
@@ -186,6 +186,46 @@ struct PGFixture {
         #expect(back.tags == ["sea", "tram"])
         #expect(back.cover == Data([1, 2, 3, 255]))
         #expect(back.stops.map(\.place) == ["Alfama", "Belém"])
+    }
+
+    /// A namespace is any PostgreSQL schema name: capitals, quotes and punctuation are kept
+    /// as they are (quoted), in the tables, the id sequence, history and notifications alike.
+    /// (Until 2026-11-30 the id sequence was named unquoted, and the first insert into a
+    /// namespace with a capital failed: `schema "trips" does not exist`.)
+    @Test func aNamespaceWithCapitalsAndQuotesWorks() throws {
+        let namespace = "Trip's \"Log\"-" + TestServer.namespace()
+        let fixture = try PGFixture([PGTrip.self, PGStop.self], namespace: String(namespace.prefix(63)))
+        let container = try fixture.container()
+        // Another store on the namespace, as another process's: it hears the saves (NOTIFY).
+        let listener = try PostgresStore(fixture.configuration, migrationPlan: nil)
+        let heard = try listener.changeToken()
+        let context = ModelContext(container)
+        let trip = PGTrip("T1", "Lisbon")
+        trip.stops = [PGStop("Alfama"), PGStop("Belém")]
+        trip.cover = Data([1, 2, 3])
+        context.insert(trip)
+        try context.save()
+        let first = try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>())
+        #expect(first.first?.cover == Data([1, 2, 3]))
+        #expect(first.first?.stops.count == 2)
+        context.insert(PGTrip("T1", "Lisboa"))   // an upsert of the same code: its values win
+        try context.save()
+        let reader = ModelContext(try fixture.container())
+        let read = try reader.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "T1" }))
+        #expect(read.map(\.name) == ["Lisboa"])
+        #expect(read.first?.cover == nil)
+        try reader.delete(model: PGStop.self, where: #Predicate { $0.place == "Alfama" })
+        try reader.save()
+        #expect(try reader.fetchCount(FetchDescriptor<PGStop>()) == 1)
+        #expect(try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == 3)
+        #expect(try fixture.sql("SELECT count(*)::text FROM \(PostgresTable.qualified(fixture.namespace, "PGTrip"))").first?.first == "1")
+        // The three saves' notifications arrive (looked for up to 2,000 times, 5 ms apart).
+        var looks = 0
+        while try listener.changeToken() < heard + 3, looks < 2000 {
+            looks += 1
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        #expect(try listener.changeToken() >= heard + 3)
     }
 
     /// A translated condition's parameters get their casts, a scalar one in a subquery of its
