@@ -58,10 +58,16 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         hasher.combine(allowsSave)
     }
 
-    /// Throws when the URL is not a PostgreSQL one or the namespace is empty.
+    /// Throws when the URL is not a PostgreSQL one or the namespace is not a PostgreSQL name:
+    /// empty, longer than 63 bytes (the server would cut it, and two namespaces that start
+    /// alike would share one schema), or with a NUL character.
     public func validate() throws {
         _ = try connectionConfiguration()
         if namespace.isEmpty { throw StrataError(.invalidSchema, "A PostgresConfiguration needs a namespace (a PostgreSQL schema name), such as \"public\".") }
+        if namespace.utf8.count > 63 {
+            throw StrataError(.invalidSchema, "The namespace \(namespace.prefix(80).debugDescription) is \(namespace.utf8.count) bytes long; a PostgreSQL schema name holds at most 63 (the server would cut it, and namespaces that begin alike would share one schema). Choose a shorter one.")
+        }
+        if namespace.utf8.contains(0) { throw StrataError(.invalidSchema, "A PostgresConfiguration's namespace cannot contain the character U+0000.") }
     }
 
     /// The URL without its password, for messages.

@@ -228,6 +228,19 @@ struct PGFixture {
         #expect(try listener.changeToken() >= heard + 3)
     }
 
+    /// A namespace longer than a PostgreSQL name is refused with a typed error before anything
+    /// is made: the server would cut it to 63 bytes, and two that begin alike would share one
+    /// schema.
+    @Test func aNamespaceLongerThanAPostgreSQLNameIsRefused() throws {
+        let start = String(TestServer.namespace().prefix(40))
+        let long = start + String(repeating: "n", count: 64 - start.utf8.count)
+        let fixture = try PGFixture([PGPerson.self], namespace: long)
+        #expect(throws: StrataError.self) { try fixture.container() }
+        let cut = String(long.prefix(63))
+        #expect(try fixture.sql("SELECT count(*)::text FROM pg_namespace WHERE nspname = $1", [cut]).first?.first == "0")
+        #expect(throws: StrataError.self) { try PostgresConfiguration(url: fixture.url, namespace: "a\u{0}b").validate() }
+    }
+
     /// A translated condition's parameters get their casts, a scalar one in a subquery of its
     /// own (converted once per run) and an array as it is (`= ANY` reads it as an array); a `$n`
     /// inside a quoted identifier or literal is not a parameter and stays as it is.
