@@ -66,6 +66,31 @@ final class PGDateClash: PersistentModel {
     init() {}
 }
 
+/// Named as `PGTrip.stops`'s join table (`PGTrip_stops`).
+final class PGTrip_stops: PersistentModel {
+    @Attribute var note: String = ""
+    init() {}
+}
+
+/// Two models whose names are one once cut to PostgreSQL's 63 bytes.
+final class PGAModelWhoseNameIsLongerThanAnyPostgreSQLNameCanBeSoThatItEndsInA: PersistentModel {
+    @Attribute var a: Int = 0
+    init() {}
+}
+
+final class PGAModelWhoseNameIsLongerThanAnyPostgreSQLNameCanBeSoThatItEndsInB: PersistentModel {
+    @Attribute var b: Int = 0
+    init() {}
+}
+
+/// A to-many whose join table's two foreign keys (`<model>_<relationship>_owner_fkey`,
+/// `…_target_fkey`) are one name once cut to 63 bytes.
+final class PGOwnerWithAFairlyLongNameForTheseTests: PersistentModel {
+    @Attribute var name: String = ""
+    @Relationship(deleteRule: .cascade) var stopsAlongTheWayInTurn: [PGStop] = []
+    init() {}
+}
+
 /// A model without relationships, whose deletions keep a value: `delete(model:where:)` is one
 /// statement on the server.
 final class PGReading: PersistentModel {
@@ -301,7 +326,18 @@ struct PGFixture {
     }
 
     @Test func aPropertyNamedAsAnotherColumnIsASchemaError() throws {
-        for (models, names) in [([PGClash.self], ["_version"]), ([PGDateClash.self], ["seen_at", "seen"])] as [([any PersistentModel.Type], [String])] {
+        let cases: [([any PersistentModel.Type], [String])] = [
+            ([PGClash.self], ["_version"]), ([PGDateClash.self], ["seen_at", "seen"]),
+            // Two tables of one name: a model named as another's join table, and two models
+            // whose names PostgreSQL cuts to the same 63 bytes.
+            ([PGTrip.self, PGStop.self, PGTrip_stops.self], ["join table of PGTrip.stops", "table of PGTrip_stops"]),
+            ([PGAModelWhoseNameIsLongerThanAnyPostgreSQLNameCanBeSoThatItEndsInA.self, PGAModelWhoseNameIsLongerThanAnyPostgreSQLNameCanBeSoThatItEndsInB.self],
+             ["cuts a name to 63 bytes"]),
+            // Two foreign keys of one join table, cut to one name (one would have been left
+            // out, and the delete rule of its side with it).
+            ([PGOwnerWithAFairlyLongNameForTheseTests.self, PGStop.self], ["owner's foreign key", "target's foreign key"]),
+        ]
+        for (models, names) in cases {
             let fixture = try PGFixture(models, name: "clash_\(names[0])")
             #expect {
                 _ = try fixture.container()

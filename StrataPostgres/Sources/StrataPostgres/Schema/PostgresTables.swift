@@ -102,7 +102,68 @@ struct PostgresTable {
     static func tables(of schema: Schema, namespace: String) throws -> [String: PostgresTable] {
         let tables = schema.entities.map { PostgresTable($0, namespace: namespace) }
         for table in tables { try table.checkColumnNames() }
+        try checkRelationNames(tables)
         return Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// A name as PostgreSQL keeps it: cut to 63 bytes, at a character's boundary (longer ones
+    /// are cut without an error, so two names that begin alike become one).
+    static func stored(_ name: String) -> String {
+        guard name.utf8.count > 63 else { return name }
+        var kept = ""
+        var bytes = 0
+        for scalar in name.unicodeScalars {
+            bytes += String(scalar).utf8.count
+            if bytes > 63 { break }
+            kept.unicodeScalars.append(scalar)
+        }
+        return kept
+    }
+
+    /// Throws a schema error naming both when two of the tables and indexes the models make
+    /// in the namespace, or two constraints of one table, would have one PostgreSQL name, as
+    /// written (a model named `Trip_stops` beside `Trip.stops`'s join table) or once cut to 63
+    /// bytes. Nothing else would tell: `CREATE TABLE IF NOT EXISTS` would give both one table,
+    /// and a foreign key whose name was taken would be left out, its delete rule with it.
+    static func checkRelationNames(_ tables: [PostgresTable]) throws {
+        func checker(_ what: String) -> (String, String) throws -> Void {
+            var owners: [String: String] = [:]
+            return { raw, owner in
+                let name = stored(raw)
+                if let first = owners[name] {
+                    throw StrataError(.invalidSchema, "\(owner) and \(first) would both be the PostgreSQL \(what) \(SQL.identifier(name))"
+                        + (raw.utf8.count > 63 ? " (PostgreSQL cuts a name to 63 bytes)" : "")
+                        + ". Rename the model or the property (originalName: keeps a file store's data), or keep it in a file store.")
+                }
+                owners[name] = owner
+            }
+        }
+        let relation = checker("table or index of the namespace")
+        for own in ["strata_meta", "strata_history", "strata_ids"] { try relation(own, "the store's own \(own)") }
+        for table in tables {
+            let e = table.name
+            try relation(e, "the table of \(e)")
+            let constraint = checker("constraint of the table of \(e)")
+            for i in table.uniques.indices {
+                try relation("\(e)_unique_\(i)", "unique constraint \(i) of \(e)")
+                try constraint("\(e)_unique_\(i)", "unique constraint \(i) of \(e)")
+            }
+            for i in table.indexes.indices { try relation("\(e)_index_\(i)", "index \(i) of \(e)") }
+            for toOne in table.toOnes {
+                let r = toOne.relationship.name
+                try relation("\(e)_\(r)_fk", "the index of \(e).\(r)")
+                try constraint("\(e)_\(r)_fkey", "the foreign key of \(e).\(r)")
+            }
+            for toMany in table.toManys {
+                let r = toMany.relationship.name
+                try relation("\(e)_\(r)", "the join table of \(e).\(r)")
+                try relation("\(e)_\(r)_target", "the index of \(e).\(r)'s join table")
+                let joined = checker("constraint of the join table of \(e).\(r)")
+                try joined("\(e)_\(r)_owner_fkey", "the owner's foreign key of \(e).\(r)")
+                try joined("\(e)_\(r)_target_fkey", "the target's foreign key of \(e).\(r)")
+            }
+            if !table.externals.isEmpty { try relation("\(e)__external", "the external-storage table of \(e)") }
+        }
     }
 
     /// The store's own columns, in every table: the row's key and its version.
@@ -113,16 +174,19 @@ struct PostgresTable {
     /// beside another property (a date's `<name>_at`, a to-one's `<name>_id`).
     func checkColumnNames() throws {
         var owners: [String: String] = [:]
-        for own in PostgresTable.ownColumns { owners[own] = "the store's own column \(own)" }
+        for own in ["_id", "_version"] { owners[own] = "the store's own column \(SQL.identifier(own))" }
         var named: [(column: String, owner: String)] = []
         for column in columns {
-            named.append((column.name, "the attribute \(column.property)"))
-            if column.kind == .date { named.append((column.timestampName, "the timestamptz column beside the date \(column.property)")) }
+            named.append((column.property, "the attribute \(column.property)"))
+            if column.kind == .date { named.append((column.property + "_at", "the timestamptz column beside the date \(column.property)")) }
         }
-        for toOne in toOnes { named.append((toOne.column, "the foreign key of the relationship \(toOne.relationship.name)")) }
-        for (column, owner) in named {
+        for toOne in toOnes { named.append((toOne.relationship.name + "_id", "the foreign key of the relationship \(toOne.relationship.name)")) }
+        for (raw, owner) in named {
+            // (As PostgreSQL keeps it: a name is cut to 63 bytes.)
+            let column = PostgresTable.stored(raw)
             if let first = owners[column] {
-                throw StrataError(.invalidSchema, "\(name): \(owner) and \(first) would both be the PostgreSQL column \(column). "
+                throw StrataError(.invalidSchema, "\(name): \(owner) and \(first) would both be the PostgreSQL column \(SQL.identifier(column))"
+                    + (raw.utf8.count > 63 ? " (PostgreSQL cuts a name to 63 bytes)" : "") + ". "
                     + "Rename the property (originalName: keeps a file store's data), or keep it in a file store.")
             }
             owners[column] = owner
