@@ -126,17 +126,10 @@ struct PostgresTable {
     /// bytes. Nothing else would tell: `CREATE TABLE IF NOT EXISTS` would give both one table,
     /// and a foreign key whose name was taken would be left out, its delete rule with it.
     static func checkRelationNames(_ tables: [PostgresTable]) throws {
+        let advice = "Rename the model or the property (originalName: keeps a file store's data), or keep it in a file store."
         func checker(_ what: String) -> (String, String) throws -> Void {
-            var owners: [String: String] = [:]
-            return { raw, owner in
-                let name = stored(raw)
-                if let first = owners[name] {
-                    throw StrataError(.invalidSchema, "\(owner) and \(first) would both be the PostgreSQL \(what) \(SQL.identifier(name))"
-                        + (raw.utf8.count > 63 ? " (PostgreSQL cuts a name to 63 bytes)" : "")
-                        + ". Rename the model or the property (originalName: keeps a file store's data), or keep it in a file store.")
-                }
-                owners[name] = owner
-            }
+            var claims = NameClaims(what: what, advice: advice)
+            return { raw, owner in try claims.claim(raw, owner) }
         }
         let relation = checker("table or index of the namespace")
         for own in ["strata_meta", "strata_history", "strata_ids"] { try relation(own, "the store's own \(own)") }
@@ -173,24 +166,14 @@ struct PostgresTable {
     /// one name: an attribute named as the store's own `_id` or `_version`, or as the column
     /// beside another property (a date's `<name>_at`, a to-one's `<name>_id`).
     func checkColumnNames() throws {
-        var owners: [String: String] = [:]
-        for own in ["_id", "_version"] { owners[own] = "the store's own column \(SQL.identifier(own))" }
-        var named: [(column: String, owner: String)] = []
+        var claims = NameClaims(what: "column", context: "\(name): ",
+                                advice: "Rename the property (originalName: keeps a file store's data), or keep it in a file store.")
+        for own in ["_id", "_version"] { try claims.claim(own, "the store's own column \(SQL.identifier(own))") }
         for column in columns {
-            named.append((column.property, "the attribute \(column.property)"))
-            if column.kind == .date { named.append((column.property + "_at", "the timestamptz column beside the date \(column.property)")) }
+            try claims.claim(column.property, "the attribute \(column.property)")
+            if column.kind == .date { try claims.claim(column.property + "_at", "the timestamptz column beside the date \(column.property)") }
         }
-        for toOne in toOnes { named.append((toOne.relationship.name + "_id", "the foreign key of the relationship \(toOne.relationship.name)")) }
-        for (raw, owner) in named {
-            // (As PostgreSQL keeps it: a name is cut to 63 bytes.)
-            let column = PostgresTable.stored(raw)
-            if let first = owners[column] {
-                throw StrataError(.invalidSchema, "\(name): \(owner) and \(first) would both be the PostgreSQL column \(SQL.identifier(column))"
-                    + (raw.utf8.count > 63 ? " (PostgreSQL cuts a name to 63 bytes)" : "") + ". "
-                    + "Rename the property (originalName: keeps a file store's data), or keep it in a file store.")
-            }
-            owners[column] = owner
-        }
+        for toOne in toOnes { try claims.claim(toOne.relationship.name + "_id", "the foreign key of the relationship \(toOne.relationship.name)") }
     }
 
     func column(named property: String) -> PostgresColumn? { columns.first { $0.property == property } }
@@ -335,4 +318,29 @@ protocol OptionalType {
 
 extension Optional: OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
+}
+
+/// The names one kind of PostgreSQL object takes (a namespace's tables and indexes, one table's
+/// columns or constraints), each with what claims it, compared as PostgreSQL keeps them (cut
+/// to 63 bytes): a second claim of a name is a schema error naming both.
+struct NameClaims {
+    let what: String
+    let context: String
+    let advice: String
+    private var owners: [String: String] = [:]
+
+    init(what: String, context: String = "", advice: String) {
+        self.what = what
+        self.context = context
+        self.advice = advice
+    }
+
+    mutating func claim(_ raw: String, _ owner: String) throws {
+        let name = PostgresTable.stored(raw)
+        if let first = owners[name] {
+            throw StrataError(.invalidSchema, "\(context)\(owner) and \(first) would both be the PostgreSQL \(what) \(SQL.identifier(name))"
+                + (raw.utf8.count > 63 ? " (PostgreSQL cuts a name to 63 bytes)" : "") + ". " + advice)
+        }
+        owners[name] = owner
+    }
 }
