@@ -244,9 +244,10 @@ struct PGFixture {
         #expect(try reader.fetchCount(FetchDescriptor<PGStop>()) == 1)
         #expect(try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == 3)
         #expect(try fixture.sql("SELECT count(*)::text FROM \(PostgresTable.qualified(fixture.namespace, "PGTrip"))").first?.first == "1")
-        // The three saves' notifications arrive (looked for up to 2,000 times, 5 ms apart).
+        // The three saves' notifications arrive: looked for until they have, up to 20,000
+        // times 5 ms apart (a bound for a very busy machine, counted in looks, not time).
         var looks = 0
-        while try listener.changeToken() < heard + 3, looks < 2000 {
+        while try listener.changeToken() < heard + 3, looks < 20_000 {
             looks += 1
             Thread.sleep(forTimeInterval: 0.005)
         }
