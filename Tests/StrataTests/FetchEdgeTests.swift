@@ -104,6 +104,37 @@ import Strata
         #expect(try other.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.id == moved })).map(\.name) == [trips[0].name])
     }
 
+    /// A unique-key equality that is only the first part of a conjunction is not the answer:
+    /// the rest of the predicate is still tested on the index's row. (The left side of the
+    /// root's `&&` begins at the root's own offset; until 2026-11-30 it was taken for the whole
+    /// predicate, and `id == x && name.contains("nothing")` found the trip. The planner's
+    /// differential test met it with seed 1661596767.)
+    @Test func aUniqueKeyEqualityFirstInAConjunctionStillTestsTheRest() throws {
+        let dir = TemporaryDirectory()
+        let container = try seeded(dir)
+        let context = ModelContext(container)
+        let trips = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+        #expect(trips.count == 6)
+        for trip in trips {
+            let id = trip.id, name = trip.name, rating = trip.rating, missing = trip.name + " (not this)"
+            let cases: [(Predicate<Trip>, [String])] = [
+                (#Predicate { $0.id == id && $0.name.contains(missing) }, []),
+                (#Predicate { $0.id == id && $0.name == missing }, []),
+                (#Predicate { ($0.id == id && $0.rating == -1) && $0.name == name }, []),
+                (#Predicate { ($0.id == id && $0.name == name) && $0.rating == -1 }, []),
+                (#Predicate { $0.name.contains(missing) && $0.id == id }, []),
+                (#Predicate { $0.id == id && $0.name.contains(name) }, [name]),
+                (#Predicate { ($0.id == id && $0.name == name) && $0.rating == rating }, [name]),
+            ]
+            for (predicate, expected) in cases {
+                let descriptor = FetchDescriptor<Trip>(predicate: predicate)
+                #expect(try context.fetch(descriptor).map(\.name) == expected)
+                #expect(try context.fetchCount(descriptor) == expected.count)
+                #expect(try ModelContext(container).fetch(descriptor).map(\.name) == expected)
+            }
+        }
+    }
+
     @Test func modelForAnIdentifierOfAnotherSchemaIsNoModelOfThisOne() throws {
         let dir = TemporaryDirectory()
         let container = try seeded(dir)

@@ -65,7 +65,13 @@ extension RowCompiler {
 extension PredicateExpressions.Conjunction {
     func hintPlans(_ c: RowCompiler, at base: Int) -> [HintPlan] {
         let (lAt, rAt) = Self.sides
-        return c.hints(lhs, at: base + lAt) + c.hints(rhs, at: base + rAt)
+        // Neither side is the whole predicate. (A left side begins where its conjunction does, at
+        // offset 0 for the root's, so `Equal` cannot tell from its offset alone.)
+        return (c.hints(lhs, at: base + lAt) + c.hints(rhs, at: base + rAt)).map { hint in
+            var part = hint
+            part.isWholeExactEquality = false
+            return part
+        }
     }
 }
 
@@ -76,7 +82,8 @@ extension PredicateExpressions.Equal {
             return [HintPlan(property: nil) { b in .identifiers((b.value(slot) as? PersistentIdentifier).map { [$0] } ?? []) }]
         }
         guard let (p, _, slot) = c.propertyAndConstant(lhs, at: base + lAt, rhs, at: base + rAt) else { return [] }
-        // At 0, this node is the predicate's root.
+        // At 0, this node is the predicate's root, or the left side of a conjunction there (whose
+        // hints the conjunction marks as parts).
         return [HintPlan(property: p, isWholeExactEquality: base == 0 && p.keysAreExactValues) { b in .equal(p, b.constant(slot)) }]
     }
 }
