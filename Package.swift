@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "StrataConformance", dependencies: ["Strata"]),
         // A simulated file system (fault seam) and the torture workload, shared by the test
         // suites and the reliability tools.
-        .target(name: "StrataTestSupport", dependencies: ["StrataEngine", "StrataRecords", "Strata"]),
+        .target(name: "StrataTestSupport", dependencies: ["StrataEngine", "StrataRecords", "Strata", "StrataConformance"]),
         // A child process for the tests: holds a store open, or saves in a loop until killed.
         .executableTarget(name: "StrataTestHelper", dependencies: ["Strata", "StrataEngine", "StrataTestSupport"]),
         .testTarget(name: "StrataEngineTests", dependencies: ["StrataEngine", "StrataTestSupport", "StrataTestHelper"]),

@@ -11,7 +11,7 @@ flags=(-parse-as-library -package-name strata -swift-version 6 -suppress-warning
 engine=()
 while IFS= read -r file; do engine+=("$file"); done < <(find Sources/StrataEngine -name '*.swift' | sort)
 sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
-engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Sources/StrataTestSupport/SeededGenerator.swift Fuzz/FuzzSupport.swift)
+engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Sources/StrataConformance/SeededGenerator.swift Fuzz/FuzzSupport.swift)
 # The checks are independent and each swiftc is one thread: they run at once (CI has two
 # cores); any failure fails the script, after all have finished.
 pids=()
@@ -28,7 +28,7 @@ swiftc -emit-module -emit-module-path "$out/modules/StrataRecords.swiftmodule" "
 objects=()
 while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
 check -module-name Strata -I "$out/modules" "${objects[@]}" Fuzz/DecodeObjectRecord.swift
-check -module-name Strata -I "$out/modules" "${objects[@]}" Sources/StrataTestSupport/SimulatedFileSystem.swift Sources/StrataTestSupport/SeededGenerator.swift Fuzz/DamagedObjectStore.swift
+check -module-name Strata -I "$out/modules" "${objects[@]}" Sources/StrataTestSupport/SimulatedFileSystem.swift Sources/StrataConformance/SeededGenerator.swift Fuzz/DamagedObjectStore.swift
 failed=0
 for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 [ "$failed" = 0 ] || { echo "a fuzz target does not type-check (above)" >&2; exit 1; }

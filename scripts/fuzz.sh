@@ -47,7 +47,7 @@ engine=()
 while IFS= read -r file; do engine+=("$file"); done < <(find Sources/StrataEngine -name '*.swift' | sort)
 # The simulated file system is compiled into the engine's module here: drop its import of it.
 sed '/^import StrataEngine$/d' Sources/StrataTestSupport/SimulatedFileSystem.swift > "$out/SimulatedFileSystem.swift"
-engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Sources/StrataTestSupport/SeededGenerator.swift Fuzz/FuzzSupport.swift)
+engine_fuzz=("${engine[@]}" "$out/SimulatedFileSystem.swift" Sources/StrataConformance/SeededGenerator.swift Fuzz/FuzzSupport.swift)
 
 build() {
     local target="$1"
@@ -61,7 +61,7 @@ build() {
             # The object layer as a module of its own over StrataRecords and StrataEngine modules, as in
             # the package.
             local entry=Fuzz/DecodeObjectRecord.swift extra=()
-            [ "$target" = damaged-object-store ] && entry=Fuzz/DamagedObjectStore.swift && extra=(Sources/StrataTestSupport/SimulatedFileSystem.swift Sources/StrataTestSupport/SeededGenerator.swift)
+            [ "$target" = damaged-object-store ] && entry=Fuzz/DamagedObjectStore.swift && extra=(Sources/StrataTestSupport/SimulatedFileSystem.swift Sources/StrataConformance/SeededGenerator.swift)
             swiftc "${flags[@]}" -module-name StrataEngine -emit-module -emit-module-path "$out/modules/StrataEngine.swiftmodule" \
                 -emit-library -static "${engine[@]}" -o "$out/libStrataEngine.a"
             local records=() objects=()

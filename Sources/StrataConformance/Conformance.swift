@@ -93,6 +93,9 @@
 //         RelationshipEdgeTests.relationshipsBetweenTwoStoresOfOneContainer (nested contains)
 //   aThrowingPredicateFailsTheFetchForPendingObjects <-
 //         ContextTests.aThrowingPredicateFailsTheFetchForStoredAndPendingObjects
+//   randomPredicatesSortsAndPagesMatchFoundation <- PlannerDifferentialTests.randomPredicatesSortsAndPagesMatchFoundation
+//         (the same harness, Differential.swift, with fewer cases; every fetch sorts by a unique key
+//         last) [needs exactDates, nonFiniteNumbers]
 //
 // Sorting, paging, counts, identifiers, batches, enumerate, pending changes, partial fetches (Scenarios+Fetching.swift):
 //   sortsOnEveryKindAndSeveralKeys <- ContextTests.fetchCountAndIdentifiersAgreeWithFetch,

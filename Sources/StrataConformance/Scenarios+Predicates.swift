@@ -263,5 +263,21 @@ extension Conformance {
             let guarded = #Predicate<ConfTrip> { $0.budget != nil && $0.budget! > 5 }
             try checkEqual(try context.fetch(FetchDescriptor(predicate: guarded)).map(\.name), ["has a budget"])
         },
+
+        // The planner's differential test (Differential.swift), with fewer cases: random
+        // predicates, sorts and pages, stored, pending and saved, against Foundation's answers.
+        // SwiftData promises no order beyond a fetch's sort, so each fetch here sorts by a unique
+        // key last (the root's test holds the engine to row order, for ties and unsorted fetches).
+        ConformanceScenario("randomPredicatesSortsAndPagesMatchFoundation", from: "PlannerDifferentialTests.randomPredicatesSortsAndPagesMatchFoundation (fewer cases)",
+                            requires: [.exactDates, .nonFiniteNumbers]) { env in
+            let harness = DifferentialHarness(storesNUL: !env.lacks(.nulInStrings), keepsRowOrder: false)
+            let s = try env.open(DiffItem.self)
+            try harness.runPhases(first: { s.container }, reopen: s.reopen, objects: 60, counts: (stored: 200, pending: 200, afterSave: 100))
+            guard harness.failures.isEmpty else {
+                throw ConformanceFailure("\(harness.failures.count) of \(harness.cases) random cases differ from Foundation "
+                                         + "(replay with STRATA_SEED=\(harness.seed)):\n" + harness.failures.joined(separator: "\n"),
+                                         file: #filePath, line: #line)
+            }
+        },
     ]
 }

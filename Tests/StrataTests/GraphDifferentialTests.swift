@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataConformance
 import StrataTestSupport
 
 // The differential test of PlannerDifferentialTests, extended to object graphs: owners with

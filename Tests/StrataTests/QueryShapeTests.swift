@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataConformance
 
 // A query is compiled once per shape and reused for later fetches of that shape with other
 // values. These fetches share one container (one cache) and alternate between predicates whose

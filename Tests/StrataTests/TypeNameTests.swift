@@ -7,6 +7,7 @@
 import Foundation
 import Testing
 @testable import Strata
+import StrataConformance
 
 @Suite struct TypeNameTests {
     static var models: [any PersistentModel.Type] { [
