@@ -152,6 +152,7 @@
 //   nullifyRemovesTheDeletedObjectFromTheInverse <-
 //         RelationshipTests.nullifyRemovesTheDeletedObjectFromTheInverse,
 //         DeleteRulesOnRowsTests.nullifyEditsTheStoredRowOfTheOtherSide
+//   aReferenceWithoutAnInverseToADeletedObjectReadsAsNone <- GraphDifferentialTests (GOwner.friend, on PostgreSQL)
 //   denyRefusesTheSaveAndSavesNothing <- RelationshipTests.denyRefusesTheSaveAndSavesNothing,
 //         DeleteRulesOnRowsTests.denyCountsUnregisteredRows
 //   noActionLeavesTheRelatedObjects <- RelationshipEdgeTests.noActionLeavesTheRelatedObjects

@@ -136,6 +136,23 @@ public final class ConfBook: PersistentModel {
     public init(_ title: String, pages: Int = 100) { self.title = title; self.pages = pages }
 }
 
+/// Relationships without an inverse: a to-one to the same model (which no other relationship
+/// claims) and a to-many to a model that has no relationship back. No delete rule reaches
+/// them when their target is deleted.
+public final class ConfFan: PersistentModel {
+    @Attribute public var name: String = ""
+    @Relationship public var mentor: ConfFan? = nil
+    @Relationship public var favorites: [ConfSong] = []
+    public init() {}
+    public init(_ name: String) { self.name = name }
+}
+
+public final class ConfSong: PersistentModel {
+    @Attribute public var title: String = ""
+    public init() {}
+    public init(_ title: String) { self.title = title }
+}
+
 /// Many-to-many with an explicit inverse.
 public final class ConfStudent: PersistentModel {
     @Attribute public var name: String = ""

@@ -83,6 +83,47 @@ extension Conformance {
             try check(books.allSatisfy { $0.author == nil }, "and in the store")
         },
 
+        ConformanceScenario("aReferenceWithoutAnInverseToADeletedObjectReadsAsNone", from: "GraphDifferentialTests (GOwner.friend, on PostgreSQL)") { env in
+            let s = try env.open(ConfFan.self, ConfSong.self)
+            let context = ModelContext(s.container)
+            let ada = ConfFan("Ada"), bob = ConfFan("Bob"), cy = ConfFan("Cy"), dee = ConfFan("Dee")
+            let one = ConfSong("one"), two = ConfSong("two"), three = ConfSong("three")
+            for object in [ada, bob, cy, dee] as [any PersistentModel] + [one, two, three] { context.insert(object) }
+            ada.mentor = bob
+            cy.mentor = bob
+            ada.favorites = [one, two, three]
+            try context.save()
+
+            // Deleted by one save; the objects that named them are changed and saved after.
+            context.delete(bob)
+            context.delete(two)
+            try context.save()
+            func state(_ context: ModelContext) throws -> [String] {
+                try context.fetch(FetchDescriptor<ConfFan>(sortBy: [SortDescriptor(\.name)])).map { person in
+                    "\(person.name): mentor \(person.mentor?.name ?? "none"), favorites \(person.favorites.map(\.title))"
+                }
+            }
+            let afterDelete = ["Ada: mentor none, favorites [\"one\", \"three\"]", "Cy: mentor none, favorites []", "Dee: mentor none, favorites []"]
+            try checkEqual(try state(context), afterDelete, "the deleted mentor and song, as the context reads them")
+            ada.name = "Ada L."
+            cy.name = "Cy L."
+            try context.save()
+
+            // Named and deleted in one save, with the change of the object that names it.
+            cy.mentor = dee
+            ada.favorites.insert(ConfSong("four"), at: 0)
+            context.delete(dee)
+            cy.name = "Cy"
+            ada.name = "Ada"
+            try context.save()
+            let expected = ["Ada: mentor none, favorites [\"four\", \"one\", \"three\"]", "Cy: mentor none, favorites []"]
+            try checkEqual(try state(context), expected, "this context")
+            let other = ModelContext(try s.reopen())
+            try checkEqual(try state(other), expected, "another container")
+            try checkEqual(try other.fetchCount(FetchDescriptor<ConfFan>(predicate: #Predicate { $0.mentor == nil })), 2, "mentor == nil")
+            try checkEqual(try other.fetchCount(FetchDescriptor<ConfSong>()), 3, "the songs left")
+        },
+
         ConformanceScenario("denyRefusesTheSaveAndSavesNothing", from: "RelationshipTests.denyRefusesTheSaveAndSavesNothing, DeleteRulesOnRowsTests.denyCountsUnregisteredRows") { env in
             let s = try env.open(ConfVault.self, ConfVaultKey.self)
             do {

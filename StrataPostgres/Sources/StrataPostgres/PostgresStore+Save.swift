@@ -52,11 +52,17 @@ struct SaveRun {
     /// True once an insert went to a stored row (its history change becomes an update).
     private var upserted = false
     private var conflicts: [PersistentIdentifier] = []
+    /// The objects a written relationship names that are not in the store when it is written:
+    /// deleted by this save (its deletes run first) or before (`checkReferences`). They are
+    /// written as no reference, as the engine reads them; the deferred foreign key would
+    /// otherwise refuse the commit.
+    private var gone: Set<PersistentIdentifier>
 
     init(store: PostgresStore, request: DataStoreSaveChangesRequest<DefaultSnapshot>, history: DataStoreHistoryRecord?) {
         self.store = store
         self.request = request
         self.history = history
+        gone = request.deleted.isEmpty ? [] : Set(request.deleted.map(\.persistentIdentifier))
     }
 
     private var namespace: String { store.namespace }
@@ -67,6 +73,7 @@ struct SaveRun {
         // delete or an update gives up is free for an insert, and an insert that upserts onto
         // a stored object wins over the same save's update of it.
         for (table, snapshots) in try grouped(request.deleted) { try delete(table, snapshots, c) }
+        try checkReferences(c)
         for (table, snapshots) in try grouped(request.updated) {
             try update(table, snapshots.map { (try pk($0.persistentIdentifier), $0, true) }, c)
         }
@@ -186,6 +193,31 @@ struct SaveRun {
         }
     }
 
+    /// Finds the stored objects that the written objects' relationships name and that are no
+    /// longer stored, into `gone`. A context can name one: a relationship without an inverse
+    /// keeps naming an object deleted later (no delete rule reaches it), and an object another
+    /// writer deleted is still named by what this process read before. One query per model
+    /// named, and none for a save that names no stored object.
+    private mutating func checkReferences(_ c: SQLConnection) throws {
+        guard store.tables.values.contains(where: { !$0.toOnes.isEmpty || !$0.toManys.isEmpty }) else { return }
+        var named: [String: [Int64: PersistentIdentifier]] = [:]
+        for snapshot in request.inserted + request.updated {
+            guard let table = store.tables[snapshot.persistentIdentifier.entityName] else { continue }
+            for relationship in table.toOnes.map(\.relationship) + table.toManys.map(\.relationship) {
+                for target in snapshot.relatedIdentifiers(relationship.name) where allocated[target] == nil && !gone.contains(target) {
+                    named[target.entityName, default: [:]][try pk(target)] = target
+                }
+            }
+        }
+        for (entity, targets) in named {
+            guard let table = store.tables[entity] else { continue }
+            let rows = try c.query("SELECT \"_id\"::text FROM \(table.qualified) WHERE \"_id\" = ANY($1::bigint[])",
+                                   [PostgresValues.arrayLiteral(targets.keys.map { String($0) })])
+            let stored = Set(rows.compactMap { $0.first.flatMap { $0 }.flatMap(Int64.init) })
+            for (id, target) in targets where !stored.contains(id) { gone.insert(target) }
+        }
+    }
+
     // MARK: Rows
 
     /// Each column's values, as typed arrays for `unnest`: the attributes, then the to-ones.
@@ -208,7 +240,7 @@ struct SaveRun {
                 }
             }
             for (j, toOne) in table.toOnes.enumerated() {
-                if let target = snapshot.relatedIdentifiers(toOne.relationship.name).first {
+                if let target = snapshot.relatedIdentifiers(toOne.relationship.name).first, !gone.contains(target) {
                     arrays[table.columns.count + j].append(try pk(target))
                 } else {
                     arrays[table.columns.count + j].appendNull()
@@ -479,10 +511,12 @@ struct SaveRun {
                 try c.execute("DELETE FROM \(toMany.table) WHERE \"owner_id\" = ANY($1::bigint[])", [ownerList])
                 var ownerColumn: [String?] = [], positions: [String?] = [], targets: [String?] = []
                 for (owner, snapshot) in zip(owners, snapshots) {
-                    for (position, target) in snapshot.relatedIdentifiers(toMany.relationship.name).enumerated() {
+                    var position = 0
+                    for target in snapshot.relatedIdentifiers(toMany.relationship.name) where !gone.contains(target) {
                         ownerColumn.append(String(owner))
                         positions.append(String(position))
                         targets.append(String(try pk(target)))
+                        position += 1
                     }
                 }
                 guard !ownerColumn.isEmpty else { continue }
