@@ -93,6 +93,8 @@
 //         RelationshipEdgeTests.relationshipsBetweenTwoStoresOfOneContainer (nested contains)
 //   aThrowingPredicateFailsTheFetchForPendingObjects <-
 //         ContextTests.aThrowingPredicateFailsTheFetchForStoredAndPendingObjects
+//   predicatesAndSortsThroughRelationshipsSeeUnsavedChanges <- GraphDifferentialTests (pending phases, on
+//         PostgreSQL)
 //   randomPredicatesSortsAndPagesMatchFoundation <- PlannerDifferentialTests.randomPredicatesSortsAndPagesMatchFoundation
 //         (the same harness, Differential.swift, with fewer cases; every fetch sorts by a unique key
 //         last) [needs exactDates, nonFiniteNumbers]

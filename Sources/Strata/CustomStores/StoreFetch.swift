@@ -35,6 +35,9 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
     /// The offset may go to the store: nothing unsaved in the context can take rows out of
     /// the store's answer or add its own (a page deep in a large table reads one page).
     var pushesOffset = false
+    /// The predicate and sort are the context's to apply, on objects (unsaved changes to the
+    /// models they reach through relationships): the store is asked for every row.
+    var evaluatesHere = false
 
     func fetch(in store: any AnyDataStore, extra: Int, _ editingState: EditingState) throws
         -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot], skippedOffset: Bool) {
@@ -51,6 +54,13 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
         }
         var asked = descriptor
         asked.fetchOffset = nil
+        if evaluatesHere {
+            asked.predicate = nil
+            asked.sortBy = []
+            asked.fetchLimit = nil
+            let answer = try store.fetch(asked, editingState)
+            return (answer.fetched, answer.related, false)
+        }
         // A limit of 0 or below is no limit, an offset below 0 is 0, and a sum past Int.max is no
         // limit (the context pages any value a caller passes; FetchEdgeTests).
         asked.fetchLimit = descriptor.fetchLimit.flatMap { limit -> Int? in
@@ -77,6 +87,7 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
 
     func fetchBatches(in store: any AnyDataStore, batchSize: Int, paging: Bool, _ editingState: EditingState,
                       _ body: ([DefaultSnapshot]) throws -> Bool) throws -> Bool {
+        guard !evaluatesHere else { return false }
         var asked = descriptor
         // As the context pages: a limit of 0 or below is none, an offset below 0 is 0.
         asked.fetchOffset = paging ? descriptor.fetchOffset.flatMap { $0 > 0 ? $0 : nil } : nil
@@ -91,7 +102,7 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
     }
 
     func identifiers(in store: any AnyDataStore, _ editingState: EditingState) throws -> [PersistentIdentifier]? {
-        guard store.pagesFetches else { return nil }
+        guard store.pagesFetches, !evaluatesHere else { return nil }
         var asked = descriptor
         // As the context pages: a limit of 0 or below is none, an offset below 0 is 0.
         asked.fetchOffset = descriptor.fetchOffset.flatMap { $0 > 0 ? $0 : nil }
@@ -104,6 +115,7 @@ struct DescriptorFetch<T: PersistentModel>: StoreFetch, @unchecked Sendable {
     }
 
     func count(in store: any AnyDataStore, _ editingState: EditingState) throws -> Int? {
+        guard !evaluatesHere else { return nil }
         var asked = descriptor
         asked.fetchOffset = nil
         asked.fetchLimit = nil

@@ -90,7 +90,13 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             // fetches and nothing unsaved here can change which rows are on it.
             let pushesOffset = parts.count == 1 && parts[0].handle.custom?.box.pagesFetches == true && common.pendingRows == 0
                 && context.inserted.isEmpty && context.batchDeletes.isEmpty
-            common.storeFetch = DescriptorFetch(descriptor: descriptor, pushesOffset: pushesOffset)
+            // A predicate or sort that reads through relationships, in a context with unsaved
+            // changes to a model they reach, is evaluated here on the objects: the store would
+            // read the related rows as saved (a pet whose owner was renamed, unsaved, is not
+            // found by the owner's new name), and no object it leaves out would be tested again.
+            let evaluatesHere = descriptor.includePendingChanges && (predicate != nil || sorted)
+                && context.hasPendingChanges(reachableFrom: parts[0].table.entity)
+            common.storeFetch = DescriptorFetch(descriptor: descriptor, pushesOffset: pushesOffset && !evaluatesHere, evaluatesHere: evaluatesHere)
         }
         guard let predicate else {
             return QueryRuns(count: parts.count) { parts[$0].run(nil, filter: { .all }, common, ownModel: $0 == 0) }
@@ -313,5 +319,25 @@ final class QueryCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return total
+    }
+}
+
+extension ModelContext {
+    /// True when unsaved inserts, changes or deletions touch a model that `entity`'s
+    /// relationships reach, directly or through other models (`entity` itself only through a
+    /// cycle).
+    func hasPendingChanges(reachableFrom entity: Entity) -> Bool {
+        guard !entity.relationships.isEmpty,
+              !(inserted.isEmpty && changed.isEmpty && deleted.isEmpty && batchDeletes.isEmpty) else { return false }
+        var reached: [ObjectIdentifier: Entity] = [:]
+        var frontier = [entity]
+        while let next = frontier.popLast() {
+            for relationship in next.relationships {
+                let target = relationship.targetEntity
+                if reached.updateValue(target, forKey: ObjectIdentifier(target)) == nil { frontier.append(target) }
+            }
+        }
+        func touches(_ objects: OrderedObjects) -> Bool { objects.backings.contains { reached[ObjectIdentifier($0.entity)] != nil } }
+        return touches(inserted) || touches(changed) || touches(deleted) || batchDeletes.keys.contains { reached[$0] != nil }
     }
 }
