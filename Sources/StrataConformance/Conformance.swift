@@ -95,6 +95,9 @@
 //         ContextTests.aThrowingPredicateFailsTheFetchForStoredAndPendingObjects
 //   predicatesAndSortsThroughRelationshipsSeeUnsavedChanges <- GraphDifferentialTests (pending phases, on
 //         PostgreSQL)
+//   randomGraphPredicatesSortsAndMutationsMatchFoundation <-
+//         GraphDifferentialTests.randomGraphPredicatesSortsAndMutationsMatchFoundation (the same harness,
+//         GraphDifferential.swift, with fewer sessions; every fetch sorts by a unique key last)
 //   randomPredicatesSortsAndPagesMatchFoundation <- PlannerDifferentialTests.randomPredicatesSortsAndPagesMatchFoundation
 //         (the same harness, Differential.swift, with fewer cases; every fetch sorts by a unique key
 //         last) [needs exactDates, nonFiniteNumbers]

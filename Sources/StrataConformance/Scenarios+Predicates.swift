@@ -299,6 +299,25 @@ extension Conformance {
                            ["three", "two"], "saved, in another container")
         },
 
+        // The graph differential test (GraphDifferential.swift), with fewer sessions: random
+        // predicates and sorts through relationships, random mutations of both sides of each,
+        // checked against Foundation and a shadow graph, unsaved, saved and reopened. Each sort
+        // ends with a unique key (SwiftData promises no order beyond the sort).
+        ConformanceScenario("randomGraphPredicatesSortsAndMutationsMatchFoundation", from: "GraphDifferentialTests.randomGraphPredicatesSortsAndMutationsMatchFoundation (fewer sessions)") { env in
+            let harness = GraphHarness(keepsRowOrder: false)
+            let s = try env.open(GOwner.self, GPet.self, GTag.self)
+            var opened = false
+            try harness.runSessions(open: {
+                defer { opened = true }
+                return opened ? try s.reopen() : s.container
+            }, sessions: 2, rounds: 1)
+            guard harness.failures.isEmpty else {
+                throw ConformanceFailure("\(harness.failures.count) checks of \(harness.cases) random cases failed "
+                                         + "(replay with STRATA_SEED=\(harness.seed)):\n" + harness.failures.joined(separator: "\n"),
+                                         file: #filePath, line: #line)
+            }
+        },
+
         // The planner's differential test (Differential.swift), with fewer cases: random
         // predicates, sorts and pages, stored, pending and saved, against Foundation's answers.
         // SwiftData promises no order beyond a fetch's sort, so each fetch here sorts by a unique
