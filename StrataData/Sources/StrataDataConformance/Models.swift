@@ -130,6 +130,20 @@ import Strata
     public init(_ title: String, pages: Int = 100) { self.title = title; self.pages = pages }
 }
 
+/// Relationships without an inverse: a to-one to the same model (which no other relationship
+/// claims) and a to-many to a model that has no relationship back.
+@Model public final class ConfFan {
+    public var name: String = ""
+    @Relationship public var mentor: ConfFan? = nil
+    @Relationship public var favorites: [ConfSong] = []
+    public init(_ name: String) { self.name = name }
+}
+
+@Model public final class ConfSong {
+    public var title: String = ""
+    public init(_ title: String) { self.title = title }
+}
+
 /// Many-to-many with an explicit inverse.
 @Model public final class ConfStudent {
     public var name: String = ""

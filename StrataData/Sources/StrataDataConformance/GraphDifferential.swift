@@ -1,0 +1,1 @@
+../../../Sources/StrataConformance/GraphDifferential.swift
