@@ -594,11 +594,7 @@ public final class DifferentialHarness {
     public init(storesNUL: Bool = true, keepsRowOrder: Bool = true) {
         self.storesNUL = storesNUL
         self.keepsRowOrder = keepsRowOrder
-        if let text = ProcessInfo.processInfo.environment["STRATA_SEED"], let s = UInt64(text) {
-            seed = s
-        } else {
-            seed = UInt64.random(in: 0...UInt64(UInt32.max))
-        }
+        seed = SeededGenerator.seedOfThisRun()
         rng = SeededGenerator(seed: seed)
     }
 

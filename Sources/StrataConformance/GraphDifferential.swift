@@ -394,11 +394,7 @@ public final class GraphHarness {
 
     public init(keepsRowOrder: Bool = true) {
         self.keepsRowOrder = keepsRowOrder
-        if let text = ProcessInfo.processInfo.environment["STRATA_SEED"], let s = UInt64(text) {
-            seed = s
-        } else {
-            seed = UInt64.random(in: 0...UInt64(UInt32.max))
-        }
+        seed = SeededGenerator.seedOfThisRun()
         rng = SeededGenerator(seed: seed)
     }
 

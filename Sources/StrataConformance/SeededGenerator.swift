@@ -29,3 +29,12 @@ extension SeededGenerator {
         return withUnsafeBytes(of: (a, b)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
     }
 }
+
+extension SeededGenerator {
+    /// The seed of a randomized test's run: `STRATA_SEED` from the environment (to replay a
+    /// printed failure), or a random one.
+    public static func seedOfThisRun() -> UInt64 {
+        if let text = ProcessInfo.processInfo.environment["STRATA_SEED"], let seed = UInt64(text) { return seed }
+        return UInt64.random(in: 0...UInt64(UInt32.max))
+    }
+}
