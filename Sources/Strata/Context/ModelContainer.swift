@@ -99,7 +99,9 @@ public final class ModelContainer: @unchecked Sendable {
         self.configurations = stores.filter { !$0.isCustom }.map(\.configuration)
         var handles: [StoreHandle] = []
         var byEntity = TypeMap<(StoreHandle, Table)>()
-        var assigned = Set<ObjectIdentifier>()
+        // (Lists and a `TypeMap`, not a `Set`: the first `ObjectIdentifier`-keyed hash table a
+        // process makes costs a scan of every conformance loaded, W8.)
+        var assigned: [ObjectIdentifier] = []
         for (position, configuration) in configurations.enumerated() {
             // A configuration with a schema keeps those models; the last one without keeps the rest.
             let mine: [Entity]
@@ -115,7 +117,7 @@ public final class ModelContainer: @unchecked Sendable {
             let handle = try StoreHandle(configuration: configuration, entities: fresh, provider: provider)
             handles.append(handle)
             for table in handle.tables {
-                assigned.insert(ObjectIdentifier(table.entity.type))
+                assigned.append(ObjectIdentifier(table.entity.type))
                 byEntity[ObjectIdentifier(table.entity.type)] = (handle, table)
             }
         }

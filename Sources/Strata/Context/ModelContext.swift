@@ -40,7 +40,7 @@ public final class ModelContext {
     @exclusivity(unchecked) private var autosaveScheduled = false
 
     /// The identity maps, by model.
-    @exclusivity(unchecked) var identityMaps: [ObjectIdentifier: IdentityMap] = [:]
+    @exclusivity(unchecked) var identityMaps = TypeMap<IdentityMap>()
     /// The map `identityMap(_:)` gave last (a fetch asks for the same model's map per row;
     /// maps are never removed, so it stays right).
     @exclusivity(unchecked) var lastIdentityMap: (model: ObjectIdentifier, map: IdentityMap)?

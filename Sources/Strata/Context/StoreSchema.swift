@@ -10,7 +10,7 @@ enum StoreSchema {
     /// the store open; its models must not change.
     static func prepare(_ storage: any StorageBackend, entities: [Entity], writable: Bool, path: String, shared: Bool) throws -> [Table] {
         let stored = try storage.read { try StoredSchema.read(from: $0, path: path) }
-        var plans: [ObjectIdentifier: LightweightMigration.Plan] = [:]
+        var plans = TypeMap<LightweightMigration.Plan>()
         var migrating = false
         var merged = stored ?? StoredSchema(entities: [])
         for entity in entities {
@@ -51,7 +51,7 @@ enum StoreSchema {
     /// the models no longer declare, and fills new ones.
     private struct Builder {
         let entities: [Entity]
-        let plans: [ObjectIdentifier: LightweightMigration.Plan]
+        let plans: TypeMap<LightweightMigration.Plan>
         let stored: StoredSchema?
 
         func tables(_ reader: any StorageReader, create: (any StorageWriter)?) throws -> [Table] {

@@ -37,11 +37,13 @@ final class Entity: @unchecked Sendable {
     /// compare by it, not by their model's name.
     let temporaryScope: IdentifierScope
     private let makeInstance: () -> AnyObject
-    /// The key paths `schemaMetadata` lists, with their property indexes: their properties
-    /// without probing (which confirms only values it can mark). A list searched with `==`: a
-    /// dictionary's storage keyed by `AnyKeyPath` made the runtime scan every conformance
-    /// record for `AnyKeyPath: Hashable` on a fresh process's first open (W8, `@Model`).
-    private let listedKeyPaths: [(keyPath: AnyKeyPath, index: Int)]
+    /// The properties `schemaMetadata` lists, with their indexes: the key paths the prober cannot
+    /// confirm (values it cannot mark) are found among them. Their key paths are made only
+    /// then, and only those of the asked key path's value type (see `Schema.PropertyMetadata`).
+    /// A list searched with `==`: a dictionary's storage keyed by `AnyKeyPath` made the runtime
+    /// scan every conformance record for `AnyKeyPath: Hashable` on a fresh process's first open
+    /// (W8, `@Model`).
+    private let listedProperties: [(metadata: Schema.PropertyMetadata, index: Int)]
     private var prober: KeyPathProber!
 
     /// The entity of model class `T`. (`usingSchemaMetadata` false: by reflection alone, for the
@@ -63,15 +65,15 @@ final class Entity: @unchecked Sendable {
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
         self.observationKeyPaths = (0..<(properties.count + transients.count)).map { \ModelBacking.[observed: $0] }
         let propertyIndex = self.propertyIndex
-        var listedKeyPaths: [(keyPath: AnyKeyPath, index: Int)] = []
-        for property in metadata { if let index = propertyIndex[property.name] { listedKeyPaths.append((property.keypath, index)) } }
-        self.listedKeyPaths = listedKeyPaths
+        var listedProperties: [(metadata: Schema.PropertyMetadata, index: Int)] = []
+        for property in metadata { if let index = propertyIndex[property.name] { listedProperties.append((property, index)) } }
+        self.listedProperties = listedProperties
         let prober = KeyPathProber(T.self, entity: self)
         self.prober = prober
         func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
             try declared.map { group in
                 try group.map { kp in
-                    guard let p = Entity.listedIndex(kp, in: listedKeyPaths) ?? prober.property(for: kp) else {
+                    guard let p = prober.property(for: kp) ?? Entity.listedIndex(kp, in: listedProperties, properties) else {
                         throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
                     }
                     return p
@@ -135,7 +137,7 @@ final class Entity: @unchecked Sendable {
             if field.type == _ModelPropertyInitialized.self { continue }
             let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
             let listedStorage = listed[propertyName].flatMap { ObjectIdentifier($0) == ObjectIdentifier(field.type) ? $0 : nil }
-            guard let storage = listedStorage ?? field.type as? any ModelFieldStorage.Type else {
+            guard let storage = listedStorage ?? Entity.knownStorage(field.type) ?? field.type as? any ModelFieldStorage.Type else {
                 throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
             }
             do {
@@ -152,6 +154,17 @@ final class Entity: @unchecked Sendable {
             throw StrataError.schema("\(name) has no @Attribute or @Relationship property; a model needs at least one persisted property.")
         }
         return (properties, transients)
+    }
+
+    /// The storage type of an `Attribute` or `Transient` field, found without a cast (one scan
+    /// of every conformance loaded per field type, on a fresh process's first open: see
+    /// `TypeShape`); nil for other fields, which the cast finds.
+    private static func knownStorage(_ type: Any.Type) -> (any ModelFieldStorage.Type)? {
+        func attribute<Value>(_: Value.Type) -> any ModelFieldStorage.Type { Attribute<Value>.self }
+        func transient<Value>(_: Value.Type) -> any ModelFieldStorage.Type { Transient<Value>.self }
+        if let value = TypeShape.attributeValue(type) { return attribute(value) }
+        if let value = TypeShape.transientValue(type) { return transient(value) }
+        return nil
     }
 
     /// A new, empty instance (the model's `init()`).
@@ -187,13 +200,20 @@ final class Entity: @unchecked Sendable {
     // MARK: Key paths and keys
 
     /// The property a key path of this model reads, if it is one property's own key path.
+    /// (The prober first: a listed key path, made to compare, costs its value type's key path
+    /// metadata on a fresh process's first fetch, where the probe reads the property the
+    /// predicate's own key path already names.)
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        (Entity.listedIndex(keyPath, in: listedKeyPaths) ?? prober.property(for: keyPath)).map { properties[$0] }
+        (prober.property(for: keyPath) ?? Entity.listedIndex(keyPath, in: listedProperties, properties)).map { properties[$0] }
     }
 
-    /// The property index `listed` gives `keyPath`, if it lists it.
-    private static func listedIndex(_ keyPath: AnyKeyPath, in listed: [(keyPath: AnyKeyPath, index: Int)]) -> Int? {
-        listed.first { $0.keyPath == keyPath }?.index
+    /// The property index `listed` gives `keyPath`, if it lists it. Makes the key paths of the
+    /// listed properties of `keyPath`'s value type only (a key path of another value type
+    /// cannot be equal).
+    private static func listedIndex(_ keyPath: AnyKeyPath, in listed: [(metadata: Schema.PropertyMetadata, index: Int)],
+                                    _ properties: [PersistedProperty]) -> Int? {
+        let valueType = ObjectIdentifier(Swift.type(of: keyPath).valueType)
+        return listed.first { ObjectIdentifier(properties[$0.index].valueType) == valueType && $0.metadata.keypath == keyPath }?.index
     }
 
     /// The engine's name for a unique constraint's index.

@@ -266,8 +266,9 @@ final class QueryCache: @unchecked Sendable {
 
     /// The entries by model (each entry checked against the key). Not keyed by `Key` itself: the
     /// first dictionary keyed by a new type costs a fresh process a scan of every protocol
-    /// conformance loaded (W8, Docs/Benchmarks.md); `ObjectIdentifier`'s is paid anyway.
-    private var entries = [ObjectIdentifier: [Entry]]()
+    /// conformance loaded (W8, Docs/Benchmarks.md), and a `TypeMap`, not a dictionary keyed
+    /// by `ObjectIdentifier`, for the same reason.
+    private var entries = TypeMap<[Entry]>()
     /// The key looked up last and its entries (cleared when an insertion changes them).
     private var last: (key: Key, entries: [Entry])?
     private var order: [Key] = []
@@ -304,13 +305,16 @@ final class QueryCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         last = nil
-        entries[key.model, default: []].append(Entry(key: key, query: query))
+        var bucketEntries = entries[key.model] ?? []
+        bucketEntries.append(Entry(key: key, query: query))
+        entries[key.model] = bucketEntries
         order.append(key)
         total += 1
         while total > QueryCache.capacity, !order.isEmpty {
             let oldest = order.removeFirst(), bucket = oldest.model
-            if let i = entries[bucket]?.firstIndex(where: { $0.key == oldest }) { entries[bucket]?.remove(at: i); total -= 1 }
-            if entries[bucket]?.isEmpty == true { entries.removeValue(forKey: bucket) }
+            guard var bucketEntries = entries[bucket] else { continue }
+            if let i = bucketEntries.firstIndex(where: { $0.key == oldest }) { bucketEntries.remove(at: i); total -= 1 }
+            entries[bucket] = bucketEntries.isEmpty ? nil : bucketEntries
         }
     }
 

@@ -11,8 +11,11 @@ extension Schema {
     public struct PropertyMetadata: @unchecked Sendable {
         /// The property's name.
         public let name: String
-        /// The property's key path (`\Trip.name`).
-        public let keypath: AnyKeyPath
+        /// The property's key path (`\Trip.name`), made when read: the list is made at each
+        /// open, and a model's key paths (the runtime's metadata for each value type's key path
+        /// class) were a tenth of a fresh process's first open and fetch (W8, `@Model`).
+        public var keypath: AnyKeyPath { makeKeyPath() }
+        private let makeKeyPath: () -> AnyKeyPath
         /// The property's initial value as declared (evaluated each time the list is made), if any.
         public let defaultValue: Any?
         /// SwiftData's place for the property's `Schema.Attribute` or `Schema.Relationship`. `@Model`
@@ -22,13 +25,13 @@ extension Schema {
         let storage: (any ModelFieldStorage.Type)?
 
         /// A property listed by hand. Same as SwiftData's `init(name:keypath:defaultValue:metadata:)`.
-        public init(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil) {
+        public init(name: String, keypath: @autoclosure @escaping () -> AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil) {
             self.init(name, keypath, defaultValue, metadata, storage: nil)
         }
 
-        private init(_ name: String, _ keypath: AnyKeyPath, _ defaultValue: Any?, _ metadata: (any SchemaProperty)?, storage: (any ModelFieldStorage.Type)?) {
+        private init(_ name: String, _ keypath: @escaping () -> AnyKeyPath, _ defaultValue: Any?, _ metadata: (any SchemaProperty)?, storage: (any ModelFieldStorage.Type)?) {
             self.name = name
-            self.keypath = keypath
+            self.makeKeyPath = keypath
             self.defaultValue = defaultValue
             self.metadata = metadata
             self.storage = storage
@@ -36,25 +39,25 @@ extension Schema {
 
         /// `@Model`'s: the storage's type comes from `_storage`, a function the expansion
         /// writes (`{ (model: Trip) in model._name }`) and nobody calls.
-        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+        public init<Root, Value>(name: String, keypath: @autoclosure @escaping () -> AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
                                  _storage: (Root) -> Strata.Attribute<Value>) {
             self.init(name, keypath, defaultValue, metadata, storage: Strata.Attribute<Value>.self)
         }
 
         /// `@Model`'s, for a property without attribute options or `@Relationship`.
-        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+        public init<Root, Value>(name: String, keypath: @autoclosure @escaping () -> AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
                                  _storage: (Root) -> _ModelStorage<Value>) {
             self.init(name, keypath, defaultValue, metadata, storage: _ModelStorage<Value>.self)
         }
 
         /// `@Model`'s, for a `@Relationship(...)` property.
-        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+        public init<Root, Value>(name: String, keypath: @autoclosure @escaping () -> AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
                                  _storage: (Root) -> _ModelRelationship<Value>) {
             self.init(name, keypath, defaultValue, metadata, storage: _ModelRelationship<Value>.self)
         }
 
         /// `@Model`'s, for a `@Transient` property.
-        public init<Root, Value>(name: String, keypath: AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
+        public init<Root, Value>(name: String, keypath: @autoclosure @escaping () -> AnyKeyPath, defaultValue: Any? = nil, metadata: (any SchemaProperty)? = nil,
                                  _storage: (Root) -> _TransientValue<Value>) {
             self.init(name, keypath, defaultValue, metadata, storage: _TransientValue<Value>.self)
         }

@@ -51,9 +51,10 @@ enum ModelValues {
 
     /// The access of a stored value type, of its optional or of its array, found by the type's
     /// identity; nil for any other type. Asks the runtime nothing: the first cast of a type to a
-    /// protocol scans every conformance record of the process (see `ModelFieldStorage`).
+    /// protocol scans every conformance record of the process (see `ModelFieldStorage`), and so
+    /// does the first hash table keyed by `ObjectIdentifier` (W8, Docs/Benchmarks.md).
     static func knownAccess(_ type: Any.Type) -> AttributeAccess? {
-        guard let (stored, form) = known[ObjectIdentifier(type)] else { return nil }
+        guard let (stored, form) = known(type) else { return nil }
         switch form {
         case .plain: return stored.accesses.plain
         case .optional: return stored.accesses.optional
@@ -62,18 +63,24 @@ enum ModelValues {
     }
 
     /// Whether `type` is a stored value type, its optional or its array.
-    static func isKnown(_ type: Any.Type) -> Bool { known[ObjectIdentifier(type)] != nil }
+    static func isKnown(_ type: Any.Type) -> Bool { known(type) != nil }
 
     private enum Form { case plain, optional, array }
 
-    /// The stored value types, their optionals and their arrays, by identity.
-    nonisolated(unsafe) private static let known: [ObjectIdentifier: (any ModelValue.Type, Form)] = {
-        func forms<T: ModelValue>(_: T.Type) -> [(ObjectIdentifier, (any ModelValue.Type, Form))] {
-            [(ObjectIdentifier(T.self), (T.self, .plain)), (ObjectIdentifier(T?.self), (T.self, .optional)),
-             (ObjectIdentifier([T].self), (T.self, .array))]
-        }
-        return Dictionary(uniqueKeysWithValues: all.flatMap { forms($0) })
-    }()
+    /// The stored value type `type` is, or is the optional or the array of.
+    private static func known(_ type: Any.Type) -> (any ModelValue.Type, Form)? {
+        if let stored = plain(type) { return (stored, .plain) }
+        if let wrapped = TypeShape.optionalWrapped(type), let stored = plain(wrapped) { return (stored, .optional) }
+        if let element = TypeShape.arrayElement(type), let stored = plain(element) { return (stored, .array) }
+        return nil
+    }
+
+    /// The stored value type that is `type`, if one is (a search of `all`, by identity).
+    private static func plain(_ type: Any.Type) -> (any ModelValue.Type)? {
+        let id = ObjectIdentifier(type)
+        for stored in all where ObjectIdentifier(stored) == id { return stored }
+        return nil
+    }
 
     /// Every stored value type: the same list as StrataRecords' `StoredValues.all` (a test
     /// compares them), here as `ModelValue`s so that no cast asks the runtime for conformances.
