@@ -130,18 +130,26 @@ final class Entity: @unchecked Sendable {
         var transients: [(offset: Int, link: StorageLink)] = []
         // `@Model` lists each field's storage type (as the compiler knows it); any other field
         // is found by one cast (see `ModelFieldStorage`).
-        var listed: [String: any ModelFieldStorage.Type] = [:]
-        for property in metadata { if let storage = property.storage { listed[property.name] = storage } }
+        var listed: [String: (storage: any ModelFieldStorage.Type, route: ListedStorageRoute)] = [:]
+        for property in metadata { if let storage = property.storage { listed[property.name] = (storage, property.route) } }
         for field in FieldReflection.fields(of: T.self) {
             // `@Model`'s initialization flags (`_$name`): neither persisted nor observed.
             if field.type == _ModelPropertyInitialized.self { continue }
             let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-            let listedStorage = listed[propertyName].flatMap { ObjectIdentifier($0) == ObjectIdentifier(field.type) ? $0 : nil }
-            guard let storage = listedStorage ?? Entity.knownStorage(field.type) ?? field.type as? any ModelFieldStorage.Type else {
+            let listedStorage = listed[propertyName].flatMap { ObjectIdentifier($0.storage) == ObjectIdentifier(field.type) ? $0 : nil }
+            guard let storage = listedStorage?.storage ?? Entity.knownStorage(field.type) ?? field.type as? any ModelFieldStorage.Type else {
                 throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
             }
             do {
-                switch try storage.discovered(name: propertyName, offset: field.offset, index: properties.count, in: sample) {
+                let found: DiscoveredField
+                switch listedStorage?.route ?? .ask {
+                case .ask: found = try storage.discovered(name: propertyName, offset: field.offset, index: properties.count, in: sample)
+                case .attribute(let attribute):
+                    found = try attribute.discoveredAttribute(name: propertyName, offset: field.offset, index: properties.count, in: sample)
+                case .relationship(let relationship):
+                    found = .persisted(relationship.makeRelationship(name: propertyName, offset: field.offset, index: properties.count, in: sample))
+                }
+                switch found {
                 case .persisted(let property): properties.append(property)
                 case .observed(let link): transients.append((field.offset, link))
                 case .ignored: continue

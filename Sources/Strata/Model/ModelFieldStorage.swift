@@ -70,6 +70,12 @@ extension _ModelStorage: ModelFieldStorage {
         if !ModelValues.isKnown(Value.self), let relationship = Self.self as? any ModelRelationshipStorage.Type {
             return .persisted(relationship.makeRelationship(name: name, offset: offset, index: index, in: sample))
         }
+        return try discoveredAttribute(name: name, offset: offset, index: index, in: sample)
+    }
+}
+
+extension _ModelStorage: ModelAttributeStorage {
+    static func discoveredAttribute(name: String, offset: Int, index: Int, in sample: AnyObject) throws -> DiscoveredField {
         let declaration = read(in: sample, at: offset) { $0.attribute.declared.declaration }
         if declaration.has(.ephemeral) {
             return .observed(attributeLinks.moved(by: attributeOffset).withoutKeeper)
@@ -85,6 +91,13 @@ extension _ModelRelationship: ModelFieldStorage {
         }
         return .persisted(relationship.makeRelationship(name: name, offset: offset, index: index, in: sample))
     }
+}
+
+/// The `@Model` macro's storage of a property that `schemaMetadata` says is not a relationship
+/// (its value type is not a `RelationshipValue`, as the compiler chose the list's initializer):
+/// an attribute, found without asking the runtime whether the storage holds a relationship.
+protocol ModelAttributeStorage {
+    static func discoveredAttribute(name: String, offset: Int, index: Int, in sample: AnyObject) throws -> DiscoveredField
 }
 
 /// The `@Model` macro's storages that hold a relationship when their value is a model (or an
