@@ -63,7 +63,7 @@ final class Entity: @unchecked Sendable {
         self.inlineFields = properties.filter { !$0.isExternal }.map { ($0.index, $0.name) }
         self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
-        self.observationKeyPaths = (0..<(properties.count + transients.count)).map { \ModelBacking.[observed: $0] }
+        self.observationKeyPaths = ModelBacking.observationKeyPaths(properties.count + transients.count)
         let propertyIndex = self.propertyIndex
         var listedProperties: [(metadata: Schema.PropertyMetadata, index: Int)] = []
         for property in metadata { if let index = propertyIndex[property.name] { listedProperties.append((property, index)) } }

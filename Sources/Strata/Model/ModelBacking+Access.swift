@@ -14,7 +14,19 @@ import Synchronization
 /// of Strata's own, so that the model's key paths never leave the accessors.
 extension ModelBacking: Observable {
     subscript(observed slot: Int) -> Int { slot }
+
+    /// `\ModelBacking.[observed: slot]` for slots `0..<count`, made once per process and slot
+    /// and shared by every model (a key path with an argument costs about 10k instructions to
+    /// make: a model's own list was a twentieth of a fresh process's first open, W8).
+    static func observationKeyPaths(_ count: Int) -> [KeyPath<ModelBacking, Int>] {
+        sharedObservationKeyPaths.withLock { made in
+            while made.count < count { made.append(\ModelBacking.[observed: made.count]) }
+            return Array(made[..<count])
+        }
+    }
 }
+
+private let sharedObservationKeyPaths = Mutex<[KeyPath<ModelBacking, Int>]>([])
 
 extension ModelBacking {
     /// Records a read of property `slot` for `withObservationTracking`.
