@@ -41,7 +41,7 @@ struct HintPlan {
 extension RowCompiler {
     /// The conditions of `expression` an index may answer.
     func hints<E: PredicateExpression>(_ expression: E, at base: Int) -> [HintPlan] {
-        (expression as? any RowEvaluable)?.hintPlans(self, at: base) ?? []
+        evaluable(expression)?.hintPlans(self, at: base) ?? []
     }
 
     /// `property op constant` with the constant on either side (the sides found at `lAt` and

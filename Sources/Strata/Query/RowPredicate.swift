@@ -24,6 +24,8 @@ final class RowCompiler {
     let input: PredicateExpressions.VariableID
     /// `\T.persistentModelID` for the predicate's model `T`.
     let identifierKeyPath: AnyKeyPath
+    /// The predicate's model (its input's type).
+    private let model: any PersistentModel.Type
     /// Where the constants are, by slot, and what a predicate must hold to have this shape.
     private(set) var layout = TreeLayout()
 
@@ -31,12 +33,27 @@ final class RowCompiler {
         self.entity = entity
         self.input = input
         self.identifierKeyPath = \T.persistentModelID
+        self.model = model
+    }
+
+    /// `expression` as a node the planner knows, if it is one. A cast to `RowEvaluable` is
+    /// answered, the first time in a process for each node type, by a scan of every protocol
+    /// conformance loaded (about 250k instructions: three for `$0.id == key`, a fifth of a fresh
+    /// process's first fetch, W8). The leaves of most predicates, a constant and a key path of
+    /// the input, are found first by casts to their concrete types, which compare metadata.
+    func evaluable<E: PredicateExpression>(_ expression: E) -> (any RowEvaluable)? {
+        if let constant = expression as? PredicateExpressions.Value<E.Output> { return constant }
+        func inputKeyPath<T: PersistentModel>(_: T.Type) -> (any RowEvaluable)? {
+            expression as? PredicateExpressions.KeyPath<PredicateExpressions.Variable<T>, E.Output>
+        }
+        if let keyPath = inputKeyPath(model) { return keyPath }
+        return expression as? any RowEvaluable
     }
 
     /// The plan of `expression`, found `base` bytes into the tree: from the constants to a
     /// function of a record; nil if some part has no record function.
     func compile<E: PredicateExpression>(_ expression: E, at base: Int) -> ((Bindings) -> RowFunction<E.Output>)? {
-        guard let evaluable = expression as? any RowEvaluable else { return nil }
+        guard let evaluable = evaluable(expression) else { return nil }
         return open(evaluable, base) as? (Bindings) -> RowFunction<E.Output>
     }
 
@@ -52,17 +69,17 @@ final class RowCompiler {
 
     /// True if `expression` is the input's `persistentModelID`.
     func isIdentifier<E: PredicateExpression>(_ expression: E, at base: Int) -> Bool {
-        (expression as? any RowEvaluable)?.isIdentifier(self, at: base) ?? false
+        evaluable(expression)?.isIdentifier(self, at: base) ?? false
     }
 
     /// The property that `expression` reads directly from the predicate's input, if any.
     func inputProperty<E: PredicateExpression>(_ expression: E, at base: Int) -> PersistedProperty? {
-        (expression as? any RowEvaluable)?.inputProperty(self, at: base)
+        evaluable(expression)?.inputProperty(self, at: base)
     }
 
     /// The slot of a constant `expression` (nil when it is not a constant).
     func constantSlot<E: PredicateExpression>(_ expression: E, at base: Int) -> Int? {
-        (expression as? any RowEvaluable)?.slot(self, at: base)
+        evaluable(expression)?.slot(self, at: base)
     }
 
     /// Records a constant of type `T` at `offset`; its slot.
@@ -101,7 +118,7 @@ final class RowCompiler {
     /// The plan of a `Bool` expression as a list of field checks that must all pass; nil when
     /// some part is not such a check (bound: nil when a constant has no check).
     func checks<E: PredicateExpression>(_ expression: E, at base: Int) -> ((Bindings) -> [FieldCheck]?)? {
-        (expression as? any RowEvaluable)?.checkPlan(self, at: base)
+        evaluable(expression)?.checkPlan(self, at: base)
     }
 }
 
@@ -146,7 +163,7 @@ extension RowCompiler {
     /// The plan of a `Bool` expression, as a test; nil if some part has no record function
     /// (or the expression is not a `Bool` one).
     func test<E: PredicateExpression>(_ expression: E, at base: Int) -> ((Bindings) -> RowTest)? {
-        guard let node = expression as? any RowEvaluable else { return nil }
+        guard let node = evaluable(expression) else { return nil }
         if node.isRowTest { return node.testPlan(self, at: base) }
         return compile(expression, at: base) as? (Bindings) -> RowTest
     }
