@@ -128,8 +128,9 @@ final class Entity: @unchecked Sendable {
         let sample = T()
         var properties: [PersistedProperty] = []
         var transients: [(offset: Int, link: StorageLink)] = []
-        // `@Model` lists each field's storage type (as the compiler knows it); any other field
-        // is found by one cast (see `ModelFieldStorage`).
+        // `@Model` lists each field's storage type (as the compiler knows it), and whether it
+        // holds a relationship; an `Attribute` or `Transient` field is known from its type's
+        // metadata (`knownStorage`); any other field is found by one cast (see `ModelFieldStorage`).
         var listed: [String: (storage: any ModelFieldStorage.Type, route: ListedStorageRoute)] = [:]
         for property in metadata { if let storage = property.storage { listed[property.name] = (storage, property.route) } }
         for field in FieldReflection.fields(of: T.self) {
