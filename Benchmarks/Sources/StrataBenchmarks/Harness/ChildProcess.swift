@@ -84,24 +84,33 @@ enum ChildProcess {
         var output = ""
     }
 
-    /// A warm-up run of a fresh child (page cache, dynamic loader), then the median of
-    /// `repetitions` runs, with the whole process's wall time beside it (workload `id`, over a
-    /// store of `n`).
-    static func medianOfRuns(_ id: String, _ repetitions: Int, of n: Int, _ child: () throws -> Result) throws -> Measurement {
-        _ = try child()
-        var runs: [(Measurement, Double)] = []
+    /// The median of each child over `repetitions` rounds that run every child once, in turn,
+    /// after a warm-up round (page cache, dynamic loader), with the whole process's wall time
+    /// beside it (workload `id`, over a store of `n`). Interleaved, each system meets the same
+    /// state of the machine (a flusher writing back the stores just made, another process's
+    /// burst), where runs of one system after another let the first take all of it. Dirty pages
+    /// are written back first (`sync`).
+    static func interleavedMedians(_ id: String, _ repetitions: Int, of n: Int, _ children: [() throws -> Result]) throws -> [Measurement] {
+        sync()
+        for child in children { _ = try child() }
+        var runs = [[(Measurement, Double)]](repeating: [], count: children.count)
         for _ in 0..<repetitions {
-            let result = try child()
-            guard let m = result.measurements.first else { throw BenchError("\(id): the child reported nothing") }
-            runs.append((m, result.processSeconds))
+            for (i, child) in children.enumerated() {
+                let result = try child()
+                guard let m = result.measurements.first else { throw BenchError("\(id): the child reported nothing") }
+                runs[i].append((m, result.processSeconds))
+            }
         }
-        runs.sort { $0.0.seconds < $1.0.seconds }
-        var m = runs[runs.count / 2].0
-        m.seconds = median(runs.map(\.0.seconds))
-        m["process_seconds"] = .double(median(runs.map(\.1)))
-        m["repetitions"] = .int(runs.count)
-        m["of_records"] = .int(n)
-        return m
+        return runs.map { childRuns in
+            let sorted = childRuns.sorted { $0.0.seconds < $1.0.seconds }
+            var m = sorted[sorted.count / 2].0
+            m.seconds = median(sorted.map(\.0.seconds))
+            m["process_seconds"] = .double(median(sorted.map(\.1)))
+            m["repetitions"] = .int(sorted.count)
+            m["of_records"] = .int(n)
+            m["interleaved_with"] = .int(children.count - 1)
+            return m
+        }
     }
 
     /// Runs `self child <arguments>` (or `program <arguments>`, another executable that prints

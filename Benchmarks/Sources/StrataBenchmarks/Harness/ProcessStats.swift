@@ -117,19 +117,24 @@ struct Section {
     let anonBeforeKB: Int
     private let start: ContinuousClock.Instant
     private let written: (bytes: Int, calls: Int)
-    private let sampler: AnonSampler
+    private let sampler: AnonSampler?
 
-    /// Starts a section: a fresh peak, counters on.
-    static func begin() -> Section {
+    /// Starts a section: a fresh peak, counters on. `samplingAnon` false: no thread samples
+    /// RssAnon, and its peak is the larger of the values at the start and the end. For the
+    /// fresh-process workloads of a millisecond or two (E4, W8): the sampler's thread started,
+    /// and its read of `/proc`, beside the open it times (which maps files: `/proc` reads and
+    /// `mmap` take the same lock) made the timed part slower, and more for a store opened
+    /// through a mapping than for one read with `pread`.
+    static func begin(samplingAnon: Bool = true) -> Section {
         ProcessStats.startPeak()
         let rss = ProcessStats.memory().rssKB
         let anon = ProcessStats.anonKB()
-        let sampler = AnonSampler()
+        let sampler = samplingAnon ? AnonSampler() : nil
         SyscallCounter.enable()
         return Section(rssBeforeKB: rss, anonBeforeKB: anon, start: .now, written: ProcessStats.written(), sampler: sampler)
     }
 
-    private init(rssBeforeKB: Int, anonBeforeKB: Int, start: ContinuousClock.Instant, written: (bytes: Int, calls: Int), sampler: AnonSampler) {
+    private init(rssBeforeKB: Int, anonBeforeKB: Int, start: ContinuousClock.Instant, written: (bytes: Int, calls: Int), sampler: AnonSampler?) {
         self.rssBeforeKB = rssBeforeKB
         self.anonBeforeKB = anonBeforeKB
         self.start = start
@@ -158,7 +163,7 @@ struct Section {
         let elapsed = start.duration(to: .now)
         let w = ProcessStats.written()
         SyscallCounter.disable()
-        let peakAnon = sampler.stop()
+        let peakAnon = sampler?.stop() ?? max(anonBeforeKB, ProcessStats.anonKB())
         return Result(seconds: elapsed.seconds, peakKB: ProcessStats.memory().peakKB, rssBeforeKB: rssBeforeKB,
                       bytesWritten: w.bytes - written.bytes, writeCalls: w.calls - written.calls,
                       peakAnonKB: peakAnon, anonBeforeKB: anonBeforeKB)

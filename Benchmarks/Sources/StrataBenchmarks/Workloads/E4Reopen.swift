@@ -12,18 +12,19 @@ enum E4Reopen: Workload {
     static func run(_ bench: Bench) throws {
         bench.closeAll()
         let key = bench.data.id(bench.n / 2)
-        for system in bench.selected([.strataEngine, .grdb, .grdbTuned]) {
+        // The systems' children in turn, round after round (`interleavedMedians`).
+        let children: [() throws -> ChildProcess.Result] = bench.selected([.strataEngine, .grdb, .grdbTuned]).map { system in
             let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": bench.path(system), "key": key.uuidString])
-            bench.report(try ChildProcess.medianOfRuns(id, max(3, bench.options.repetitions), of: bench.n) { try ChildProcess.run(arguments) },
-                         title: title)
+            return { try ChildProcess.run(arguments) }
         }
+        for m in try ChildProcess.interleavedMedians(id, bench.options.freshProcessRepetitions, of: bench.n, children) { bench.report(m, title: title) }
     }
 
     static func child(_ arguments: ChildArguments) throws {
         let system = try arguments.system()
         let path = try arguments.string("path")
         guard let key = UUID(uuidString: try arguments.string("key")) else { throw BenchError("bad key") }
-        let section = Section.begin()
+        let section = Section.begin(samplingAnon: false)
         let start = ContinuousClock.now
         let opened: ContinuousClock.Instant
         let course: Course?

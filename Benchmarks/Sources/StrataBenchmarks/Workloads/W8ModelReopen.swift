@@ -23,28 +23,37 @@ enum W8ModelReopen: Workload {
         ObjectStores.closeAll()
         let n = bench.options.objectCount
         let key = bench.data.id(n / 2)
-        let repetitions = max(3, bench.options.repetitions)
+        // Each workload's children in turn, round after round (`interleavedMedians`): Strata's
+        // child, then grdb-tuned's W8 child, which stands beside both workloads (SQLite's open
+        // does not depend on Swift types; its measurement is reported under their names).
+        var entries: [(workload: String, title: String, renamed: Bool, child: () throws -> ChildProcess.Result)] = []
+        let grdbArguments = bench.includes(.grdbTuned)
+            ? [W8ObjectReopen.id] + ChildArguments.make(["system": System.grdbTuned.rawValue, "path": ObjectStores.path(bench, .grdbTuned), "key": key.uuidString])
+            : nil
+        func add(_ workload: String, _ title: String, strata: (() throws -> ChildProcess.Result)?) {
+            if let strata { entries.append((workload, title, false, strata)) }
+            if let grdbArguments { entries.append((workload, title, true, { try ChildProcess.run(grdbArguments) })) }
+        }
         if bench.includes(.strata) {
             let path = ObjectStores.path(bench, .strata)
-            bench.report(try ChildProcess.medianOfRuns(id, repetitions, of: n) { try ChildProcess.run(["open", path, key.uuidString, id], program: program) }, title: title)
-
+            add(id, title) { try ChildProcess.run(["open", path, key.uuidString, id], program: program) }
             // The 20-model store: made once by the child (its models), with as many courses.
             let twenty = bench.options.workDirectory + "/objects-20-models.strata"
             let made = try ChildProcess.run(["make-twenty", twenty, String(n)], program: program)
             guard let twentyKey = made.output.split(separator: "\n").last.map(String.init), UUID(uuidString: twentyKey) != nil else {
                 throw BenchError("\(twentyID): make-twenty printed no key")
             }
-            bench.report(try ChildProcess.medianOfRuns(id, repetitions, of: n) { try ChildProcess.run(["open-twenty", twenty, twentyKey, twentyID], program: program) },
-                         title: twentyTitle)
+            add(twentyID, twentyTitle) { try ChildProcess.run(["open-twenty", twenty, twentyKey, twentyID], program: program) }
+        } else {
+            add(id, title, strata: nil)
+            add(twentyID, twentyTitle, strata: nil)
         }
-        if bench.includes(.grdbTuned) {
-            let path = ObjectStores.path(bench, .grdbTuned)
-            let arguments = [W8ObjectReopen.id] + ChildArguments.make(["system": System.grdbTuned.rawValue, "path": path, "key": key.uuidString])
-            for workload in [(id, title), (twentyID, twentyTitle)] {
-                var m = try ChildProcess.medianOfRuns(id, repetitions, of: n) { try ChildProcess.run(arguments) }
-                m.workload = workload.0
-                bench.report(m, title: workload.1)
-            }
+        guard !entries.isEmpty else { return }
+        let medians = try ChildProcess.interleavedMedians(id, bench.options.freshProcessRepetitions, of: n, entries.map(\.child))
+        for (m, entry) in zip(medians, entries) {
+            var m = m
+            if entry.renamed { m.workload = entry.workload }
+            bench.report(m, title: entry.title)
         }
     }
 }

@@ -14,18 +14,19 @@ enum W8ObjectReopen: Workload {
         ObjectStores.closeAll()
         let n = bench.options.objectCount
         let key = bench.data.id(n / 2)
-        for system in bench.selected(ObjectStores.systems) {
-            let path = ObjectStores.path(bench, system)
-            let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": path, "key": key.uuidString])
-            bench.report(try ChildProcess.medianOfRuns(id, max(3, bench.options.repetitions), of: n) { try ChildProcess.run(arguments) }, title: title)
+        // The systems' children in turn, round after round (`interleavedMedians`).
+        let children: [() throws -> ChildProcess.Result] = bench.selected(ObjectStores.systems).map { system in
+            let arguments = [id] + ChildArguments.make(["system": system.rawValue, "path": ObjectStores.path(bench, system), "key": key.uuidString])
+            return { try ChildProcess.run(arguments) }
         }
+        for m in try ChildProcess.interleavedMedians(id, bench.options.freshProcessRepetitions, of: n, children) { bench.report(m, title: title) }
     }
 
     static func child(_ arguments: ChildArguments) throws {
         let system = try arguments.system()
         let path = try arguments.string("path")
         guard let key = UUID(uuidString: try arguments.string("key")) else { throw BenchError("bad key") }
-        let section = Section.begin()
+        let section = Section.begin(samplingAnon: false)
         let start = ContinuousClock.now
         let opened: ContinuousClock.Instant
         let foundID: UUID?
