@@ -124,8 +124,9 @@ struct Options {
     var lookupCount: Int { lookups ?? max(1, n / 10) }
     /// Interleaved rounds of the fresh-process workloads (E4, W8): a child takes about 60 ms,
     /// and one fresh process's open and fetch varies by a third from run to run, so three
-    /// times the in-process repetitions (15 by default), and at least five.
-    var freshProcessRepetitions: Int { max(5, 3 * repetitions) }
+    /// times the in-process repetitions (15 by default), and at least five; three in a smoke
+    /// run (two repetitions: `--quick`, CI).
+    var freshProcessRepetitions: Int { repetitions <= 2 ? 3 : max(5, 3 * repetitions) }
     /// Objects in the W workloads' stores.
     var objectCount: Int { objects ?? min(n, 100_000) }
 }
