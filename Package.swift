@@ -8,9 +8,11 @@ import PackageDescription
 // memory: the B+tree node's invariants (slots in range, keys ascending, its size and garbage as
 // its bytes add up, Sources/StrataEngine/Tree/Node+Invariants.swift) are checked after every
 // edit, and a broken one stops the program with a message naming the node and the invariant.
-// The sources test `#if STRATA_INTERNAL_CHECKS`; other builds compile the checks to nothing.
-// One CI leg (.ci/run) builds so, into a scratch path of its own, and runs the engine's tests:
-//   STRATA_INTERNAL_CHECKS=1 swift build --build-tests --scratch-path .build-checks
+// The sources test `#if STRATA_INTERNAL_CHECKS`. A debug build has the checks compiled in and
+// runs them when its process has the variable set, so the engine's tests run with them on the
+// tests' own build (CI does):
+//   STRATA_INTERNAL_CHECKS=1 swift test --skip-build --filter StrataEngineTests
+// A release build without the flag compiles the checks to nothing.
 let internalChecks = Context.environment["STRATA_INTERNAL_CHECKS"].map { !$0.isEmpty && $0 != "0" } ?? false
 let engineSettings: [SwiftSetting] = internalChecks ? [.define("STRATA_INTERNAL_CHECKS")] : []
 

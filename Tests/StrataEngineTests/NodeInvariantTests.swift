@@ -1,7 +1,7 @@
 // The node invariant checker (Node+Invariants.swift): it finds nothing wrong with nodes that
 // the node's operations made, and it names each invariant of a node broken on purpose (a
 // mutation test: if the checker missed any of these, a bug of that kind would go unseen in the
-// CI leg that checks every node after every edit). In a build with STRATA_INTERNAL_CHECKS an
+// CI leg that checks every node after every edit). With the checks on (STRATA_INTERNAL_CHECKS) an
 // edit of a broken node stops the program, naming the invariant.
 import Testing
 @testable import StrataEngine
@@ -183,9 +183,9 @@ import StrataTestSupport
         #expect(violations.map(\.invariant).contains(mutation.invariant), "\(mutation.name): found \(violations)")
     }
 
-    /// In a build with STRATA_INTERNAL_CHECKS the next edit of a broken node stops the
+    /// With the internal checks on (Node.checksAfterEveryEdit) the next edit of a broken node stops the
     /// program, and the message names the operation and the invariant.
-    @Test(.enabled(if: Node.checksAfterEveryEdit, "only a build with STRATA_INTERNAL_CHECKS checks after every edit"))
+    @Test(.enabled(if: Node.checksAfterEveryEdit, "only a build with STRATA_INTERNAL_CHECKS, or a debug build run with it set, checks after every edit"))
     func anEditOfABrokenNodeStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let leaf = NodeInvariantTests.makeLeaf()

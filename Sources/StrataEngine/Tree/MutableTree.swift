@@ -54,7 +54,7 @@ final class MutableTree {
             guard let node = Node(copying: view, budget: budget) else {
                 throw StoreError.corrupt("the page at byte \(offset) is too large to change", path: pages.path, offset: offset)
             }
-            #if STRATA_INTERNAL_CHECKS
+            #if STRATA_INTERNAL_CHECKS || DEBUG
             node.copiedFrom = offset
             #endif
             supersededBytes += UInt64(view.length)

@@ -2,11 +2,28 @@
 // `_BTree+Invariants.swift`).
 //
 // `invariantViolations()` lists what is wrong with a node, in every build: the tests call it on
-// nodes they break on purpose. A build with STRATA_INTERNAL_CHECKS (Package.swift says how to
-// make one) also runs it after every change a node's operations make (`checkAfterEdit`), and
-// stops at the first broken node, naming it and what broke, so that a bug shows where it
-// happens rather than as a damaged page three commits later. Other builds compile that call
-// to nothing.
+// nodes they break on purpose. It also runs after every change a node's operations make
+// (`checkAfterEdit`), and stops at the first broken node, naming it and what broke, so that a
+// bug shows where it happens rather than as a damaged page three commits later, when:
+// - the build was made with STRATA_INTERNAL_CHECKS set (Package.swift says how): always;
+// - or in a debug build, when the process runs with STRATA_INTERNAL_CHECKS set (to anything
+//   but "" or "0"), as CI runs the engine's tests a second time on the build the tests made.
+// A release build without the flag compiles that call to nothing.
+
+#if DEBUG && !STRATA_INTERNAL_CHECKS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// STRATA_INTERNAL_CHECKS in the environment of a debug build's process (read once).
+private let nodeChecksRequested: Bool = {
+    guard let value = getenv("STRATA_INTERNAL_CHECKS") else { return false }
+    let text = String(cString: value)
+    return !text.isEmpty && text != "0"
+}()
+#endif
 
 extension Node {
     /// One broken invariant of a node: which one, and what was found.
@@ -55,10 +72,13 @@ extension Node {
         return found
     }
 
-    /// True in a build with STRATA_INTERNAL_CHECKS, which checks every node after every edit.
+    /// True when every node is checked after every edit: a build with STRATA_INTERNAL_CHECKS,
+    /// or a debug build run with it in its environment.
     static var checksAfterEveryEdit: Bool {
         #if STRATA_INTERNAL_CHECKS
         return true
+        #elseif DEBUG
+        return nodeChecksRequested
         #else
         return false
         #endif
@@ -69,17 +89,18 @@ extension Node {
     var invariantCheckName: String {
         var name = "\(isPacked ? "packed leaf" : isLeaf ? "leaf" : "branch") node of \(count) cells, "
             + "prefix \(prefixLength) bytes, encodedSize \(encodedSize)"
-        #if STRATA_INTERNAL_CHECKS
+        #if STRATA_INTERNAL_CHECKS || DEBUG
         if let copiedFrom { name += ", copied from the page at byte \(copiedFrom)" } else { name += ", not copied from a page" }
         #endif
         return name
     }
 
-    /// Runs `invariantViolations()` after a change in a build with STRATA_INTERNAL_CHECKS, and
-    /// stops if any invariant is broken; nothing in other builds.
+    /// Runs `invariantViolations()` after a change when `checksAfterEveryEdit`, and stops if any
+    /// invariant is broken; nothing in a release build without STRATA_INTERNAL_CHECKS.
     @inline(__always)
     func checkAfterEdit(_ operation: StaticString) {
-        #if STRATA_INTERNAL_CHECKS
+        #if STRATA_INTERNAL_CHECKS || DEBUG
+        guard Node.checksAfterEveryEdit else { return }
         let violations = invariantViolations()
         if !violations.isEmpty {
             let list = violations.map(\.description).joined(separator: "; ")

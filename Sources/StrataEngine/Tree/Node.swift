@@ -55,7 +55,7 @@ final class Node {
     /// written page named in cell i.
     @exclusivity(unchecked) var children: [Node?] = []
     let budget: DirtyBudget
-    #if STRATA_INTERNAL_CHECKS
+    #if STRATA_INTERNAL_CHECKS || DEBUG
     /// The page this node was copied from (nil for a new node), for the invariant checker's
     /// messages (Node+Invariants.swift).
     var copiedFrom: UInt64?
