@@ -17,6 +17,12 @@
 # clone's folder name, or a product the repository lacks. Nothing is compiled for it (the
 # programs above compile the code).
 #
+# SNIPPETS_SCRATCH: the build folder (default .build-snippets/build). CI points it at
+# StrataData/.build, built just before: the package's dependencies (the root package,
+# StrataData, swift-syntax) are then compiled already, and only the blocks are (seconds, where a
+# folder of its own took 3 to 3.5 minutes, most of it swift-syntax). The blocks' targets are
+# named after their files (Docs_History_L12), so they meet none of StrataData's.
+#
 # usage: scripts/check-doc-snippets.sh [--no-run]
 set -euo pipefail
 
@@ -146,11 +152,12 @@ done
 count=$(printf '%s\n' $targets | wc -l)
 echo "check-doc-snippets: compiling $count Swift blocks of README.md and Docs/*.md ($fragments swift-fragment blocks skipped)"
 # SwiftPM misses files added to or moved in a path dependency (the repository): plan anew.
-rm -f "$work/build/debug.yaml"
-swift build --package-path "$package" --scratch-path "$work/build"
+scratch=${SNIPPETS_SCRATCH:-$work/build}
+rm -f "$scratch/debug.yaml"
+swift build --package-path "$package" --scratch-path "$scratch"
 
 if [ "$run" = 1 ]; then
-    bin=$(swift build --package-path "$package" --scratch-path "$work/build" --show-bin-path)
+    bin=$(swift build --package-path "$package" --scratch-path "$scratch" --show-bin-path)
     for target in $targets; do
         folder=$(mktemp -d)
         if ! (cd "$folder" && HOME="$folder" XDG_DATA_HOME="$folder/data" TMPDIR="$folder" "$bin/$target" > "$folder/.output" 2>&1); then
