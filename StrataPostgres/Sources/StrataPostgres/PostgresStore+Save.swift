@@ -211,7 +211,11 @@ struct SaveRun {
         }
         for (entity, targets) in named {
             guard let table = store.tables[entity] else { continue }
-            let rows = try c.query("SELECT \"_id\"::text FROM \(table.qualified) WHERE \"_id\" = ANY($1::bigint[])",
+            // `FOR KEY SHARE`: a row found stays until this save commits (another writer's
+            // delete of it waits), and a row another writer is deleting is waited for, then
+            // not found. Read without a lock, a row deleted between this check and the commit
+            // made the deferred foreign key refuse the commit (SQLSTATE 23503).
+            let rows = try c.query("SELECT \"_id\"::text FROM \(table.qualified) WHERE \"_id\" = ANY($1::bigint[]) ORDER BY \"_id\" FOR KEY SHARE",
                                    [PostgresValues.arrayLiteral(targets.keys.map { String($0) })])
             let stored = Set(rows.compactMap { $0.first.flatMap { $0 }.flatMap(Int64.init) })
             for (id, target) in targets where !stored.contains(id) { gone.insert(target) }

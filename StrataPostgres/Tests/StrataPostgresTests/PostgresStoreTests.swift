@@ -2,6 +2,7 @@
 // tables as people and tools read them, upserts, versions, many writers in many processes,
 // observers across processes, a standby.
 import Foundation
+import Synchronization
 import Testing
 import Strata
 @testable import StrataPostgres
@@ -93,6 +94,13 @@ final class PGOwnerWithAFairlyLongNameForTheseTests: PersistentModel {
 
 /// A model without relationships, whose deletions keep a value: `delete(model:where:)` is one
 /// statement on the server.
+/// Stops along a walk: a to-many relationship without an inverse.
+final class PGWalk: PersistentModel {
+    @Attribute var name: String = ""
+    @Relationship var stops: [PGStop] = []
+    init() {}
+}
+
 final class PGReading: PersistentModel {
     @Attribute(.preserveValueOnDeletion) var station: String = ""
     @Attribute var value: Double = 0
@@ -465,6 +473,63 @@ struct PGFixture {
         #expect(thrown?.code == .saveConflict)
         let names = try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>()).map(\.name)
         #expect(names == ["Lisboa"], "never a lost update, never a deleted row back")
+    }
+
+    /// A save that names a stored object while another writer is deleting it: the save waits
+    /// for that writer (the rows a save names are locked `FOR KEY SHARE` when it checks them),
+    /// and once the deletion commits it writes no reference to the object, as it does for one
+    /// deleted earlier. Until 2026-11-30 the check read the rows without a lock, and the commit
+    /// failed on the deferred foreign key (SQLSTATE 23503, an untyped refusal).
+    @Test func aSaveNamingARowAnotherWriterIsDeletingWaitsThenWritesNoReference() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self, PGWalk.self])
+        let seed = ModelContext(try fixture.container())
+        seed.insert(PGStop("Alfama"))
+        seed.insert(PGStop("Belém"))
+        try seed.save()
+        let container = try fixture.container()
+        let ns = fixture.namespace
+        let deleter = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "deleter")
+        let watcher = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "watcher")
+        // The save's outcome once it ended: nil while it runs, then its error or "saved".
+        let outcome = Mutex<String?>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        var sawTheSaveWait = false
+        try deleter.withConnection { other in
+            // The other writer's deletion, not committed yet.
+            try other.execute("BEGIN")
+            #expect(try other.execute("DELETE FROM \"\(ns)\".\"PGStop\" WHERE \"place\" = 'Alfama'") == 1)
+            let otherPID = try other.query("SELECT pg_backend_pid()::text").first?.first ?? nil
+            Thread {
+                let ending: String
+                do {
+                    let context = ModelContext(container)
+                    let walk = PGWalk()
+                    walk.name = "walk"
+                    context.insert(walk)
+                    walk.stops = try context.fetch(FetchDescriptor<PGStop>(sortBy: [SortDescriptor(\.place)]))
+                    try context.save()
+                    ending = "saved"
+                } catch {
+                    ending = "\(error)"
+                }
+                outcome.withLock { $0 = ending }
+                ended.signal()
+            }.start()
+            // Until the save waits for the deletion (a backend blocked by the other writer's,
+            // asked of the server query after query), or ends without waiting.
+            try watcher.withConnection { w in
+                while outcome.withLock({ $0 == nil }) {
+                    let waiting = try w.query("SELECT count(*)::text FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [otherPID])
+                    if waiting.first?.first != "0" { sawTheSaveWait = true; break }
+                }
+            }
+            try other.execute("COMMIT")
+        }
+        ended.wait()
+        #expect(sawTheSaveWait, "the save should have waited for the uncommitted deletion")
+        #expect(outcome.withLock { $0 } == "saved")
+        let walk = try #require(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGWalk>()).first)
+        #expect(walk.stops.map(\.place) == ["Belém"], "no reference to the row deleted meanwhile")
     }
 
     @Test func aFailedSaveLeavesTheConnectionsUsable() throws {
