@@ -287,8 +287,25 @@ extension Conformance {
             try checkEqual(try context.fetch(byAuthor).map(\.title), ["three"], "a page of them")
             let sorted = FetchDescriptor<ConfBook>(sortBy: [SortDescriptor(\.author?.name), SortDescriptor(\.pages)])
             try checkEqual(try context.fetch(sorted).map(\.title), ["two", "three", "one"], "sorted by the authors' unsaved names")
-            // (With includePendingChanges false, the engine still reads the related objects as
-            // they are in memory, and PostgreSQL as saved: not checked here.)
+            // Without pending changes: the authors as saved (Ann, Ben), through the predicate, the
+            // count and the sort, as a store's query reads them. (Until 2026-11-30 the engine
+            // read the related objects as they were in memory there, and PostgreSQL as saved.)
+            var storedOnly = byAuthor
+            storedOnly.fetchLimit = nil
+            storedOnly.includePendingChanges = false
+            try checkEqual(try context.fetch(storedOnly).map(\.title), [], "no saved author is named Bea")
+            let benSaved = "Ben"
+            storedOnly.predicate = #Predicate { $0.author?.name == benSaved }
+            try checkEqual(try context.fetch(storedOnly).map(\.title), ["three", "two"], "books by the author's saved name")
+            try checkEqual(try context.fetchCount(storedOnly), 2, "fetchCount by the author's saved name")
+            let notBen = #Predicate<ConfBook> { $0.author?.name != benSaved || $0.pages > 25 }
+            storedOnly.predicate = notBen
+            try checkEqual(try context.fetch(storedOnly).map(\.title), ["one", "three"], "a condition with ||, by the saved names")
+            var sortedStored = sorted
+            sortedStored.includePendingChanges = false
+            try checkEqual(try context.fetch(sortedStored).map(\.title), ["one", "two", "three"], "sorted by the authors' saved names")
+            try check(try context.fetch(sortedStored).first === one, "the registered objects are what is fetched")
+            try checkEqual(ben.name, "Bea", "the unsaved name is still the object's")
             context.delete(ann)
             let withAuthor = #Predicate<ConfBook> { $0.author != nil }
             try checkEqual(try context.fetch(FetchDescriptor(predicate: withAuthor, sortBy: [SortDescriptor(\.title)])).map(\.title),

@@ -81,6 +81,14 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         var common = RunCommon(compare: sorted ? CompiledQuery.compare(descriptor.sortBy) : nil, pendingTest: pendingTest,
                                paging: Paging(offset: descriptor.fetchOffset, limit: descriptor.fetchLimit),
                                includePendingChanges: descriptor.includePendingChanges)
+        // Without pending changes, a predicate or sort evaluated on objects reads them, and the
+        // objects their relationships reach, as the store has them: made by a context of their
+        // own, which has no unsaved changes (the context's registered objects may). Needed only
+        // where objects are evaluated through the context (relationships, external values).
+        if !descriptor.includePendingChanges, (predicate != nil || sorted), context.hasChanges,
+           parts.contains(where: { $0.table.entity.needsRegisteredObjects }) {
+            common.asStored = ModelContext(context.container)
+        }
         if parts.contains(where: { $0.handle.custom != nil }) {
             // A custom store is asked with the descriptor itself (its subclasses' models whole).
             // Rows the store may answer that the context leaves out: changed, deleted, and
@@ -108,7 +116,8 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                 return part.run(b, filter: {
                     if let checks = part.checks?(b) { return .checks(checks) }
                     if let test = part.test { return .record(test(b)) }
-                    return .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle, context: context))
+                    return .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle,
+                                                              context: context, asStored: common.asStored))
                 }, common, ownModel: i == 0)
             }
         }
@@ -130,7 +139,10 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// model with relationships or external values is evaluated on its registered object, so
     /// that key paths through relationships can load the related objects.
     private static func objectFilter(_ evaluate: @escaping (AnyObject) throws -> Bool, table: Table, handle: StoreHandle,
-                                     context: ModelContext) -> (RowID, RecordView) throws -> Bool {
+                                     context: ModelContext, asStored: ModelContext?) -> (RowID, RecordView) throws -> Bool {
+        if table.entity.needsRegisteredObjects, let asStored {
+            return { row, view in try evaluate(try asStored.object(row, view: view, table: table, handle: handle)) }
+        }
         if table.entity.needsRegisteredObjects {
             return { [unowned context] row, view in try evaluate(try context.object(row, view: view, table: table, handle: handle)) }
         }
@@ -215,6 +227,9 @@ private struct RunCommon {
     let pendingTest: ((AnyObject) throws -> Bool)?
     let paging: Paging
     let includePendingChanges: Bool
+    /// Without pending changes, in a context with unsaved ones: the context that makes the
+    /// objects a predicate or sort is evaluated on, as stored (nil: the fetch's own context).
+    var asStored: ModelContext? = nil
     /// For a custom store: the fetch to ask it, and the rows unsaved changes may take out.
     var storeFetch: (any StoreFetch)? = nil
     var pendingRows = 0
@@ -239,7 +254,7 @@ extension QueryPart {
         return QueryRun(handle: handle, table: table, filter: filter, source: rows,
                         sort: common.compare.map { ResultSort(compare: $0, properties: sortProperties, indexOrder: indexOrder) },
                         paging: common.paging, includePendingChanges: common.includePendingChanges, pendingTest: common.pendingTest,
-                        loading: loading, storageQuery: storageQuery)
+                        loading: loading, storageQuery: storageQuery, asStored: common.asStored)
     }
 }
 

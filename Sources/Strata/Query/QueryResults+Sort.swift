@@ -6,7 +6,7 @@ extension ModelContext {
     /// General order: sorted with the descriptors, ties in row order (the order a fetch without
     /// sort descriptors gives, pending objects included). Without pending changes, a row sorts
     /// on its stored values (as a store query does) even if its registered object has unsaved
-    /// changes. With a limit, only the best `offset + limit` are kept (top-k), and rows that do
+    /// changes, and reads the objects its relationships reach as stored too. With a limit, only the best `offset + limit` are kept (top-k), and rows that do
     /// not make it are never registered; the rows of the page are read again to make them.
     func sortedResults(_ run: QueryRun, _ sort: ResultSort, _ pending: PendingResults,
                        _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
@@ -17,7 +17,10 @@ extension ModelContext {
         let entity = run.entity
         try rows.visit(reader) { row, view in
             let registered = registeredBacking(entity, row)
-            if let registered, run.includePendingChanges || !(registered.isChanged || registered.status != .persisted) {
+            if let asStored = run.asStored, entity.needsRegisteredObjects {
+                // Without pending changes: the sort reads the row, and what it reaches, as stored.
+                best.offer((row, try asStored.object(row, view: view, table: run.table, handle: run.handle), registered?.object))
+            } else if let registered, run.includePendingChanges || !(registered.isChanged || registered.status != .persisted) {
                 best.offer((row, registered.object, registered.object))
             } else if registered == nil && entity.needsRegisteredObjects {
                 // Sort keys may go through relationships: use the registered object.

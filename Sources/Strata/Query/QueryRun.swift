@@ -59,9 +59,13 @@ final class QueryRun {
     /// The terms offered to a backend that evaluates queries (nil: none, or an engine that
     /// does not).
     let storageQuery: StorageQuery?
+    /// Without pending changes, in a context with unsaved ones: the context that makes the
+    /// objects a sort reads, as stored (nil: sort keys come from the fetch's own context).
+    let asStored: ModelContext?
 
     init(handle: StoreHandle, table: Table, filter: RowFilter, source: RowSource, sort: ResultSort?, paging: Paging,
-         includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil) {
+         includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil,
+         asStored: ModelContext? = nil) {
         self.handle = handle
         self.table = table
         self.filter = filter
@@ -72,6 +76,7 @@ final class QueryRun {
         self.pendingTest = pendingTest
         self.loading = loading
         self.storageQuery = storageQuery
+        self.asStored = asStored
     }
 
     var entity: Entity { table.entity }
@@ -83,7 +88,8 @@ final class QueryRun {
     /// The same run without offset and limit (a fetch across models pages the merge).
     var unpaged: QueryRun {
         QueryRun(handle: handle, table: table, filter: filter, source: source, sort: sort, paging: Paging(offset: nil, limit: nil),
-                 includePendingChanges: includePendingChanges, pendingTest: pendingTest, loading: loading, storageQuery: storageQuery)
+                 includePendingChanges: includePendingChanges, pendingTest: pendingTest, loading: loading, storageQuery: storageQuery,
+                 asStored: asStored)
     }
 }
 
