@@ -85,10 +85,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         // objects their relationships reach, as the store has them: made by a context of their
         // own, which has no unsaved changes (the context's registered objects may). Needed only
         // where objects are evaluated through the context (relationships, external values).
-        if !descriptor.includePendingChanges, (predicate != nil || sorted), context.hasChanges,
-           parts.contains(where: { $0.table.entity.needsRegisteredObjects }) {
-            common.asStored = ModelContext(context.container)
-        }
+        if !common.includePendingChanges, predicate != nil || sorted { common.asStored = asStored(context) }
         if parts.contains(where: { $0.handle.custom != nil }) {
             // A custom store is asked with the descriptor itself (its subclasses' models whole).
             // Rows the store may answer that the context leaves out: changed, deleted, and
@@ -121,6 +118,15 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                 }, common, ownModel: i == 0)
             }
         }
+    }
+
+    /// A context with no unsaved changes, for a fetch without pending changes in `context`,
+    /// when `context` has unsaved changes and objects are evaluated through a context; else nil.
+    /// (Out of line: most fetches include pending changes and never call it.)
+    @inline(never)
+    private func asStored(_ context: ModelContext) -> ModelContext? {
+        guard context.hasChanges, parts.contains(where: { $0.table.entity.needsRegisteredObjects }) else { return nil }
+        return ModelContext(context.container)
     }
 
     /// Foundation's order of two objects by the descriptors.
@@ -252,9 +258,9 @@ extension QueryPart {
                                         pendingRows: common.pendingRows)
         }
         return QueryRun(handle: handle, table: table, filter: filter, source: rows,
-                        sort: common.compare.map { ResultSort(compare: $0, properties: sortProperties, indexOrder: indexOrder) },
+                        sort: common.compare.map { ResultSort(compare: $0, properties: sortProperties, indexOrder: indexOrder, asStored: common.asStored) },
                         paging: common.paging, includePendingChanges: common.includePendingChanges, pendingTest: common.pendingTest,
-                        loading: loading, storageQuery: storageQuery, asStored: common.asStored)
+                        loading: loading, storageQuery: storageQuery)
     }
 }
 

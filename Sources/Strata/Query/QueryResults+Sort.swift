@@ -17,7 +17,7 @@ extension ModelContext {
         let entity = run.entity
         try rows.visit(reader) { row, view in
             let registered = registeredBacking(entity, row)
-            if let asStored = run.asStored, entity.needsRegisteredObjects {
+            if let asStored = sort.asStored, entity.needsRegisteredObjects {
                 // Without pending changes: the sort reads the row, and what it reaches, as stored.
                 best.offer((row, try asStored.object(row, view: view, table: run.table, handle: run.handle), registered?.object))
             } else if let registered, run.includePendingChanges || !(registered.isChanged || registered.status != .persisted) {

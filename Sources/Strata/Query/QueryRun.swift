@@ -37,6 +37,9 @@ struct ResultSort {
     let properties: [Int]?
     /// The index the (single) descriptor can be read from, and its direction.
     let indexOrder: (index: IndexID, reverse: Bool)?
+    /// Without pending changes, in a context with unsaved ones: the context that makes the
+    /// objects the sort reads, as stored (nil: sort keys come from the fetch's own context).
+    var asStored: ModelContext? = nil
 }
 
 /// One model's part of a fetch, bound to the fetch's constants: its table, filter, rows to
@@ -59,13 +62,9 @@ final class QueryRun {
     /// The terms offered to a backend that evaluates queries (nil: none, or an engine that
     /// does not).
     let storageQuery: StorageQuery?
-    /// Without pending changes, in a context with unsaved ones: the context that makes the
-    /// objects a sort reads, as stored (nil: sort keys come from the fetch's own context).
-    let asStored: ModelContext?
 
     init(handle: StoreHandle, table: Table, filter: RowFilter, source: RowSource, sort: ResultSort?, paging: Paging,
-         includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil,
-         asStored: ModelContext? = nil) {
+         includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil) {
         self.handle = handle
         self.table = table
         self.filter = filter
@@ -76,7 +75,6 @@ final class QueryRun {
         self.pendingTest = pendingTest
         self.loading = loading
         self.storageQuery = storageQuery
-        self.asStored = asStored
     }
 
     var entity: Entity { table.entity }
@@ -88,8 +86,7 @@ final class QueryRun {
     /// The same run without offset and limit (a fetch across models pages the merge).
     var unpaged: QueryRun {
         QueryRun(handle: handle, table: table, filter: filter, source: source, sort: sort, paging: Paging(offset: nil, limit: nil),
-                 includePendingChanges: includePendingChanges, pendingTest: pendingTest, loading: loading, storageQuery: storageQuery,
-                 asStored: asStored)
+                 includePendingChanges: includePendingChanges, pendingTest: pendingTest, loading: loading, storageQuery: storageQuery)
     }
 }
 
