@@ -143,13 +143,12 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
 
     /// The slow path: Foundation's `Predicate.evaluate` on an object made from the record. A
     /// model with relationships or external values is evaluated on its registered object, so
-    /// that key paths through relationships can load the related objects.
+    /// that key paths through relationships can load the related objects: `context`'s, or, for
+    /// a fetch without pending changes, `asStored`'s (its objects are as stored).
     private static func objectFilter(_ evaluate: @escaping (AnyObject) throws -> Bool, table: Table, handle: StoreHandle,
                                      context: ModelContext, asStored: ModelContext?) -> (RowID, RecordView) throws -> Bool {
-        if table.entity.needsRegisteredObjects, let asStored {
-            return { row, view in try evaluate(try asStored.object(row, view: view, table: table, handle: handle)) }
-        }
         if table.entity.needsRegisteredObjects {
+            if let asStored { return { row, view in try evaluate(try asStored.object(row, view: view, table: table, handle: handle)) } }
             return { [unowned context] row, view in try evaluate(try context.object(row, view: view, table: table, handle: handle)) }
         }
         return { row, view in try evaluate(try ModelContext.scratchObject(row, view: view, entity: table.entity, handle: handle)) }

@@ -6,8 +6,9 @@ extension ModelContext {
     /// General order: sorted with the descriptors, ties in row order (the order a fetch without
     /// sort descriptors gives, pending objects included). Without pending changes, a row sorts
     /// on its stored values (as a store query does) even if its registered object has unsaved
-    /// changes, and reads the objects its relationships reach as stored too. With a limit, only the best `offset + limit` are kept (top-k), and rows that do
-    /// not make it are never registered; the rows of the page are read again to make them.
+    /// changes, and so do the objects its relationships reach (`ResultSort.asStored`). With a
+    /// limit, only the best `offset + limit` are kept (top-k), and rows that do not make it are
+    /// never registered; the rows of the page are read again to make them.
     func sortedResults(_ run: QueryRun, _ sort: ResultSort, _ pending: PendingResults,
                        _ reader: any StorageReader, _ materialize: Bool) throws -> [FetchItem] {
         var rows = try StoredRows(run, excluded: pending.excluded, reader: reader)
