@@ -2,6 +2,7 @@
 // tables as people and tools read them, upserts, versions, many writers in many processes,
 // observers across processes, a standby.
 import Foundation
+import PostgresNIO
 import Synchronization
 import Testing
 import Strata
@@ -530,6 +531,22 @@ struct PGFixture {
         #expect(outcome.withLock { $0 } == "saved")
         let walk = try #require(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGWalk>()).first)
         #expect(walk.stops.map(\.place) == ["Belém"], "no reference to the row deleted meanwhile")
+    }
+
+    /// A container (and its store) whose last reference goes away on one of SwiftNIO's event
+    /// loop threads, as it does when the last one was taken by the store's LISTEN callback: its
+    /// connections close without waiting there, where SwiftNIO traps a wait. (CI hit it on
+    /// 2026-11-30: "wait() must not be called when on an EventLoop", from the store's deinit.)
+    @Test func aStoreLetGoOfOnAnEventLoopThreadDoesNotTrap() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let context = ModelContext(try fixture.container())
+        context.insert(PGBird("b1", "wren"))
+        try context.save()
+        let held = Mutex<ModelContainer?>(try fixture.container())
+        _ = try held.withLock { try ModelContext(try #require($0)).fetchCount(FetchDescriptor<PGBird>()) }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        try loop.submit { held.withLock { $0 = nil } }.wait()
+        #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGBird>()) == 1)
     }
 
     @Test func aFailedSaveLeavesTheConnectionsUsable() throws {

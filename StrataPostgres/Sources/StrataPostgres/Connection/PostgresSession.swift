@@ -484,9 +484,16 @@ final class PreparedStatements: Sendable {
 
 extension PostgresConnection {
     /// Closes the connection and waits until it is (a connection let go of before its channel
-    /// closed is an error of postgres-nio's). Never called on an event loop's thread.
+    /// closed is an error of postgres-nio's). On an event loop's thread, where waiting is a
+    /// trap of SwiftNIO's, it does not wait: the close's completion holds the connection until
+    /// its channel closed. (A store is let go of there when the last reference to it was the
+    /// one its LISTEN callback took: its deinit closed the listening connection and trapped.)
     func closeSoon() {
         let future: EventLoopFuture<Void> = close()
+        guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
+            future.whenComplete { _ in withExtendedLifetime(self) {} }
+            return
+        }
         try? future.wait()
     }
 }
