@@ -549,6 +549,28 @@ struct PGFixture {
         #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGBird>()) == 1)
     }
 
+    /// A fetch or save on one of SwiftNIO's event loop threads (a Vapor route returning a
+    /// future, an `EventLoopFuture` callback) is refused with a typed error that says where to
+    /// call from, instead of the trap SwiftNIO sets on waiting there; the store works after.
+    @Test func useOnAnEventLoopThreadIsATypedErrorNotATrap() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let container = try fixture.container()
+        let seed = ModelContext(container)
+        seed.insert(PGBird("b1", "wren"))
+        try seed.save()
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let outcome = try loop.submit { () -> String in
+            let context = ModelContext(container)
+            do { return "counted \(try context.fetchCount(FetchDescriptor<PGBird>()))" } catch let error as StrataError {
+                return "\(error.code): \(error.message)"
+            } catch {
+                return "untyped: \(error)"
+            }
+        }.wait()
+        #expect(outcome.hasPrefix("storeFailure") && outcome.contains("event loop"), "\(outcome)")
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<PGBird>()) == 1)
+    }
+
     @Test func aFailedSaveLeavesTheConnectionsUsable() throws {
         let fixture = try PGFixture([PGPerson.self])
         let context = ModelContext(try fixture.container())

@@ -68,8 +68,16 @@ final class PostgresSession: @unchecked Sendable {
     }
 
     /// A connection from the pool, or a new one.
+    ///
+    /// Refused on one of SwiftNIO's event loop threads (code running in an `EventLoopFuture`'s
+    /// callback, or a Vapor route that returns a future): every statement waits for its
+    /// answer, and SwiftNIO traps a wait there. The caller gets a typed error to act on
+    /// rather than a crash.
     private func connection() throws -> PooledConnection {
         if let pinned { return PooledConnection(pinned, statements: nil) }
+        guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
+            throw StrataError(.storeFailure, "The PostgreSQL store at \(location) was used on a SwiftNIO event loop thread, where waiting for the server would stall every connection of that loop (SwiftNIO stops the program there). Call Strata from a Task, an async route handler or another thread, e.g. with `eventLoop.makeFutureWithTask { … }` or `NIOThreadPool.runIfActive`.")
+        }
         if let pooled = idle.withLock({ $0.popLast() }), !pooled.raw.isClosed { return pooled }
         let id = nextID.add(1, ordering: .relaxed).newValue
         do {
