@@ -782,10 +782,11 @@ struct PGFixture {
         #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGReading>()) == 1)
     }
 
-    /// History records are kept compact (runs of ids), written by hand: an author with quotes,
-    /// a newline and a control character comes back as it was, and a record in the first form
-    /// (DataStoreHistoryRecord's own Codable form) still reads.
-    @Test func historyRecordsReadInBothForms() throws {
+    /// History records are kept compact (runs of ids, in one string), written by hand: an author
+    /// with quotes, a newline and a control character comes back as it was, and records in the
+    /// earlier forms (DataStoreHistoryRecord's own Codable form; form 2, ids as an array of
+    /// numbers) still read. The record column is compressed with lz4 where the server has it.
+    @Test func historyRecordsReadInEveryForm() throws {
         let fixture = try PGFixture([PGReading.self])
         let container = try fixture.container()
         let context = ModelContext(container)
@@ -798,6 +799,13 @@ struct PGFixture {
         let first = try fixture.sql("SELECT \"record\"::text FROM \"\(fixture.namespace)\".\"strata_history\" ORDER BY \"token\" LIMIT 1")
         let text = try #require(first.first?.first ?? nil)
         #expect(text.contains("\"runs\""), "the compact form: \(text)")
+        #expect(text.contains("\"v\": 3") && text.contains("\"ids\": \""), "form 3, ids as one string: \(text)")
+        let lz4 = try fixture.sql("SELECT ('lz4' = ANY(enumvals))::text FROM pg_settings WHERE name = 'default_toast_compression'")
+        if lz4.first?.first ?? nil == "true" {
+            let compression = try fixture.sql("SELECT attcompression::text FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'record'",
+                                              ["\"\(fixture.namespace)\".\"strata_history\""])
+            #expect(compression.first?.first ?? nil == "l", "the history's records are compressed with lz4")
+        }
         // A record in the first form, as an earlier version wrote it.
         let id = readings[2].persistentModelID
         let old = DataStoreHistoryRecord(timestamp: Date(timeIntervalSinceReferenceDate: 1000), author: "old", bundleIdentifier: "b", processIdentifier: "1",
@@ -807,8 +815,12 @@ struct PGFixture {
         let json = String(decoding: try encoder.encode(old), as: UTF8.self)
         let ns = "\"\(fixture.namespace)\""
         _ = try fixture.sql("WITH t AS (UPDATE \(ns).\"strata_meta\" SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'history' RETURNING (\"value\")::bigint AS v) INSERT INTO \(ns).\"strata_history\" (\"token\", \"record\") SELECT t.v, $1::jsonb FROM t RETURNING 1", [json])
+        // Form 2, as the version before wrote it: ids as an array of numbers.
+        let key = try #require(fixture.sql("SELECT \"_id\"::text FROM \(ns).\"PGReading\" ORDER BY \"_id\" LIMIT 1").first?.first ?? nil)
+        let formTwo = #"{"v": 2, "timestamp": 2000, "author": "two", "bundle": "b", "process": "1", "runs": [{"kind": "update", "model": "PGReading", "ids": [\#(key)], "attributes": ["value"]}]}"#
+        _ = try fixture.sql("WITH t AS (UPDATE \(ns).\"strata_meta\" SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'history' RETURNING (\"value\")::bigint AS v) INSERT INTO \(ns).\"strata_history\" (\"token\", \"record\") SELECT t.v, $1::jsonb FROM t RETURNING 1", [formTwo])
         let history = try ModelContext(try fixture.container()).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
-        try #require(history.count == 3)
+        try #require(history.count == 4)
         #expect(history[0].author == "Ada \"the\" importer\n\u{1}é")
         #expect(history[0].changes.count == 3)
         #expect(Set(history[0].changes.map(\.changedPersistentIdentifier)) == Set(readings.map(\.persistentModelID)))
@@ -820,5 +832,23 @@ struct PGFixture {
         #expect(history[1].changes.first?.changedPersistentIdentifier == readings[1].persistentModelID)
         #expect(history[2].author == "old")
         #expect(history[2].changes.first?.changedPersistentIdentifier == id)
+        #expect(history[3].author == "two")
+        #expect(history[3].changes.first?.changedPersistentIdentifier == readings[0].persistentModelID)
+    }
+
+    /// A form-3 record whose ids are not numbers is a typed error naming the record, not a trap
+    /// and not a record with fewer changes.
+    @Test func aHistoryRecordWithBadIdsIsATypedError() throws {
+        let fixture = try PGFixture([PGReading.self])
+        let context = ModelContext(try fixture.container())
+        context.insert(PGReading("s", 1))
+        try context.save()
+        let ns = "\"\(fixture.namespace)\""
+        _ = try fixture.sql(#"UPDATE \#(ns)."strata_history" SET "record" = jsonb_set("record", '{runs,0,ids}', '"1,x,3"')"#)
+        #expect {
+            _ = try ModelContext(try fixture.container()).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        } throws: { error in
+            (error as? StrataError)?.code == .corruptRecord && "\(error)".contains("\"x\"")
+        }
     }
 }

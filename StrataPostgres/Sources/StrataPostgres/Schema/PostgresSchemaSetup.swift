@@ -43,6 +43,7 @@ struct PostgresSchemaSetup {
             try c.execute("CREATE TABLE IF NOT EXISTS \(meta) (\"name\" text PRIMARY KEY, \"value\" text NOT NULL)")
             try c.execute("CREATE SEQUENCE IF NOT EXISTS \(PostgresTable.qualified(namespace, "strata_ids"))")
             try c.execute("CREATE TABLE IF NOT EXISTS \(PostgresTable.qualified(namespace, "strata_history")) (\"token\" bigint PRIMARY KEY, \"record\" jsonb NOT NULL)")
+            try compressHistoryWithLZ4(c)
             // The newest history token given (tokens are never given twice).
             try c.execute("INSERT INTO \(meta) (\"name\", \"value\") SELECT 'history', coalesce(max(\"token\"), 0)::text FROM \(PostgresTable.qualified(namespace, "strata_history")) ON CONFLICT (\"name\") DO NOTHING")
             guard let (identifier, stored) = try read(c) else {
@@ -80,6 +81,22 @@ struct PostgresSchemaSetup {
         do { return (identifier, try JSONDecoder().decode(StoredTables.self, from: Data(json.utf8))) } catch {
             throw StrataError(.corruptRecord, "The stored schema of the PostgreSQL namespace \(namespace) at \(location) cannot be read: \(error).")
         }
+    }
+
+    /// History records (a batch delete's or a bulk insert's names thousands of rows) are
+    /// compressed with lz4 where the server has it (PostgreSQL 14 and later, built with lz4, as
+    /// Debian's and the official images are), rather than pglz, the default: a record of 5,107
+    /// ids took 1.5 ms to store with pglz, 0.4 ms with lz4. Asked of `pg_settings` first, so
+    /// that an engine without the setting (CockroachDB) is not sent what it cannot run; the
+    /// column is altered only when it is not lz4 already (a namespace made before, or by a
+    /// server without lz4 then).
+    private func compressHistoryWithLZ4(_ c: SQLConnection) throws {
+        let lz4 = try c.query("SELECT ('lz4' = ANY(enumvals))::text FROM pg_settings WHERE name = 'default_toast_compression'")
+        guard lz4.first?.first ?? nil == "true" else { return }
+        let history = PostgresTable.qualified(namespace, "strata_history")
+        let current = try c.query("SELECT attcompression::text FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'record'", [history])
+        guard current.first?.first ?? nil != "l" else { return }
+        try c.execute("ALTER TABLE \(history) ALTER COLUMN \"record\" SET COMPRESSION lz4")
     }
 
     /// `UNIQUE NULLS NOT DISTINCT` came with PostgreSQL 15 (engines that report an older
