@@ -123,7 +123,9 @@ struct SnapshotRecords {
     /// The record of the values `value` gives for each of the entity's properties, in order.
     private func record(row: (Entity, PersistentIdentifier) throws -> RowID, _ value: (PersistedProperty) -> SnapshotValue?) throws -> [UInt8] {
         let count = entity.properties.count
-        var record = RecordLayout.wideHeader(count: count)
+        // Room for the largest record of the model made so far (as `Entity+Record` reserves):
+        // 64 bytes for the fields made a Course's record grow twice, copied each time.
+        var record = RecordLayout.wideHeader(count: count, reserving: max(64, min(entity.largestRecord.load(ordering: .relaxed), 1024)))
         let fieldsStart = record.count
         var ends: [Int] = []
         ends.reserveCapacity(count)
@@ -146,6 +148,7 @@ struct SnapshotRecords {
             ends.append(record.count - fieldsStart)
         }
         RecordLayout.setWideEnds(ends, in: &record)
+        if record.count > entity.largestRecord.load(ordering: .relaxed) { entity.largestRecord.store(record.count, ordering: .relaxed) }
         return record
     }
 
@@ -166,9 +169,15 @@ extension RecordLayout {
     /// A wide record's header with room for `count` fields' offsets (zeros until
     /// `setWideEnds`): the fields are appended after it.
     static func wideHeader(count: Int, layoutVersion: UInt16 = 0, reserving: Int = 64) -> [UInt8] {
-        var record: [UInt8] = [RecordLayout.wide, UInt8(truncatingIfNeeded: layoutVersion), UInt8(truncatingIfNeeded: layoutVersion >> 8),
-                               UInt8(truncatingIfNeeded: count), UInt8(truncatingIfNeeded: count >> 8)]
-        record.reserveCapacity(record.count + 4 * (count + 1) + reserving)
+        // Made at its full size at once (an array literal, then room reserved, was two
+        // allocations and a copy per record).
+        var record: [UInt8] = []
+        record.reserveCapacity(5 + 4 * (count + 1) + reserving)
+        record.append(RecordLayout.wide)
+        record.append(UInt8(truncatingIfNeeded: layoutVersion))
+        record.append(UInt8(truncatingIfNeeded: layoutVersion >> 8))
+        record.append(UInt8(truncatingIfNeeded: count))
+        record.append(UInt8(truncatingIfNeeded: count >> 8))
         record.append(contentsOf: repeatElement(0, count: 4 * (count + 1)))
         return record
     }

@@ -47,7 +47,16 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
     /// Same as SwiftData's `PersistentIdentifier.identifier(for:entityName:primaryKey:)`.
     public static func identifier<T>(for storeIdentifier: String, entityName: String, primaryKey: T) throws -> PersistentIdentifier
         where T: Comparable, T: CustomStringConvertible, T: Decodable, T: Encodable, T: Hashable {
-        PersistentIdentifier(entityName: entityName, storeIdentifier: storeIdentifier, primaryKey: primaryKey.description)
+        // A positive `Int64` or `Int` key (a PostgreSQL row's `bigint` id) is the row as it is:
+        // not written out as text and read back for each identifier a fetch makes. The same
+        // identifier as from its description.
+        if T.self == Int64.self || T.self == Int.self {
+            let key = T.self == Int64.self ? unsafeBitCast(primaryKey, to: Int64.self) : Int64(unsafeBitCast(primaryKey, to: Int.self))
+            if key > 0 {
+                return PersistentIdentifier(scope: IdentifierScope.keyedByRow(entityName: entityName, storeIdentifier: storeIdentifier), rowID: key)
+            }
+        }
+        return PersistentIdentifier(entityName: entityName, storeIdentifier: storeIdentifier, primaryKey: primaryKey.description)
     }
 
     /// A custom store's identifier, by its primary key's description. A key that is a positive
@@ -162,16 +171,29 @@ package final class IdentifierScope: Sendable {
         let storeIdentifier: String?
     }
 
-    private static let keyedByRow = Mutex<[Key: IdentifierScope]>([:])
+    private struct KeyedByRow {
+        var scopes: [Key: IdentifierScope] = [:]
+        /// The scope asked for last: a fetch asks for one model's, row after row, with the same
+        /// strings, which compare equal at once (same storage) where hashing them took a
+        /// tenth of each identifier.
+        var last: IdentifierScope?
+    }
+
+    private static let keyedByRow = Mutex(KeyedByRow())
 
     /// The scope of a model's identifiers in a custom store whose primary keys are rows, one
     /// for the process's life.
     package static func keyedByRow(entityName: String, storeIdentifier: String?) -> IdentifierScope {
-        keyedByRow.withLock { scopes in
+        keyedByRow.withLock { state in
+            if let last = state.last, last.entityName == entityName, last.storeIdentifier == storeIdentifier { return last }
             let key = Key(entityName: entityName, storeIdentifier: storeIdentifier)
-            if let scope = scopes[key] { return scope }
+            if let found = state.scopes[key] {
+                state.last = found
+                return found
+            }
             let scope = IdentifierScope(entityName: entityName, storeIdentifier: storeIdentifier, primaryKey: nil, keyIsRow: true)
-            scopes[key] = scope
+            state.scopes[key] = scope
+            state.last = scope
             return scope
         }
     }
