@@ -25,13 +25,15 @@ import StrataEngine
             let row: RowID? = r % 7 == 0 ? nil : RowID(step + 1)
             map[id] = row
             reference[id] = row
-            if step % 997 == 0 {
-                #expect(map.count == reference.count, "after \(step) steps")
-                for (key, value) in reference { #expect(map[key] == value) }
-            }
+            if step % 997 == 0 { expectSame(map.count, { map[$0] }, reference, after: step) }
         }
-        #expect(map.count == reference.count)
-        for (key, value) in reference { #expect(map[key] == value) }
+        expectSame(map.count, { map[$0] }, reference, after: 20_000)
+    }
+
+    /// The map holds what the dictionary holds: as many entries, each with its value.
+    private func expectSame<Key: Hashable, Value: Equatable>(_ count: Int, _ lookup: (Key) -> Value?, _ reference: [Key: Value], after steps: Int) {
+        #expect(count == reference.count, "after \(steps) steps")
+        for (key, value) in reference { #expect(lookup(key) == value, "after \(steps) steps") }
     }
 
     /// A key the dictionary took (beyond the array) and that the array reached later is found,
@@ -68,13 +70,9 @@ import StrataEngine
             if step == 5_000 { map.reserveCapacity(30_000) }
             map[row] = id
             reference[row] = id
-            if step % 997 == 0 {
-                #expect(map.count == reference.count, "after \(step) steps")
-                for (key, value) in reference { #expect(map[key] == value) }
-            }
+            if step % 997 == 0 { expectSame(map.count, { map[$0] }, reference, after: step) }
         }
-        #expect(map.count == reference.count)
-        for (key, value) in reference { #expect(map[key] == value) }
+        expectSame(map.count, { map[$0] }, reference, after: 20_000)
         // A row set far out, then reached by the array as rows fill up to it.
         var grown = ValuesByRow<PersistentIdentifier>()
         grown[70_000] = ids[0]

@@ -9,7 +9,7 @@ import StrataEngine
 // integer; anything else (another scope, a key far beyond the others) in a dictionary. A
 // fetch of 20,000 rows looked each row up in all three dictionaries; the lookups (hashing,
 // then a cache miss each in a map of every row this process has read) were 12% of reading
-// them on PostgreSQL (W7, perf), 6% now. In key order, the arrays are read in order.
+// them on PostgreSQL (W7, perf), 3% now. In key order, the arrays are read in order.
 
 /// How far beyond the entries it has an array may grow for one key: twice its count, plus a
 /// margin, so that a map of n keys holds at most about 2n + 65,536 slots, however sparse the

@@ -127,7 +127,8 @@ struct PostgresHistoryRecord: Codable {
                                       bundleIdentifier: bundle, processIdentifier: process, changes: changes)
     }
 
-    /// Reads a record in either form.
+    /// Reads a record in any of its forms (3, 2, or `DataStoreHistoryRecord`'s own); an error
+    /// says what is wrong with the form the record looks like.
     static func decode(_ json: String, store: PostgresStore, decoder: JSONDecoder) throws -> DataStoreHistoryRecord {
         let data = Data(json.utf8)
         let compactError: Error
