@@ -295,6 +295,16 @@ struct PGFixture {
                 == #"{"a\"b","c\\d",NULL,"é😀","","NULL","x,y}"}"#)
     }
 
+    /// U+0000 is found wherever it is, in small (inline) and large strings, as
+    /// `utf8.contains(0)` finds it.
+    @Test func nulIsFoundInEveryKindOfString() {
+        let long = String(repeating: "é-abc", count: 40)
+        for text in ["", "a", "\u{0}", "a\u{0}", "\u{0}a", "short", long, long + "\u{0}", "\u{0}" + long,
+                     long + "\u{0}" + long, "😀\u{0}😀", String(long.dropFirst(3)) + "\u{0}"] {
+            #expect(PostgresValues.hasNul(text) == text.utf8.contains(0), "\(text.debugDescription)")
+        }
+    }
+
     /// UUIDs as the server prints them are read without `sscanf`, to the same value; any other
     /// text is read as `UUID(uuidString:)` reads it.
     @Test func uuidTextsReadAsFoundationReadsThem() {

@@ -67,8 +67,11 @@ struct SQLArray: PostgresDynamicTypeEncodable {
     let element: Element
     private(set) var count = 0
     private var hasNull = false
-    /// The elements, each as its length and bytes.
-    private var elements: ByteBuffer
+    /// The elements, each as its length and bytes. An array of bytes, copied into the message
+    /// once: SwiftNIO's `ByteBuffer` checked its capacity, its uniqueness and (its storage being
+    /// a class) exclusivity on each write, two writes a value (about a quarter of appending a
+    /// bulk insert's values).
+    private var elements: [UInt8] = []
 
     init(_ element: Element, capacity: Int = 0) {
         self.element = element
@@ -79,7 +82,7 @@ struct SQLArray: PostgresDynamicTypeEncodable {
         case .uuid: perElement = 20
         case .text, .bytea: perElement = 24
         }
-        elements = ByteBufferAllocator().buffer(capacity: capacity * perElement)
+        elements.reserveCapacity(capacity * perElement)
     }
 
     init(_ values: [Int64]) {
@@ -94,48 +97,54 @@ struct SQLArray: PostgresDynamicTypeEncodable {
 
     var sqlType: String { element.sqlType }
 
+    /// `value`'s bytes, big-endian (the wire's order).
+    @inline(__always)
+    private mutating func write<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.bigEndian) { elements.append(contentsOf: $0) }
+    }
+
     mutating func appendNull() {
-        elements.writeInteger(Int32(-1))
+        write(Int32(-1))
         count += 1
         hasNull = true
     }
 
     mutating func append(_ value: Int64) {
-        elements.writeInteger(Int32(8))
-        elements.writeInteger(value)
+        write(Int32(8))
+        write(value)
         count += 1
     }
 
     mutating func append(_ value: Double) {
-        elements.writeInteger(Int32(8))
-        elements.writeInteger(value.bitPattern)
+        write(Int32(8))
+        write(value.bitPattern)
         count += 1
     }
 
     mutating func append(_ value: Bool) {
-        elements.writeInteger(Int32(1))
-        elements.writeInteger(UInt8(value ? 1 : 0))
+        write(Int32(1))
+        elements.append(value ? 1 : 0)
         count += 1
     }
 
     mutating func append(_ value: UUID) {
-        elements.writeInteger(Int32(16))
-        withUnsafeBytes(of: value.uuid) { _ = elements.writeBytes($0) }
+        write(Int32(16))
+        withUnsafeBytes(of: value.uuid) { elements.append(contentsOf: $0) }
         count += 1
     }
 
     mutating func append(text: String) {
         var text = text
         text.withUTF8 { bytes in
-            elements.writeInteger(Int32(bytes.count))
-            elements.writeBytes(bytes)
+            write(Int32(bytes.count))
+            elements.append(contentsOf: UnsafeRawBufferPointer(bytes))
         }
         count += 1
     }
 
     mutating func append(bytes: Data) {
-        elements.writeInteger(Int32(bytes.count))
-        elements.writeBytes(bytes)
+        write(Int32(bytes.count))
+        elements.append(contentsOf: bytes)
         count += 1
     }
 
@@ -174,7 +183,6 @@ struct SQLArray: PostgresDynamicTypeEncodable {
         guard count > 0 else { return }
         buffer.writeInteger(Int32(count))
         buffer.writeInteger(Int32(1))
-        var elements = elements
-        buffer.writeBuffer(&elements)
+        buffer.writeBytes(elements)
     }
 }

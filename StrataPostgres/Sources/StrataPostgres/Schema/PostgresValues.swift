@@ -11,7 +11,7 @@ enum PostgresValues {
         switch (value, kind) {
         case (.null, _): return nil
         case (.string(let s), .text), (.string(let s), .url), (.string(let s), .numeric):
-            guard !s.utf8.contains(0) else {
+            guard !hasNul(s) else {
                 throw StrataError(.corruptRecord, "PostgreSQL's text cannot hold the character U+0000, and a string to save has one (\(s.debugDescription.prefix(80))). Remove it, or keep the value as Data.")
             }
             return s
@@ -31,6 +31,17 @@ enum PostgresValues {
         default:
             throw StrataError(.corruptRecord, "A value \(value) does not fit a PostgreSQL \(kind) column.")
         }
+    }
+
+    /// Whether `s` holds U+0000, which PostgreSQL's text cannot: its UTF-8 searched with
+    /// `memchr` (`utf8.contains(0)` walked it byte by byte, 3% of a bulk insert's client time).
+    static func hasNul(_ s: String) -> Bool {
+        if let found = s.utf8.withContiguousStorageIfAvailable({ bytes in
+            bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
+        }) {
+            return found
+        }
+        return s.utf8.contains(0)
     }
 
     /// A double as PostgreSQL reads it (`Infinity`, `-Infinity`, `NaN` spelled its way).
