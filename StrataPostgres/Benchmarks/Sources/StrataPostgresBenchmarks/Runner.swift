@@ -27,10 +27,10 @@ struct Measurement {
 ///
 /// W1 runs first, for each system on its freshly made table; W3, W4, W5 and W7 then read
 /// those tables (`runs` times each, the systems taking turns, the median reported); W9 deletes
-/// the unpublished from W1's tables (as many times, each table loaded again between runs);
-/// W6 runs last, on tables W1 filled again (untimed). Before
-/// each write workload the server checkpoints, and after each load it is VACUUM ANALYZEd, so
-/// no system pays for another's dirty pages or finds a table without statistics.
+/// the unpublished from W1's tables (as many times, each table loaded again between runs); W6
+/// runs last, on tables W1 filled again (untimed). Before each write workload the server
+/// checkpoints, and after each load it is VACUUM ANALYZEd, so no system pays for another's
+/// dirty pages or finds a table without statistics.
 @MainActor
 final class Runner {
     let options: Options
@@ -109,64 +109,27 @@ final class Runner {
             ("W7", n, { try await $0.enumerateAll(batchSize: self.options.batchSize) }),
         ]
         for (id, ops, body) in reads where options.runs(id) {
-            var times: [String: [Double]] = [:], rss: [String: Int] = [:], anon: [String: Int] = [:], outcomes: [String: Outcome] = [:]
-            for run in 0..<options.repetitions {
-                // The systems take turns, each run starting with the next.
-                for k in 0..<systems.count {
-                    let s = systems[(k + run) % systems.count]
-                    log("\(id) \(s.name): run \(run + 1) of \(options.repetitions)")
-                    let section = Section.begin()
-                    let outcome = try await body(s)
-                    let r = section.end()
-                    times[s.name, default: []].append(r.seconds)
-                    rss[s.name] = max(rss[s.name] ?? 0, r.rssGrowthKB)
-                    anon[s.name] = max(anon[s.name] ?? 0, r.anonGrowthKB)
-                    if let before = outcomes[s.name], before != outcome {
-                        throw BenchError("\(id): \(s.name) saw \(outcome) in run \(run + 1), \(before) before")
-                    }
-                    outcomes[s.name] = outcome
-                }
-            }
-            for s in systems {
-                record(Measurement(workload: id, system: s.name, n: ops, seconds: median(times[s.name]!), runs: options.repetitions,
-                                   rssGrowthKB: rss[s.name]!, anonGrowthKB: anon[s.name]!, outcome: outcomes[s.name]!))
-            }
+            for m in try await turns(id, systems, ops: { _ in ops }, body) { record(m) }
         }
 
         var reloaded = false
         if options.runs("W9") {
-            // Run `repetitions` times like the reads (one run swung by a third between runs of
-            // the whole benchmark), the systems taking turns; each run after the first on its
-            // table loaded again (untimed).
-            var times: [String: [Double]] = [:], rss: [String: Int] = [:], anon: [String: Int] = [:], deleted: [String: Int] = [:]
-            for run in 0..<options.repetitions {
-                for k in 0..<systems.count {
-                    let s = systems[(k + run) % systems.count]
-                    if run > 0 {
-                        log("W9 \(s.name): loading \(n) again (untimed)")
-                        try await s.reset()
-                        try await s.load(n, data: data, saveSize: options.strataLoadSave)
-                        try await admin.run("VACUUM ANALYZE")
-                    }
-                    try await admin.run("CHECKPOINT")
-                    log("W9 \(s.name): deleting the unpublished, run \(run + 1) of \(options.repetitions)")
-                    let section = Section.begin()
-                    try await s.deleteUnpublished()
-                    let r = section.end()
-                    let after = try await s.total()
-                    if let before = deleted[s.name], before != n - after {
-                        throw BenchError("W9: \(s.name) deleted \(n - after) in run \(run + 1), \(before) before")
-                    }
-                    deleted[s.name] = n - after
-                    times[s.name, default: []].append(r.seconds)
-                    rss[s.name] = max(rss[s.name] ?? 0, r.rssGrowthKB)
-                    anon[s.name] = max(anon[s.name] ?? 0, r.anonGrowthKB)
-                }
+            // Each run after the first on its table loaded again (untimed): one run swung by a
+            // third between runs of the whole benchmark.
+            let ms = try await turns("W9", systems, ops: { $0.count }, before: { s, run in
+                guard run > 0 else { return }
+                self.log("W9 \(s.name): loading \(n) again (untimed)")
+                try await s.reset()
+                try await s.load(n, data: self.data, saveSize: self.options.strataLoadSave)
+                try await admin.run("VACUUM ANALYZE")
+            }) { s in
+                try await admin.run("CHECKPOINT")
+                let section = Section.begin()
+                try await s.deleteUnpublished()
+                let elapsed = section.end()
+                return (Outcome(count: n - (try await s.total())), elapsed)
             }
-            for s in systems {
-                record(Measurement(workload: "W9", system: s.name, n: deleted[s.name]!, seconds: median(times[s.name]!), runs: options.repetitions,
-                                   rssGrowthKB: rss[s.name]!, anonGrowthKB: anon[s.name]!, outcome: Outcome(count: deleted[s.name]!)))
-            }
+            for m in ms { record(m) }
             reloaded = true
         }
         if options.runs("W6") {
@@ -191,6 +154,46 @@ final class Runner {
                 record(Measurement(workload: "W6", system: s.name, n: n, seconds: r.seconds, runs: 1, rssGrowthKB: r.rssGrowthKB,
                                    anonGrowthKB: r.anonGrowthKB, outcome: Outcome(count: total)))
             }
+        }
+    }
+
+    /// `options.repetitions` runs of one workload, the systems taking turns (each run starting
+    /// with the next); per system the median time, the largest memory growth, and the outcome,
+    /// which must be the same in every run. `before` runs untimed ahead of each system's run;
+    /// `body` times itself when it returns its section (W9 counts what it deleted after the
+    /// clock stopped), else the whole call is timed. `ops`: the operations, from the outcome.
+    private func turns(_ id: String, _ systems: [any BenchSystem], ops: (Outcome) -> Int,
+                       before: @MainActor (any BenchSystem, Int) async throws -> Void = { _, _ in },
+                       _ body: @MainActor (any BenchSystem) async throws -> (Outcome, Section.Result)) async throws -> [Measurement] {
+        var times: [String: [Double]] = [:], rss: [String: Int] = [:], anon: [String: Int] = [:], outcomes: [String: Outcome] = [:]
+        for run in 0..<options.repetitions {
+            for k in 0..<systems.count {
+                let s = systems[(k + run) % systems.count]
+                try await before(s, run)
+                log("\(id) \(s.name): run \(run + 1) of \(options.repetitions)")
+                let (outcome, r) = try await body(s)
+                times[s.name, default: []].append(r.seconds)
+                rss[s.name] = max(rss[s.name] ?? 0, r.rssGrowthKB)
+                anon[s.name] = max(anon[s.name] ?? 0, r.anonGrowthKB)
+                if let earlier = outcomes[s.name], earlier != outcome {
+                    throw BenchError("\(id): \(s.name) saw \(outcome) in run \(run + 1), \(earlier) before")
+                }
+                outcomes[s.name] = outcome
+            }
+        }
+        return systems.map { s in
+            Measurement(workload: id, system: s.name, n: ops(outcomes[s.name]!), seconds: median(times[s.name]!), runs: options.repetitions,
+                        rssGrowthKB: rss[s.name]!, anonGrowthKB: anon[s.name]!, outcome: outcomes[s.name]!)
+        }
+    }
+
+    /// `turns` of a body timed whole.
+    private func turns(_ id: String, _ systems: [any BenchSystem], ops: (Outcome) -> Int,
+                       _ body: @MainActor @escaping (any BenchSystem) async throws -> Outcome) async throws -> [Measurement] {
+        try await turns(id, systems, ops: ops) { s in
+            let section = Section.begin()
+            let outcome = try await body(s)
+            return (outcome, section.end())
         }
     }
 
