@@ -28,6 +28,25 @@ import Strata
         #expect(again.rating == 4 && again.tags == ["sea", "tram"] && again.startDate == Date(timeIntervalSinceReferenceDate: 100))
     }
 
+    /// The two lists share one box in the descriptor: each keeps its value when the other is
+    /// set, and a copy of a descriptor does not see a change made to the original.
+    @Test func theKeyPathListsAreValuesOfTheirOwn() {
+        var descriptor = FetchDescriptor<Voyage>()
+        #expect(descriptor.propertiesToFetch.isEmpty && descriptor.relationshipKeyPathsForPrefetching.isEmpty)
+        descriptor.propertiesToFetch = [\.name]
+        descriptor.relationshipKeyPathsForPrefetching = [\.ports]
+        #expect(descriptor.propertiesToFetch == [\Voyage.name])
+        #expect(descriptor.relationshipKeyPathsForPrefetching == [\Voyage.ports])
+        let copy = descriptor
+        descriptor.propertiesToFetch = []
+        #expect(descriptor.propertiesToFetch.isEmpty)
+        #expect(descriptor.relationshipKeyPathsForPrefetching == [\Voyage.ports])
+        #expect(copy.propertiesToFetch == [\Voyage.name], "the copy keeps its list")
+        descriptor.relationshipKeyPathsForPrefetching = []
+        #expect(descriptor.propertiesToFetch.isEmpty && descriptor.relationshipKeyPathsForPrefetching.isEmpty)
+        #expect(copy.relationshipKeyPathsForPrefetching == [\Voyage.ports])
+    }
+
     @Test func aChangedPartialObjectSavesWhatItDidNotLoad() throws {
         let dir = TemporaryDirectory()
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))

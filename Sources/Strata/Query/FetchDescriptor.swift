@@ -46,8 +46,20 @@ public struct FetchDescriptor<T: PersistentModel> {
     /// `sortBy.count`.
     @usableFromInline var sortCount: Int
     /// `propertiesToFetch` and `relationshipKeyPathsForPrefetching`, as the key paths they are.
-    @usableFromInline var loadedKeyPaths: [AnyKeyPath] = []
-    @usableFromInline var prefetchedKeyPaths: [AnyKeyPath] = []
+    var loadedKeyPaths: [AnyKeyPath] {
+        get { keyPaths?.loaded ?? [] }
+        set { keyPaths = FetchKeyPaths(loaded: newValue, prefetched: prefetchedKeyPaths) }
+    }
+    var prefetchedKeyPaths: [AnyKeyPath] {
+        get { keyPaths?.prefetched ?? [] }
+        set { keyPaths = FetchKeyPaths(loaded: loadedKeyPaths, prefetched: newValue) }
+    }
+    /// Both lists in one box, nil while both are empty: a descriptor with more than three
+    /// reference-counted fields is copied through its type's value witness, and the caller
+    /// looks up `FetchDescriptor<T>`'s metadata for it, which checks `T: PersistentModel` by
+    /// a scan of every protocol conformance loaded (about 250k instructions, a tenth of a
+    /// fresh process's first fetch, W8).
+    @usableFromInline var keyPaths: FetchKeyPaths?
 
     @inlinable
     public init(predicate: consuming Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
@@ -58,6 +70,20 @@ public struct FetchDescriptor<T: PersistentModel> {
 
     /// The offset and limit as a fetch applies them.
     var paging: Paging { Paging(offset: fetchOffset, limit: fetchLimit) }
+}
+
+/// A descriptor's `propertiesToFetch` and `relationshipKeyPathsForPrefetching` (immutable:
+/// a change makes a new box, so copies of a descriptor never share a change).
+@usableFromInline
+final class FetchKeyPaths {
+    let loaded: [AnyKeyPath]
+    let prefetched: [AnyKeyPath]
+
+    init?(loaded: [AnyKeyPath], prefetched: [AnyKeyPath]) {
+        if loaded.isEmpty && prefetched.isEmpty { return nil }
+        self.loaded = loaded
+        self.prefetched = prefetched
+    }
 }
 
 /// What the query layer reads of a predicate, taken apart where its model type is known (the
