@@ -28,8 +28,9 @@ final class Entity: @unchecked Sendable {
     private(set) var indexGroups: [[Int]] = []
     /// The `@Transient` storages, which take part in observation (slots after the persisted ones).
     private let transients: [(offset: Int, link: StorageLink)]
-    /// The key path observers of each slot are registered under (see `ModelBacking.observe`).
-    let observationKeyPaths: [KeyPath<ModelBacking, Int>]
+    /// How many slots observers register under (see `ModelBacking.observe`): the persisted
+    /// properties, then the transient ones.
+    var observedSlotCount: Int { properties.count + transients.count }
     /// The largest record of this model encoded so far (a hint for the next encoding's buffer,
     /// so that a record is not copied as it outgrows a guess).
     let largestRecord = Atomic<Int>(0)
@@ -63,7 +64,6 @@ final class Entity: @unchecked Sendable {
         self.inlineFields = properties.filter { !$0.isExternal }.map { ($0.index, $0.name) }
         self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
-        self.observationKeyPaths = ModelBacking.observationKeyPaths(properties.count + transients.count)
         let propertyIndex = self.propertyIndex
         var listedProperties: [(metadata: Schema.PropertyMetadata, index: Int)] = []
         for property in metadata { if let index = propertyIndex[property.name] { listedProperties.append((property, index)) } }

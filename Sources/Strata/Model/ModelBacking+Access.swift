@@ -15,13 +15,14 @@ import Synchronization
 extension ModelBacking: Observable {
     subscript(observed slot: Int) -> Int { slot }
 
-    /// `\ModelBacking.[observed: slot]` for slots `0..<count`, made once per process and slot
-    /// and shared by every model (a key path with an argument costs about 10k instructions to
-    /// make: a model's own list was a twentieth of a fresh process's first open, W8).
-    static func observationKeyPaths(_ count: Int) -> [KeyPath<ModelBacking, Int>] {
+    /// `\ModelBacking.[observed: slot]`, made the first time a slot is observed in the process
+    /// and shared by every model. A key path with an argument costs about 10k instructions to
+    /// make: a model's own list was a twentieth of a fresh process's first open (W8), and a
+    /// list made for every model at open was still 3% of it, for objects nobody observes.
+    static func observationKeyPath(_ slot: Int) -> KeyPath<ModelBacking, Int> {
         sharedObservationKeyPaths.withLock { made in
-            while made.count < count { made.append(\ModelBacking.[observed: made.count]) }
-            return Array(made[..<count])
+            while made.count <= slot { made.append(\ModelBacking.[observed: made.count]) }
+            return made[slot]
         }
     }
 }
@@ -46,7 +47,7 @@ extension ModelBacking {
 
     @inline(never)
     private func recordAccess(_ slot: Int32) {
-        (observers ?? makeObservers()).registrar.access(self, keyPath: entity.observationKeyPaths[Int(slot)])
+        (observers ?? makeObservers()).registrar.access(self, keyPath: Self.observationKeyPath(Int(slot)))
     }
 
     /// After a setter changed property `slot`: the object is changed (a persisted property)
@@ -73,7 +74,7 @@ extension ModelBacking {
     /// Tells the observers of property `slot` that it changed (no-op when nobody observed the object).
     func notifyObservers(_ slot: Int) {
         guard let registrar = observers?.registrar else { return }
-        let keyPath = entity.observationKeyPaths[slot]
+        let keyPath = Self.observationKeyPath(slot)
         registrar.willSet(self, keyPath: keyPath)
         registrar.didSet(self, keyPath: keyPath)
     }

@@ -43,7 +43,7 @@ import StrataData
     @Test func discoveryWithTheListFindsWhatReflectionFinds() throws {
         func describe(_ entity: Strata.Entity) -> [String] {
             entity.properties.map { "\($0.name) \($0.index) \($0.typeName) \($0.declaration.options) \($0 is RelationshipProperty)" }
-                + ["unique \(entity.uniqueGroups)", "indexes \(entity.indexGroups)", "transients \(entity.observationKeyPaths.count)"]
+                + ["unique \(entity.uniqueGroups)", "indexes \(entity.indexGroups)", "transients \(entity.observedSlotCount)"]
         }
         for model in Self.models + [Car.self] {
             func both<T: PersistentModel>(_ type: T.Type) throws -> ([String], [String]) {
