@@ -47,6 +47,31 @@ import Strata
         #expect(copy.relationshipKeyPathsForPrefetching == [\Voyage.ports])
     }
 
+    /// `sortBy`'s count and `includePendingChanges` share one stored value: each keeps its
+    /// value when the other changes, and the fetch sees both.
+    @Test func sortAndPendingChangesAreValuesOfTheirOwn() throws {
+        var descriptor = FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])
+        #expect(descriptor.includePendingChanges && descriptor.sortBy.count == 1)
+        descriptor.includePendingChanges = false
+        descriptor.sortBy.append(SortDescriptor(\.budget, order: .reverse))
+        #expect(!descriptor.includePendingChanges && descriptor.sortBy.count == 2)
+        descriptor.sortBy = []
+        #expect(!descriptor.includePendingChanges && descriptor.sortBy.isEmpty)
+        descriptor.includePendingChanges = true
+        descriptor.sortBy = [SortDescriptor(\.name, order: .reverse)]
+        #expect(descriptor.includePendingChanges && descriptor.sortBy.count == 1)
+
+        let dir = TemporaryDirectory()
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "a", startDate: .now, budget: 1))
+        try context.save()
+        context.insert(Trip(name: "b", startDate: .now, budget: 2))
+        #expect(try context.fetch(descriptor).map(\.name) == ["b", "a"], "sorted, with the pending insert")
+        descriptor.includePendingChanges = false
+        #expect(try context.fetch(descriptor).map(\.name) == ["a"], "the pending insert left out")
+    }
+
     @Test func aChangedPartialObjectSavesWhatItDidNotLoad() throws {
         let dir = TemporaryDirectory()
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))

@@ -12,12 +12,16 @@ import Foundation
 public struct FetchDescriptor<T: PersistentModel> {
     /// Which objects; nil for all. Any predicate Foundation can evaluate works.
     public var predicate: Predicate<T>? {
-        get { predicateParts.flatMap { $0.predicate as? Predicate<T> } }
-        set { predicateParts = PredicateParts(newValue) }
+        @inlinable get { predicateParts.flatMap { $0.predicate as? Predicate<T> } }
+        @inlinable set { predicateParts = PredicateParts(newValue) }
     }
     /// The order; empty for the order the objects were stored in.
     public var sortBy: [SortDescriptor<T>] {
-        didSet { sortCount = sortBy.count }
+        @inlinable get { sorts }
+        @inlinable set {
+            sorts = newValue
+            flags.sortCount = newValue.count
+        }
     }
     /// At most this many objects; nil or 0 for no limit (0 means "no limit" in Core Data,
     /// which SwiftData is built on).
@@ -25,60 +29,98 @@ public struct FetchDescriptor<T: PersistentModel> {
     /// Skip this many objects first.
     public var fetchOffset: Int?
     /// Include unsaved inserts and changes of the context (default true, as in SwiftData).
-    public var includePendingChanges: Bool = true
+    public var includePendingChanges: Bool {
+        @inlinable get { flags.includePendingChanges }
+        @inlinable set { flags.includePendingChanges = newValue }
+    }
     /// Load only these properties; the others load when first read (a fault).
     public var propertiesToFetch: [PartialKeyPath<T>] {
-        get { loadedKeyPaths.map { unsafeDowncast($0, to: PartialKeyPath<T>.self) } }
-        set { loadedKeyPaths = newValue }
+        @inlinable get { loadedKeyPaths.map { unsafeDowncast($0, to: PartialKeyPath<T>.self) } }
+        @inlinable set { loadedKeyPaths = newValue }
     }
     /// Relationships to load up front.
     public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>] {
-        get { prefetchedKeyPaths.map { unsafeDowncast($0, to: PartialKeyPath<T>.self) } }
-        set { prefetchedKeyPaths = newValue }
+        @inlinable get { prefetchedKeyPaths.map { unsafeDowncast($0, to: PartialKeyPath<T>.self) } }
+        @inlinable set { prefetchedKeyPaths = newValue }
     }
 
     // What the query layer reads, kept in types that are not generic: generic code that reads
     // a `Predicate<T>` or counts a `[PartialKeyPath<T>]` looks up type metadata each time
     // (Docs/Benchmarks.md, "Costs"), and a copy of a `Predicate<T>` (whose
     // parameter pack has no fixed layout) goes through value witnesses.
+    //
+    // The accessors are inlinable for the same reason: a call of a generic accessor takes
+    // `FetchDescriptor<T>`'s metadata, looked up by name in the caller.
+    //
+    // Six stored values, no more. A struct of seven or more (counting the fields of the
+    // structs inside it) is copied and destroyed through its type's value witnesses, and a
+    // descriptor made in the caller then makes the caller look up `FetchDescriptor<T>`'s
+    // metadata by name, which checks `T: PersistentModel` by a scan of every protocol
+    // conformance loaded: about 250k instructions, a tenth of a fresh process's open and first
+    // fetch (W8). So the two key-path lists share one box, and `sortBy.count` and
+    // `includePendingChanges` one integer. (Found by compiling callers with `-emit-assembly`
+    // and counting their calls of "outlined init with copy of FetchDescriptor"; Docs/Benchmarks.md.)
     /// The predicate's parts (`PredicateParts`).
     @usableFromInline var predicateParts: PredicateParts?
-    /// `sortBy.count`.
-    @usableFromInline var sortCount: Int
-    /// `propertiesToFetch` and `relationshipKeyPathsForPrefetching`, as the key paths they are.
-    var loadedKeyPaths: [AnyKeyPath] {
-        get { keyPaths?.loaded ?? [] }
-        set { keyPaths = FetchKeyPaths(loaded: newValue, prefetched: prefetchedKeyPaths) }
-    }
-    var prefetchedKeyPaths: [AnyKeyPath] {
-        get { keyPaths?.prefetched ?? [] }
-        set { keyPaths = FetchKeyPaths(loaded: loadedKeyPaths, prefetched: newValue) }
-    }
-    /// Both lists in one box, nil while both are empty: a descriptor with more than three
-    /// reference-counted fields is copied through its type's value witness, and the caller
-    /// looks up `FetchDescriptor<T>`'s metadata for it, which checks `T: PersistentModel` by
-    /// a scan of every protocol conformance loaded (about 250k instructions, a tenth of a
-    /// fresh process's first fetch, W8).
+    /// `sortBy`.
+    @usableFromInline var sorts: [SortDescriptor<T>]
+    /// `sortBy.count` and `includePendingChanges`.
+    @usableFromInline var flags: FetchFlags
+    /// Both key-path lists, nil while both are empty.
     @usableFromInline var keyPaths: FetchKeyPaths?
+
+    /// `sortBy.count`.
+    var sortCount: Int { flags.sortCount }
+    /// `propertiesToFetch` and `relationshipKeyPathsForPrefetching`, as the key paths they are.
+    @usableFromInline var loadedKeyPaths: [AnyKeyPath] {
+        @inlinable get { keyPaths?.loaded ?? [] }
+        @inlinable set { keyPaths = FetchKeyPaths(loaded: newValue, prefetched: prefetchedKeyPaths) }
+    }
+    @usableFromInline var prefetchedKeyPaths: [AnyKeyPath] {
+        @inlinable get { keyPaths?.prefetched ?? [] }
+        @inlinable set { keyPaths = FetchKeyPaths(loaded: loadedKeyPaths, prefetched: newValue) }
+    }
 
     @inlinable
     public init(predicate: consuming Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
         self.predicateParts = PredicateParts(consume predicate)
-        self.sortBy = sortBy
-        self.sortCount = sortBy.count
+        self.sorts = sortBy
+        self.flags = FetchFlags(sortCount: sortBy.count)
     }
 
     /// The offset and limit as a fetch applies them.
     var paging: Paging { Paging(offset: fetchOffset, limit: fetchLimit) }
 }
 
+/// A descriptor's `sortBy.count` and `includePendingChanges`, in one stored value (see
+/// `FetchDescriptor`'s fields): the count shifted left by one, and the low bit set when pending
+/// changes are left out.
+@usableFromInline
+struct FetchFlags {
+    @usableFromInline var bits: Int
+
+    @inlinable
+    init(sortCount: Int) { bits = sortCount << 1 }
+
+    @usableFromInline var sortCount: Int {
+        @inlinable get { bits >> 1 }
+        @inlinable set { bits = newValue << 1 | bits & 1 }
+    }
+
+    @usableFromInline var includePendingChanges: Bool {
+        @inlinable get { bits & 1 == 0 }
+        @inlinable set { bits = bits & ~1 | (newValue ? 0 : 1) }
+    }
+}
+
 /// A descriptor's `propertiesToFetch` and `relationshipKeyPathsForPrefetching` (immutable:
 /// a change makes a new box, so copies of a descriptor never share a change).
 @usableFromInline
 final class FetchKeyPaths {
-    let loaded: [AnyKeyPath]
-    let prefetched: [AnyKeyPath]
+    @usableFromInline let loaded: [AnyKeyPath]
+    @usableFromInline let prefetched: [AnyKeyPath]
 
+    @inlinable
     init?(loaded: [AnyKeyPath], prefetched: [AnyKeyPath]) {
         if loaded.isEmpty && prefetched.isEmpty { return nil }
         self.loaded = loaded
