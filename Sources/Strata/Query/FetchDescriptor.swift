@@ -30,7 +30,7 @@ public struct FetchDescriptor<T: PersistentModel> {
     public var fetchOffset: Int?
     /// Include unsaved inserts and changes of the context (default true, as in SwiftData).
     public var includePendingChanges: Bool {
-        @inlinable get { flags.includePendingChanges }
+        @inlinable @inline(__always) get { flags.includePendingChanges }
         @inlinable set { flags.includePendingChanges = newValue }
     }
     /// Load only these properties; the others load when first read (a fault).
@@ -69,15 +69,19 @@ public struct FetchDescriptor<T: PersistentModel> {
     /// Both key-path lists, nil while both are empty.
     @usableFromInline var keyPaths: FetchKeyPaths?
 
-    /// `sortBy.count`.
-    var sortCount: Int { flags.sortCount }
+    /// `sortBy.count`. (Always inlined, as the other accessors the query layer reads: a call of
+    /// a getter from unspecialized generic code looks `FetchDescriptor<T>`'s metadata up, about
+    /// 160 instructions, W3.)
+    var sortCount: Int {
+        @inline(__always) get { flags.sortCount }
+    }
     /// `propertiesToFetch` and `relationshipKeyPathsForPrefetching`, as the key paths they are.
     @usableFromInline var loadedKeyPaths: [AnyKeyPath] {
-        @inlinable get { keyPaths?.loaded ?? [] }
+        @inlinable @inline(__always) get { keyPaths?.loaded ?? [] }
         @inlinable set { keyPaths = FetchKeyPaths(loaded: newValue, prefetched: prefetchedKeyPaths) }
     }
     @usableFromInline var prefetchedKeyPaths: [AnyKeyPath] {
-        @inlinable get { keyPaths?.prefetched ?? [] }
+        @inlinable @inline(__always) get { keyPaths?.prefetched ?? [] }
         @inlinable set { keyPaths = FetchKeyPaths(loaded: loadedKeyPaths, prefetched: newValue) }
     }
 
@@ -103,12 +107,12 @@ struct FetchFlags {
     init(sortCount: Int) { bits = sortCount << 1 }
 
     @usableFromInline var sortCount: Int {
-        @inlinable get { bits >> 1 }
+        @inlinable @inline(__always) get { bits >> 1 }
         @inlinable set { bits = newValue << 1 | bits & 1 }
     }
 
     @usableFromInline var includePendingChanges: Bool {
-        @inlinable get { bits & 1 == 0 }
+        @inlinable @inline(__always) get { bits & 1 == 0 }
         @inlinable set { bits = bits & ~1 | (newValue ? 0 : 1) }
     }
 }
