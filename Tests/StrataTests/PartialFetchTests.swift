@@ -72,6 +72,22 @@ import Strata
         #expect(try context.fetch(descriptor).map(\.name) == ["a"], "the pending insert left out")
     }
 
+    /// A descriptor of seven or more stored values (those of the structs inside it counted) is
+    /// copied and destroyed by its caller through `FetchDescriptor<T>`'s value witnesses, and
+    /// the caller's lookup of that metadata costs a fresh process a scan of every protocol
+    /// conformance loaded (about 250k instructions, W8). A new stored property must fit.
+    @Test func aDescriptorHasAtMostSixStoredValues() {
+        func storedValues(_ value: Any) -> Int {
+            let mirror = Mirror(reflecting: value)
+            guard mirror.displayStyle == .struct, !mirror.children.isEmpty else { return 1 }
+            return mirror.children.reduce(0) { $0 + storedValues($1.value) }
+        }
+        var descriptor = FetchDescriptor<Trip>(predicate: #Predicate { $0.name != "" }, sortBy: [SortDescriptor(\.name)])
+        descriptor.fetchLimit = 2
+        descriptor.propertiesToFetch = [\.name]
+        #expect(storedValues(descriptor) <= 6)
+    }
+
     @Test func aChangedPartialObjectSavesWhatItDidNotLoad() throws {
         let dir = TemporaryDirectory()
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: dir.store()))
