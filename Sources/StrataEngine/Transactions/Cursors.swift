@@ -28,9 +28,7 @@ public struct RowCursor {
     @inline(__always)
     private mutating func advance() throws -> Bool {
         if usedUp { return false }
-        if started {
-            if reverse { try cursor.previous() } else { try cursor.next() }
-        }
+        if started { try move() }
         started = true
         return cursor.isValid
     }
@@ -73,9 +71,7 @@ public struct RowCursor {
     /// same walk as calling `next(_:)` in a loop, a leaf at a time.
     public mutating func forEach(_ body: (RowID, UnsafeRawBufferPointer) throws -> Bool) throws {
         if usedUp { return }
-        if started {
-            if reverse { try cursor.previous() } else { try cursor.next() }
-        }
+        if started { try move() }
         started = true
         let transaction = self.transaction
         try cursor.scanRows(forward: !reverse) { row, value, flags in
@@ -92,42 +88,69 @@ public struct RowCursor {
     /// false the cursor is used up: it hands out no more rows.
     public mutating func forEachBatch(_ body: (UnsafeBufferPointer<LentRecord>) throws -> Bool) throws {
         if usedUp { return }
-        if started {
-            if reverse { try cursor.previous() } else { try cursor.next() }
-        }
+        if started { try move() }
         started = true
         let transaction = self.transaction
-        let capacity = transaction.pages.writer == nil ? RowCursor.batchCapacity : 1
+        let forward = !reverse
         var stopped = false
-        try withUnsafeTemporaryAllocation(of: LentRecord.self, capacity: capacity) { buffer in
-            let base = buffer.baseAddress.unsafelyUnwrapped
-            // (No local function to lend a batch: one that captures `n` made every access to
-            // it a dynamic exclusivity check.)
-            var n = 0
-            try cursor.scanRows(forward: !reverse) { row, value, flags in
-                if capacity > 1, let inline = RowValue.decode(value, flags: flags)?.inline {
-                    (base + n).initialize(to: LentRecord(row: row, bytes: inline))
-                    n &+= 1
-                    if n < capacity { return true }
-                    n = 0
-                    stopped = try !body(UnsafeBufferPointer(start: base, count: capacity))
-                    return !stopped
-                }
-                // A record in a value frame (or a malformed value, which throws): the rows
-                // before it first, then it alone, lent while the frame is.
-                if n > 0 {
-                    let count = n
-                    n = 0
-                    if try !body(UnsafeBufferPointer(start: base, count: count)) { stopped = true; return false }
-                }
-                stopped = try !transaction.withRecordValue(value, flags: flags, row: row) { bytes in
-                    try withUnsafePointer(to: LentRecord(row: row, bytes: bytes)) { try body(UnsafeBufferPointer(start: $0, count: 1)) }
-                }
+        /// A row lent alone: a record in a value frame (or a malformed value, which throws), or
+        /// any record of a write transaction, lent while its bytes are.
+        func lendAlone(_ row: RowID, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool {
+            try transaction.withRecordValue(value, flags: flags, row: row) { bytes in
+                try withUnsafePointer(to: LentRecord(row: row, bytes: bytes)) { try body(UnsafeBufferPointer(start: $0, count: 1)) }
+            }
+        }
+        guard transaction.pages.writer == nil else {
+            try cursor.scanRows(forward: forward) { row, value, flags in
+                stopped = try !lendAlone(row, value, flags)
                 return !stopped
             }
-            if n > 0 { stopped = try !body(UnsafeBufferPointer(start: base, count: n)) }
+            if stopped { usedUp = true }
+            return
+        }
+        let capacity = RowCursor.batchCapacity
+        try withUnsafeTemporaryAllocation(of: LentRecord.self, capacity: capacity) { buffer in
+            let base = buffer.baseAddress.unsafelyUnwrapped
+            while cursor.isValid {
+                // The rows whose records lie in their cells, gathered by a walk that calls
+                // nothing: where the walk's closure also lent the batch and the framed records,
+                // its captures were kept on the stack and reloaded for each row (about 15
+                // instructions a row of a count, W4). The walk stops on a framed record (the
+                // cursor is on it), on the last row of a full batch, or past the end.
+                var count = 0, framed = false
+                try cursor.scanRows(forward: forward) { row, value, flags in
+                    guard let bytes = RowValue.decode(value, flags: flags)?.inline else {
+                        framed = true
+                        return false
+                    }
+                    (base + count).initialize(to: LentRecord(row: row, bytes: bytes))
+                    count &+= 1
+                    return count < capacity
+                }
+                if count > 0, try !body(UnsafeBufferPointer(start: base, count: count)) {
+                    stopped = true
+                    return
+                }
+                if framed {
+                    let cell = cursor.rowCell
+                    guard let row = cell.row else { throw malformedKey() }
+                    if try !lendAlone(row, cell.value, cell.flags) {
+                        stopped = true
+                        return
+                    }
+                    try move()
+                } else if count == capacity {
+                    try move()
+                }
+            }
         }
         if stopped { usedUp = true }
+    }
+
+    /// One cell in the walk's direction.
+    @inline(__always)
+    private mutating func move() throws {
+        if reverse { try cursor.previous() } else { try cursor.next() }
     }
 }
 
