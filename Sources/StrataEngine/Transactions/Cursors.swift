@@ -113,20 +113,11 @@ public struct RowCursor {
             let base = buffer.baseAddress.unsafelyUnwrapped
             while cursor.isValid {
                 // The rows whose records lie in their cells, gathered by a walk that calls
-                // nothing: where the walk's closure also lent the batch and the framed records,
-                // its captures were kept on the stack and reloaded for each row (about 15
-                // instructions a row of a count, W4). The walk stops on a framed record (the
-                // cursor is on it), on the last row of a full batch, or past the end.
-                var count = 0, framed = false
-                try cursor.scanRows(forward: forward) { row, value, flags in
-                    guard let bytes = RowValue.decode(value, flags: flags)?.inline else {
-                        framed = true
-                        return false
-                    }
-                    (base + count).initialize(to: LentRecord(row: row, bytes: bytes))
-                    count &+= 1
-                    return count < capacity
-                }
+                // nothing (`InlineRecords`). It stops on a framed record (the cursor is on it),
+                // on the last row of a full batch, or past the end.
+                var batch = InlineRecords(base: base, capacity: capacity)
+                try cursor.scanRows(forward: forward, into: &batch)
+                let count = batch.count, framed = batch.framed
                 if count > 0, try !body(UnsafeBufferPointer(start: base, count: count)) {
                     stopped = true
                     return
@@ -151,6 +142,34 @@ public struct RowCursor {
     @inline(__always)
     private mutating func move() throws {
         if reverse { try cursor.previous() } else { try cursor.next() }
+    }
+}
+
+/// A walk's sink for `RowCursor.forEachBatch`: the rows whose records lie in their cells, up to
+/// `capacity`. It stops the walk on the last row of a full batch, or on a row whose record is
+/// in a value frame (or malformed: lent alone, it throws), setting `framed`. (A sink, not a
+/// closure: where the walk's closure also lent the batch and the framed records, its captures
+/// were kept on the stack and reloaded for each row, about 20 instructions a row of a count, W4.)
+struct InlineRecords: RowSink {
+    let base: UnsafeMutablePointer<LentRecord>
+    let capacity: Int
+    private(set) var count = 0
+    private(set) var framed = false
+
+    init(base: UnsafeMutablePointer<LentRecord>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    @inline(__always)
+    mutating func take(_ row: RowID, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool {
+        guard let bytes = RowValue.decode(value, flags: flags)?.inline else {
+            framed = true
+            return false
+        }
+        (base + count).initialize(to: LentRecord(row: row, bytes: bytes))
+        count &+= 1
+        return count < capacity
     }
 }
 

@@ -143,6 +143,20 @@ struct TreeCursor {
     /// false the cursor stays on the cell it was given; otherwise it ends past the last cell
     /// (not valid). As `next()`, it refuses to go on once a write transaction changed the tree.
     mutating func scanRows(forward: Bool, _ body: (RowID, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool) throws {
+        try withoutActuallyEscaping(body) { body in
+            var sink = ClosureRowSink(body: body)
+            try scanRows(forward: forward, into: &sink)
+        }
+    }
+
+    /// `scanRows(forward:_:)` into a sink of the caller's: a struct whose state the walk keeps
+    /// in registers once specialized, where a closure's captured variables were kept on the
+    /// stack and reloaded for each row (about 10 instructions a row of a count, W4).
+    mutating func scanRows<Sink: RowSink>(forward: Bool, into sink: inout Sink) throws {
+        // A copy for the walk, given back when it ends: the copy lives in registers, where the
+        // caller's `inout` was read and written through its address for each row.
+        var taker = sink
+        defer { sink = taker }
         let step = forward ? 1 : -1
         while onLeaf {
             let view = leaf.view
@@ -162,7 +176,7 @@ struct TreeCursor {
                     // The suffix's 8 bytes that end where it ends (a page's header is 10 bytes).
                     let low = UInt64(bigEndian: view.base.loadUnaligned(fromByteOffset: cell.start &+ w &- 8, as: UInt64.self))
                     let value = UnsafeRawBufferPointer(start: view.base + (cell.start &+ w), count: cell.end &- cell.start &- w)
-                    guard try body(highPart | (low & lowMask), value, cell.flags) else {
+                    guard try taker.take(highPart | (low & lowMask), value, cell.flags) else {
                         leaf.index = i
                         return
                     }
@@ -175,7 +189,7 @@ struct TreeCursor {
                     guard let row = TreeCursor.rowID(prefix: view.prefix, suffix: cell.suffix) else {
                         throw StoreError.corrupt("a row key that is not 8 bytes long", path: pages.path, offset: nil)
                     }
-                    guard try body(row, cell.value, cell.flags) else {
+                    guard try taker.take(row, cell.value, cell.flags) else {
                         leaf.index = i
                         return
                     }
@@ -275,5 +289,22 @@ struct TreeCursor {
         let low = s == 0 ? 0 : UInt64(bigEndian: (suffix.baseAddress.unsafelyUnwrapped + s - 8).loadUnaligned(as: UInt64.self))
         let bits = UInt64(8 * s)
         return (high << bits) | (low & ((1 << bits) &- 1))
+    }
+}
+
+/// What a walk of a tree of rows hands each cell to (`TreeCursor.scanRows(forward:into:)`):
+/// the cell's key as a row id, its value and the value's flags. False stops the walk on that
+/// cell.
+protocol RowSink {
+    mutating func take(_ row: RowID, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool
+}
+
+/// A closure as a `RowSink`.
+struct ClosureRowSink: RowSink {
+    let body: (RowID, UnsafeRawBufferPointer, UInt8) throws -> Bool
+
+    @inline(__always)
+    mutating func take(_ row: RowID, _ value: UnsafeRawBufferPointer, _ flags: UInt8) throws -> Bool {
+        try body(row, value, flags)
     }
 }
