@@ -151,7 +151,7 @@ struct TreeCursor {
 
     /// `scanRows(forward:_:)` into a sink of the caller's: a struct whose state the walk keeps
     /// in registers once specialized, where a closure's captured variables were kept on the
-    /// stack and reloaded for each row (about 10 instructions a row of a count, W4).
+    /// stack and reloaded for each row (`RowCursor.forEachBatch`'s `InlineRecords`, W4).
     mutating func scanRows<Sink: RowSink>(forward: Bool, into sink: inout Sink) throws {
         // A copy for the walk, given back when it ends: the copy lives in registers, where the
         // caller's `inout` was read and written through its address for each row.
