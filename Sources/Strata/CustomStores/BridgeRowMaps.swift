@@ -18,6 +18,12 @@ private func fitsDense(_ key: UInt64, count: Int) -> Bool {
     key < UInt64(2 * count + 65_536)
 }
 
+/// Grows `dense` to hold index `key`, doubling it at least (so that keys coming one by one
+/// cost amortized constant time).
+private func grow<T>(_ dense: inout [T], toHold key: Int, with empty: T) {
+    dense.append(contentsOf: repeatElement(empty, count: Swift.max(key + 1, 2 * dense.count) - dense.count))
+}
+
 /// Rows by identifier (`[PersistentIdentifier: RowID]`).
 struct RowsByIdentifier {
     /// The scope whose keys are rows (the first such seen): its identifiers' rows are `dense[key]`
@@ -29,9 +35,6 @@ struct RowsByIdentifier {
 
     var count: Int { denseCount + other.count }
 
-    /// (The array grows by doubling as keys come; the dictionary holds the few others.)
-    mutating func reserveCapacity(_ n: Int) {}
-
     /// The dense slot of `id`, or nil when it goes in the dictionary. `growing`: may the array
     /// grow to hold it.
     private mutating func slot(_ id: PersistentIdentifier, growing: Bool) -> Int? {
@@ -41,7 +44,7 @@ struct RowsByIdentifier {
         let key = UInt64(id.rowID)
         if key < UInt64(dense.count) { return Int(key) }
         guard growing, fitsDense(key, count: denseCount) else { return nil }
-        dense.append(contentsOf: repeatElement(0, count: Swift.max(Int(key) + 1, 2 * dense.count) - dense.count))
+        grow(&dense, toHold: Int(key), with: 0)
         return Int(key)
     }
 
@@ -78,7 +81,7 @@ struct ValuesByRow<Value> {
 
     /// Room for rows up to about `n` (rows are numbered from 1).
     mutating func reserveCapacity(_ n: Int) {
-        dense.reserveCapacity(Swift.min(n + 1, 2 * dense.count + 65_536))
+        dense.reserveCapacity(Swift.min(n + 1, 2 * denseCount + 65_536))
     }
 
     subscript(row: RowID) -> Value? {
@@ -95,9 +98,9 @@ struct ValuesByRow<Value> {
                 if !other.isEmpty { other[row] = nil }
                 return
             }
-            // The array doubles as rows come, up to twice the rows it holds room for.
-            if newValue != nil, row < UInt64(2 * dense.count + 65_536) {
-                dense.append(contentsOf: repeatElement(nil, count: Swift.max(Int(row) + 1, 2 * dense.count) - dense.count))
+            // The array grows as rows come, within the bound of the rows it holds (`fitsDense`).
+            if newValue != nil, fitsDense(row, count: denseCount) {
+                grow(&dense, toHold: Int(row), with: nil)
                 dense[Int(row)] = newValue
                 denseCount += 1
                 if !other.isEmpty { other[row] = nil }

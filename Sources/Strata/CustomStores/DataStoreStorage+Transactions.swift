@@ -367,7 +367,6 @@ struct SavePlan {
         for run in inserted.runs(by: { ObjectIdentifier($0.entity) }) {
             let name = inserted[run.lowerBound].entity.name
             var table = state.tables.removeValue(forKey: name) ?? BridgeState.EntityRows()
-            table.rowByID.reserveCapacity(table.rowByID.count + run.count)
             table.idByRow.reserveCapacity(table.idByRow.count + run.count)
             for item in inserted[run] {
                 let temporary = item.snapshot.persistentIdentifier

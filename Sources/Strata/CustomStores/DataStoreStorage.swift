@@ -249,7 +249,6 @@ struct BridgeState {
             var table = tables.removeValue(forKey: name) ?? EntityRows()
             defer { tables[name] = table }
             table.records.reserveCapacity(table.records.count + run.count)
-            table.rowByID.reserveCapacity(table.rowByID.count + run.count)
             table.idByRow.reserveCapacity(table.idByRow.count + run.count)
             let records = SnapshotRecords(entity: entity)
             // A layout's positions, found once for its run of snapshots.
