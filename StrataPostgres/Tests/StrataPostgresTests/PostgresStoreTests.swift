@@ -543,6 +543,70 @@ struct PGFixture {
         #expect(walk.stops.map(\.place) == ["Belém"], "no reference to the row deleted meanwhile")
     }
 
+    /// A new object whose unique value another writer is inserting at that moment: the save's
+    /// plain insert waits for that writer, fails on its row once it commits (23505), and the
+    /// save runs again, upserting onto the row. It succeeds as an upsert, with no unique-value
+    /// error, and its history records an update of that row and an insert of the other object.
+    @Test func anInsertMeetingAValueAnotherWriterIsInsertingUpsertsOntoItsRow() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let seed = ModelContext(try fixture.container())
+        seed.insert(PGBird("b0", "kite"))
+        try seed.save()
+        let container = try fixture.container()
+        let ns = fixture.namespace
+        let inserter = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "inserter")
+        let watcher = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "watcher")
+        let outcome = Mutex<String?>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        var sawTheSaveWait = false
+        try inserter.withConnection { other in
+            // The other writer's row for "b1", not committed yet.
+            try other.execute("BEGIN")
+            #expect(try other.execute("""
+                INSERT INTO "\(ns)"."PGBird" ("_id", "id", "species") VALUES (nextval('"\(ns)"."strata_ids"'::regclass), 'b1', 'owl')
+                """) == 1)
+            let otherPID = try other.query("SELECT pg_backend_pid()::text").first?.first ?? nil
+            Thread {
+                let ending: String
+                do {
+                    let context = ModelContext(container)
+                    context.insert(PGBird("b1", "wren"))
+                    context.insert(PGBird("b2", "robin"))
+                    try context.save()
+                    ending = "saved"
+                } catch {
+                    ending = "\(error)"
+                }
+                outcome.withLock { $0 = ending }
+                ended.signal()
+            }.start()
+            // Until the save waits for the other writer's row, or ends without waiting.
+            try watcher.withConnection { w in
+                while outcome.withLock({ $0 == nil }) {
+                    let waiting = try w.query("SELECT count(*)::text FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [otherPID])
+                    if waiting.first?.first != "0" { sawTheSaveWait = true; break }
+                }
+            }
+            try other.execute("COMMIT")
+        }
+        ended.wait()
+        #expect(sawTheSaveWait, "the save should have waited for the uncommitted row")
+        #expect(outcome.withLock { $0 } == "saved")
+        let rows = try fixture.sql("SELECT \"id\", \"species\" FROM \"\(ns)\".\"PGBird\" ORDER BY \"id\"")
+        #expect(rows.map { $0.compactMap { $0 } } == [["b0", "kite"], ["b1", "wren"], ["b2", "robin"]], "one row for b1, with the save's values")
+        let last = try #require(try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        var kinds: [String] = []
+        for change in last.changes {
+            switch change {
+            case .insert: kinds.append("insert")
+            case .update: kinds.append("update")
+            case .delete: kinds.append("delete")
+            @unknown default: kinds.append("other")
+            }
+        }
+        #expect(kinds.sorted() == ["insert", "update"], "b2 inserted, the row of b1 updated")
+    }
+
     /// A container (and its store) whose last reference goes away on one of SwiftNIO's event
     /// loop threads, as it does when the last one was taken by the store's LISTEN callback: its
     /// connections close without waiting there, where SwiftNIO traps a wait. (CI hit it on

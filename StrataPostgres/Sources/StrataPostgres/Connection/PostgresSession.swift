@@ -28,6 +28,9 @@ final class PostgresSession: @unchecked Sendable {
     /// A session inside another's transaction (a migration's): every statement runs on that
     /// connection, a transaction is a savepoint of it, and nothing listens.
     private let pinned: PostgresConnection?
+    /// True when the session runs inside a transaction it did not begin (`init(pinnedTo:)`):
+    /// its transactions are savepoints, and an error is not retried.
+    var isPinned: Bool { pinned != nil }
     /// Whether pooled connections prepare the reads run again and again
     /// (`PostgresConfiguration.preparesStatements`).
     private let preparesStatements: Bool
@@ -321,6 +324,31 @@ struct SQLConnection {
         var bindings = PostgresBindings(capacity: arrays.count)
         for array in arrays { bindings.append(array) }
         return try execute(sql, bindings)
+    }
+
+    /// Sends `sql` with typed array parameters now and returns at once; `PendingCount.wait()`
+    /// gives the number of rows it changed. The connection runs its statements in order, so
+    /// the caller can make the next statement's arrays while the server runs this one, and the
+    /// message of the next crosses to the server meanwhile (a bulk insert sent in parts).
+    func executeSoon(_ sql: String, arrays: [SQLArray]) -> PendingCount {
+        var bindings = PostgresBindings(capacity: arrays.count)
+        for array in arrays { bindings.append(array) }
+        return PendingCount(sql: sql, location: location, result: raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger))
+    }
+
+    struct PendingCount {
+        let sql: String
+        let location: String
+        let result: EventLoopFuture<PostgresQueryResult>
+
+        func wait() throws -> Int {
+            do {
+                let result = try result.wait()
+                return result.metadata.rows ?? result.rows.count
+            } catch {
+                throw PostgresStoreError.statement(error, sql: sql, location: location)
+            }
+        }
     }
 
     private func execute(_ sql: String, _ bindings: PostgresBindings) throws -> Int {

@@ -85,7 +85,7 @@ struct SQLArray: PostgresDynamicTypeEncodable {
         elements.reserveCapacity(capacity * perElement)
     }
 
-    init(_ values: [Int64]) {
+    init<Values: Collection<Int64>>(_ values: Values) {
         self.init(.bigint, capacity: values.count)
         for value in values { append(value) }
     }
