@@ -60,9 +60,9 @@ struct TreeCursor {
     /// Child `i` of a branch frame. Static: as a method of a cursor that `advanceLeaf` was
     /// changing, it made a copy of the whole cursor for each leaf entered.
     @inline(__always)
-    private static func resolve(_ frame: Frame, _ i: Int, _ pages: PageSource) throws -> (PageView, Node?) {
-        if let node = frame.node, let child = node.children[i] { return (child.view, child) }
-        return (try pages.page(at: frame.view.child(i)), nil)
+    private static func resolve(_ node: Node?, _ view: PageView, _ i: Int, _ pages: PageSource) throws -> (PageView, Node?) {
+        if let node, let child = node.children[i] { return (child.view, child) }
+        return (try pages.page(at: view.child(i)), nil)
     }
 
     private func top() throws -> (PageView, Node?)? {
@@ -82,9 +82,8 @@ struct TreeCursor {
         var depth = 0
         while !view.isLeaf {
             let i = key.map { view.childIndex(for: $0) } ?? 0
-            let frame = Frame(view: view, node: node, index: i)
-            parents.append(frame)
-            (view, node) = try TreeCursor.resolve(frame, i, pages)
+            parents.append(Frame(view: view, node: node, index: i))
+            (view, node) = try TreeCursor.resolve(node, view, i, pages)
             depth += 1
             if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
         }
@@ -106,9 +105,8 @@ struct TreeCursor {
         var depth = 0
         while !view.isLeaf {
             let i = key.map { view.childIndex(for: $0) } ?? view.count - 1
-            let frame = Frame(view: view, node: node, index: i)
-            parents.append(frame)
-            (view, node) = try TreeCursor.resolve(frame, i, pages)
+            parents.append(Frame(view: view, node: node, index: i))
+            (view, node) = try TreeCursor.resolve(node, view, i, pages)
             depth += 1
             if depth > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
         }
@@ -226,27 +224,37 @@ struct TreeCursor {
 
     /// Moves to the first (or last) cell of the next (or previous) leaf.
     private mutating func advanceLeaf(forward: Bool) throws {
-        leave()
-        while let parent = parents.last {
-            let i = parent.index + (forward ? 1 : -1)
-            guard i >= 0 && i < parent.view.count else {
-                parents.removeLast()
-                continue
+        // The parents are read and changed in place (`parents[k]`), not copied out as frames:
+        // each copy of a frame retained its node and copied its view, three copies and two
+        // destructions for each leaf a scan entered, with the cursor first reset to `offLeaf`
+        // (about a third of the 246 instructions a leaf cost, W4). The cursor leaves its leaf
+        // only when no leaf follows, or when reading the next one fails.
+        do {
+            while !parents.isEmpty {
+                let k = parents.count &- 1
+                let i = parents[k].index + (forward ? 1 : -1)
+                guard i >= 0 && i < parents[k].view.count else {
+                    parents.removeLast()
+                    continue
+                }
+                parents[k].index = i
+                var (view, node) = try TreeCursor.resolve(parents[k].node, parents[k].view, i, pages)
+                while !view.isLeaf {
+                    let j = forward ? 0 : view.count - 1
+                    parents.append(Frame(view: view, node: node, index: j))
+                    (view, node) = try TreeCursor.resolve(node, view, j, pages)
+                    if parents.count > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
+                }
+                // Written pages are never empty; a node may be, while its transaction changes it.
+                if view.count == 0 { continue }
+                enter(view, node, at: forward ? 0 : view.count - 1)
+                return
             }
-            parents[parents.count - 1].index = i
-            var (view, node) = try TreeCursor.resolve(parents[parents.count - 1], i, pages)
-            while !view.isLeaf {
-                let j = forward ? 0 : view.count - 1
-                let frame = Frame(view: view, node: node, index: j)
-                parents.append(frame)
-                (view, node) = try TreeCursor.resolve(frame, j, pages)
-                if parents.count > 64 { throw StoreError.corrupt("a tree is deeper than 64 levels", path: pages.path, offset: nil) }
-            }
-            // Written pages are never empty; a node may be, while its transaction changes it.
-            if view.count == 0 { continue }
-            enter(view, node, at: forward ? 0 : view.count - 1)
-            return
+        } catch {
+            leave()
+            throw error
         }
+        leave()
     }
 
     /// The current cell's key suffix (after the leaf's prefix), value and flags.
