@@ -43,11 +43,24 @@ final class RowCompiler {
     /// the input, are found first by casts to their concrete types, which compare metadata.
     func evaluable<E: PredicateExpression>(_ expression: E) -> (any RowEvaluable)? {
         if let constant = expression as? PredicateExpressions.Value<E.Output> { return constant }
-        func inputKeyPath<T: PersistentModel>(_: T.Type) -> (any RowEvaluable)? {
-            expression as? PredicateExpressions.KeyPath<PredicateExpressions.Variable<T>, E.Output>
+        func ofInput<T: PersistentModel>(_: T.Type) -> (any RowEvaluable)? {
+            if let keyPath = expression as? PredicateExpressions.KeyPath<PredicateExpressions.Variable<T>, E.Output> { return keyPath }
+            return RowCompiler.propertyEqualsConstant(expression, T.self)
         }
-        if let keyPath = inputKeyPath(model) { return keyPath }
+        if let node = ofInput(model) { return node }
         return expression as? any RowEvaluable
+    }
+
+    /// The most common predicate of all, a property compared with a constant for equality
+    /// (`$0.id == key`), for the property types most often looked up by, found by casts to
+    /// concrete types: a few metadata comparisons where the cast to `RowEvaluable` scanned
+    /// every conformance in the process (W8: 258k of a fresh process's 2.5M instructions).
+    private static func propertyEqualsConstant<E: PredicateExpression, T: PersistentModel>(_ expression: E, _: T.Type) -> (any RowEvaluable)? {
+        guard E.Output.self == Bool.self else { return nil }
+        func equal<V: Equatable>(_: V.Type) -> (any RowEvaluable)? {
+            expression as? PredicateExpressions.Equal<PredicateExpressions.KeyPath<PredicateExpressions.Variable<T>, V>, PredicateExpressions.Value<V>>
+        }
+        return equal(UUID.self) ?? equal(String.self) ?? equal(Int.self)
     }
 
     /// The plan of `expression`, found `base` bytes into the tree: from the constants to a
