@@ -192,18 +192,32 @@ struct SaveRun {
     }
 
     private func grouped(_ snapshots: [DefaultSnapshot]) throws -> [(PostgresTable, [DefaultSnapshot])] {
-        var order: [String] = []
-        var groups: [String: [DefaultSnapshot]] = [:]
+        // Groups in the order their models first appear. A request lists each model's objects
+        // together, so a snapshot of the model before it joins that group without hashing its
+        // model's name (a dictionary lookup per snapshot was 1.8% of a 20k-object save, `perf`).
+        var names: [String] = []
+        var groups: [[DefaultSnapshot]] = []
+        var positions: [String: Int] = [:]
+        var last = -1
         for snapshot in snapshots {
             let name = snapshot.persistentIdentifier.entityName
-            if groups[name] == nil { order.append(name) }
-            groups[name, default: []].append(snapshot)
+            if last < 0 || names[last] != name {
+                if let known = positions[name] {
+                    last = known
+                } else {
+                    last = names.count
+                    positions[name] = last
+                    names.append(name)
+                    groups.append([])
+                }
+            }
+            groups[last].append(snapshot)
         }
-        return try order.map { name in
+        return try zip(names, groups).map { name, group in
             guard let table = store.tables[name] else {
                 throw StrataError(.unknownModel, "\(name) is not in the schema of the PostgreSQL store at \(store.configuration.location).")
             }
-            return (table, groups[name] ?? [])
+            return (table, group)
         }
     }
 
