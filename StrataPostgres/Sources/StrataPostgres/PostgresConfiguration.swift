@@ -37,6 +37,9 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     /// Set by a migration for the containers its stages open: their stores run in its
     /// transaction (`PostgresMigration`).
     var migration: MigrationTransaction?
+    /// Rows a save's bulk statement sends at a time (`SaveRun.inParts`, Docs/Postgres.md,
+    /// "Saves"). Tests make it small to save in several parts.
+    var bulkPartSize = 8192
 
     public init(_ name: String? = nil, schema: Schema? = nil, url: URL, namespace: String = "public", allowsSave: Bool = true) {
         self.name = name ?? "default"
@@ -49,6 +52,7 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     public static func == (a: Self, b: Self) -> Bool {
         a.name == b.name && a.schema == b.schema && a.url == b.url && a.namespace == b.namespace
             && a.allowsSave == b.allowsSave && a.preparesStatements == b.preparesStatements && a.migration == b.migration
+            && a.bulkPartSize == b.bulkPartSize
     }
 
     public func hash(into hasher: inout Hasher) {

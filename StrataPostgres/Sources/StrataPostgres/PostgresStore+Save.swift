@@ -254,13 +254,15 @@ struct SaveRun {
 
     /// Each column's values, as typed arrays for `unnest`: the attributes, then the to-ones.
     /// Runs the statement `sql` makes of a part's arrays (`$1` the ids, `$2` no versions, then
-    /// `columnArrays`) on the new objects `snapshots`, in parts of `partSize` rows; the rows
+    /// `columnArrays`) on the new objects `snapshots`, in parts of the configuration's
+    /// `bulkPartSize` rows; the rows
     /// they changed, summed. Each part is sent as soon as it is made: the client makes the next
     /// part's arrays, and its message crosses to the server, while the server runs the one
     /// before (20k rows in one statement: about 45 ms making the arrays and 60 ms sending them
     /// before the server could start). Every part sent is waited for; the first error is thrown.
     private func inParts(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ ids: [Int64], _ c: SQLConnection,
-                         partSize: Int = SaveRun.partSize, _ sql: ([SQLArray]) -> String) throws -> Int {
+                         _ sql: ([SQLArray]) -> String) throws -> Int {
+        let partSize = max(1, store.configuration.bulkPartSize)
         var sent: [SQLConnection.PendingCount] = []
         var failure: (any Error)? = nil
         var start = 0
@@ -282,9 +284,6 @@ struct SaveRun {
         if let failure { throw failure }
         return changed
     }
-
-    /// Rows a bulk statement sends at a time (`inParts`).
-    static let partSize = 8192
 
     private func columnArrays<Snapshots: Collection<DefaultSnapshot>>(_ table: PostgresTable, _ snapshots: Snapshots) throws -> [SQLArray] {
         var arrays = table.columns.map { SQLArray(SQLArray.Element($0.kind), capacity: snapshots.count) }

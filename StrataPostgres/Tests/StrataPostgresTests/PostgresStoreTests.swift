@@ -543,6 +543,48 @@ struct PGFixture {
         #expect(walk.stops.map(\.place) == ["Belém"], "no reference to the row deleted meanwhile")
     }
 
+    /// A save of more new objects than a bulk statement sends at a time goes in parts (3 rows
+    /// here), each part's arrays made while the server runs the one before. The new objects
+    /// whose unique values stored rows hold, in any part, are upserted onto those rows; a part
+    /// that cannot be made once others were sent fails the whole save, and nothing is kept.
+    @Test func aSaveInPartsUpsertsHeldValuesAndKeepsNothingWhenAPartFails() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let seed = ModelContext(try fixture.container())
+        seed.insert(PGBird("b3", "old"))
+        seed.insert(PGBird("b7", "old"))
+        try seed.save()
+        let ns = fixture.namespace
+        let rowsOf = "SELECT \"id\", \"_id\"::text, \"species\" FROM \"\(ns)\".\"PGBird\" ORDER BY \"id\""
+        let before = try fixture.sql(rowsOf)
+        var configuration = fixture.configuration
+        configuration.bulkPartSize = 3
+        let container = try ModelContainer(for: Schema([PGBird.self]), configurations: configuration)
+        let context = ModelContext(container)
+        for i in 0..<10 { context.insert(PGBird("b\(i)", "new \(i)")) }
+        try context.save()
+        let after = try fixture.sql(rowsOf)
+        #expect(after.map { $0[0] } == (0..<10).map { "b\($0)" })
+        #expect(after.map { $0[2] } == (0..<10).map { "new \($0)" })
+        let heldRows = { (rows: [[String?]]) in rows.filter { $0[0] == "b3" || $0[0] == "b7" }.map { $0[1] } }
+        #expect(heldRows(after) == heldRows(before), "b3 and b7 were upserted onto their rows")
+        let last = try #require(try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        var updates = 0, inserts = 0
+        for change in last.changes {
+            if case .insert = change { inserts += 1 }
+            if case .update = change { updates += 1 }
+        }
+        #expect((inserts, updates) == (8, 2))
+        // The third part holds a string PostgreSQL's text cannot (U+0000): the two parts sent
+        // before it are undone with the rest.
+        let failing = ModelContext(container)
+        for i in 10..<20 { failing.insert(PGBird("b\(i)", i == 17 ? "nul\u{0}" : "new \(i)")) }
+        failing.insert(PGBird("b3", "changed"))
+        var thrown: StrataError?
+        do { try failing.save() } catch let error as StrataError { thrown = error }
+        #expect(thrown?.code == .corruptRecord)
+        #expect(try fixture.sql(rowsOf) == after, "nothing of the failed save is kept")
+    }
+
     /// A new object whose unique value another writer is inserting at that moment: the save's
     /// plain insert waits for that writer, fails on its row once it commits (23505), and the
     /// save runs again, upserting onto the row. It succeeds as an upsert, with no unique-value
