@@ -29,18 +29,40 @@ package struct RecordView {
     /// they map nothing; the caller keeps them alive while it reads.
     @inlinable @inline(__always)
     package init(_ raw: UnsafeRawBufferPointer, lent layouts: Unmanaged<EntityLayouts>?) throws {
+        switch try RecordView.format(raw) {
+        case RecordLayout.short: try self.init(raw, lent: layouts, offsets: UInt8.self)
+        case RecordLayout.narrow: try self.init(raw, lent: layouts, offsets: UInt16.self)
+        default: try self.init(raw, lent: layouts, offsets: UInt32.self)
+        }
+    }
+
+    /// The format byte of a record (`RecordLayout.short`, `.narrow` or `.wide`), checked to be
+    /// one of them and the header to be there.
+    @inlinable @inline(__always)
+    package static func format(_ raw: UnsafeRawBufferPointer) throws -> UInt8 {
+        guard raw.count >= 5, let header = raw.baseAddress else { throw decodingFailure("a record shorter than its header") }
+        let format = header.load(as: UInt8.self)
+        guard format == RecordLayout.short || format == RecordLayout.narrow || format == RecordLayout.wide else {
+            throw decodingFailure("an unknown record format \(format)")
+        }
+        return format
+    }
+
+    /// A view of a record whose format (`format(_:)`) has offsets of `Offset`'s width: for a
+    /// scan that switched on the format once for its view and its fields, where the view's
+    /// width was switched on again to read the last offset and once more for the fields (W4).
+    @inlinable @inline(__always)
+    package init<Offset: FixedWidthInteger & UnsignedInteger>(_ raw: UnsafeRawBufferPointer, lent layouts: Unmanaged<EntityLayouts>?,
+                                                               offsets: Offset.Type) throws {
         guard raw.count >= 5, let header = raw.baseAddress else { throw decodingFailure("a record shorter than its header") }
         // The header's 5 bytes were just checked: read without bounds checks, and the offset
         // table's end (at most 5 + 65,536 × 4) computed without overflow checks.
-        let format = header.load(as: UInt8.self)
-        guard let width = RecordLayout.offsetWidth(format) else {
-            throw decodingFailure("an unknown record format \(format)")
-        }
-        self.width = width
+        let w = MemoryLayout<Offset>.size
+        width = w
         let version = UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 1, as: UInt16.self))
         layoutVersion = version
         count = Int(UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 3, as: UInt16.self)))
-        fieldsStart = 5 &+ (count &+ 1) &* width
+        fieldsStart = 5 &+ (count &+ 1) &* w
         guard fieldsStart <= raw.count else { throw decodingFailure("a record shorter than its offset table") }
         self.raw = raw
         if let layouts, version != layouts._withUnsafeGuaranteedRef({ $0.currentVersion }) {
@@ -48,7 +70,8 @@ package struct RecordView {
         } else {
             olderLayout = nil
         }
-        guard offset(count) == raw.count &- fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
+        let last = Int(Offset(littleEndian: header.loadUnaligned(fromByteOffset: 5 &+ count &* w, as: Offset.self)))
+        guard last == raw.count &- fieldsStart else { throw decodingFailure("a record whose offsets do not match its length") }
     }
 
     /// Offset `i` (0...count) of the offset table, which `init` checked lies in `raw`: read
