@@ -110,6 +110,45 @@ final class PGReading: PersistentModel {
 }
 
 /// A fresh namespace on the test server, and containers on it.
+extension PGFixture {
+    /// Runs `save` on a thread of its own while another writer holds `change` (one statement
+    /// changing one row) uncommitted; commits it once the save waits for it (a backend blocked
+    /// by the writer's, asked of the server query after query) or ended without waiting. The
+    /// save's outcome ("saved", or its error's text) and whether it was seen waiting.
+    func saveWhileAnotherWriterHolds(_ change: String, _ save: @escaping @Sendable () throws -> Void) throws -> (outcome: String?, waited: Bool) {
+        let writer = PostgresSession(configuration: try configuration.connectionConfiguration(), location: "other writer")
+        let watcher = PostgresSession(configuration: try configuration.connectionConfiguration(), location: "watcher")
+        let outcome = Mutex<String?>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        var waited = false
+        try writer.withConnection { other in
+            try other.execute("BEGIN")
+            #expect(try other.execute(change) == 1)
+            let otherPID = try other.query("SELECT pg_backend_pid()::text").first?.first ?? nil
+            Thread {
+                let ending: String
+                do {
+                    try save()
+                    ending = "saved"
+                } catch {
+                    ending = "\(error)"
+                }
+                outcome.withLock { $0 = ending }
+                ended.signal()
+            }.start()
+            try watcher.withConnection { w in
+                while outcome.withLock({ $0 == nil }) {
+                    let waiting = try w.query("SELECT count(*)::text FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [otherPID])
+                    if waiting.first?.first != "0" { waited = true; break }
+                }
+            }
+            try other.execute("COMMIT")
+        }
+        ended.wait()
+        return (outcome.withLock { $0 }, waited)
+    }
+}
+
 struct PGFixture {
     let url: URL
     let namespace: String
@@ -499,46 +538,18 @@ struct PGFixture {
         try seed.save()
         let container = try fixture.container()
         let ns = fixture.namespace
-        let deleter = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "deleter")
-        let watcher = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "watcher")
-        // The save's outcome once it ended: nil while it runs, then its error or "saved".
-        let outcome = Mutex<String?>(nil)
-        let ended = DispatchSemaphore(value: 0)
-        var sawTheSaveWait = false
-        try deleter.withConnection { other in
-            // The other writer's deletion, not committed yet.
-            try other.execute("BEGIN")
-            #expect(try other.execute("DELETE FROM \"\(ns)\".\"PGStop\" WHERE \"place\" = 'Alfama'") == 1)
-            let otherPID = try other.query("SELECT pg_backend_pid()::text").first?.first ?? nil
-            Thread {
-                let ending: String
-                do {
-                    let context = ModelContext(container)
-                    let walk = PGWalk()
-                    walk.name = "walk"
-                    context.insert(walk)
-                    walk.stops = try context.fetch(FetchDescriptor<PGStop>(sortBy: [SortDescriptor(\.place)]))
-                    try context.save()
-                    ending = "saved"
-                } catch {
-                    ending = "\(error)"
-                }
-                outcome.withLock { $0 = ending }
-                ended.signal()
-            }.start()
-            // Until the save waits for the deletion (a backend blocked by the other writer's,
-            // asked of the server query after query), or ends without waiting.
-            try watcher.withConnection { w in
-                while outcome.withLock({ $0 == nil }) {
-                    let waiting = try w.query("SELECT count(*)::text FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [otherPID])
-                    if waiting.first?.first != "0" { sawTheSaveWait = true; break }
-                }
-            }
-            try other.execute("COMMIT")
+        // The other writer's deletion, not committed yet, while the save runs.
+        let (outcome, sawTheSaveWait) = try fixture.saveWhileAnotherWriterHolds(
+            "DELETE FROM \"\(ns)\".\"PGStop\" WHERE \"place\" = 'Alfama'") {
+            let context = ModelContext(container)
+            let walk = PGWalk()
+            walk.name = "walk"
+            context.insert(walk)
+            walk.stops = try context.fetch(FetchDescriptor<PGStop>(sortBy: [SortDescriptor(\.place)]))
+            try context.save()
         }
-        ended.wait()
         #expect(sawTheSaveWait, "the save should have waited for the uncommitted deletion")
-        #expect(outcome.withLock { $0 } == "saved")
+        #expect(outcome == "saved")
         let walk = try #require(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGWalk>()).first)
         #expect(walk.stops.map(\.place) == ["Belém"], "no reference to the row deleted meanwhile")
     }
@@ -596,44 +607,17 @@ struct PGFixture {
         try seed.save()
         let container = try fixture.container()
         let ns = fixture.namespace
-        let inserter = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "inserter")
-        let watcher = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "watcher")
-        let outcome = Mutex<String?>(nil)
-        let ended = DispatchSemaphore(value: 0)
-        var sawTheSaveWait = false
-        try inserter.withConnection { other in
-            // The other writer's row for "b1", not committed yet.
-            try other.execute("BEGIN")
-            #expect(try other.execute("""
-                INSERT INTO "\(ns)"."PGBird" ("_id", "id", "species") VALUES (nextval('"\(ns)"."strata_ids"'::regclass), 'b1', 'owl')
-                """) == 1)
-            let otherPID = try other.query("SELECT pg_backend_pid()::text").first?.first ?? nil
-            Thread {
-                let ending: String
-                do {
-                    let context = ModelContext(container)
-                    context.insert(PGBird("b1", "wren"))
-                    context.insert(PGBird("b2", "robin"))
-                    try context.save()
-                    ending = "saved"
-                } catch {
-                    ending = "\(error)"
-                }
-                outcome.withLock { $0 = ending }
-                ended.signal()
-            }.start()
-            // Until the save waits for the other writer's row, or ends without waiting.
-            try watcher.withConnection { w in
-                while outcome.withLock({ $0 == nil }) {
-                    let waiting = try w.query("SELECT count(*)::text FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [otherPID])
-                    if waiting.first?.first != "0" { sawTheSaveWait = true; break }
-                }
-            }
-            try other.execute("COMMIT")
+        // The other writer's row for "b1", not committed yet, while the save runs.
+        let (outcome, sawTheSaveWait) = try fixture.saveWhileAnotherWriterHolds("""
+            INSERT INTO "\(ns)"."PGBird" ("_id", "id", "species") VALUES (nextval('"\(ns)"."strata_ids"'::regclass), 'b1', 'owl')
+            """) {
+            let context = ModelContext(container)
+            context.insert(PGBird("b1", "wren"))
+            context.insert(PGBird("b2", "robin"))
+            try context.save()
         }
-        ended.wait()
         #expect(sawTheSaveWait, "the save should have waited for the uncommitted row")
-        #expect(outcome.withLock { $0 } == "saved")
+        #expect(outcome == "saved")
         let rows = try fixture.sql("SELECT \"id\", \"species\" FROM \"\(ns)\".\"PGBird\" ORDER BY \"id\"")
         #expect(rows.map { $0.compactMap { $0 } } == [["b0", "kite"], ["b1", "wren"], ["b2", "robin"]], "one row for b1, with the save's values")
         let last = try #require(try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
