@@ -32,7 +32,7 @@ enum LightweightMigration {
 
     /// The plan of the common open: the store was written with these very properties, in one
     /// layout, with nothing renamed and no default kept. It is `fullPlan`'s answer for that case
-    /// (LightweightMigrationTests compares them), without its maps of names and layouts, whose
+    /// (UnchangedPlanTests compares them), without its maps of names and layouts, whose
     /// first use in a process cost about 0.17M instructions of W8's open.
     static func unchangedPlan(for entity: Entity, current: StoredEntity, old: StoredEntity) -> Plan? {
         guard let layouts = old.layouts, layouts.count == 1, old.formerNames == nil, old.defaults == nil,

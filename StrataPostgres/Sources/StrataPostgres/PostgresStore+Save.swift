@@ -252,14 +252,13 @@ struct SaveRun {
 
     // MARK: Rows
 
-    /// Each column's values, as typed arrays for `unnest`: the attributes, then the to-ones.
     /// Runs the statement `sql` makes of a part's arrays (`$1` the ids, `$2` no versions, then
     /// `columnArrays`) on the new objects `snapshots`, in parts of the configuration's
-    /// `bulkPartSize` rows; the rows
-    /// they changed, summed. Each part is sent as soon as it is made: the client makes the next
-    /// part's arrays, and its message crosses to the server, while the server runs the one
-    /// before (20k rows in one statement: about 45 ms making the arrays and 60 ms sending them
-    /// before the server could start). Every part sent is waited for; the first error is thrown.
+    /// `bulkPartSize` rows; the rows they changed, summed. Each part is sent as soon as it is
+    /// made, so the client makes the next part's arrays while the server runs the one before
+    /// (20k rows in one statement: about 45 ms making the arrays before the server could start).
+    /// postgres-nio writes a statement only once the one before it has ended, so the sending
+    /// does not overlap. Every part sent is waited for; the first error is thrown.
     private func inParts(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ ids: [Int64], _ c: SQLConnection,
                          _ sql: ([SQLArray]) -> String) throws -> Int {
         let partSize = max(1, store.configuration.bulkPartSize)
@@ -285,6 +284,7 @@ struct SaveRun {
         return changed
     }
 
+    /// Each column's values, as typed arrays for `unnest`: the attributes, then the to-ones.
     private func columnArrays<Snapshots: Collection<DefaultSnapshot>>(_ table: PostgresTable, _ snapshots: Snapshots) throws -> [SQLArray] {
         var arrays = table.columns.map { SQLArray(SQLArray.Element($0.kind), capacity: snapshots.count) }
             + table.toOnes.map { _ in SQLArray(.bigint, capacity: snapshots.count) }

@@ -328,8 +328,8 @@ struct SQLConnection {
 
     /// Sends `sql` with typed array parameters now and returns at once; `PendingCount.wait()`
     /// gives the number of rows it changed. The connection runs its statements in order, so
-    /// the caller can make the next statement's arrays while the server runs this one, and the
-    /// message of the next crosses to the server meanwhile (a bulk insert sent in parts).
+    /// the caller can make the next statement's arrays while the server runs this one (a bulk
+    /// insert sent in parts). postgres-nio writes the next statement once this one has ended.
     func executeSoon(_ sql: String, arrays: [SQLArray]) -> PendingCount {
         var bindings = PostgresBindings(capacity: arrays.count)
         for array in arrays { bindings.append(array) }
