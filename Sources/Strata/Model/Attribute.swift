@@ -3,56 +3,90 @@ import Synchronization
 @_spi(StorageBackend) import StrataRecords
 
 /// An option of `@Attribute`, as in SwiftData's `Schema.Attribute.Option`.
+///
+/// (Two words, one of them a reference that is nil but for `.transformable`: every object made
+/// from a record runs its class's `init()`, and with it each `@Attribute(options...)`. An
+/// option that held its name and a transformer reference cost about 300 instructions an
+/// object for one `.unique`, W7; Docs/Benchmarks.md, "Costs".)
 public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
     @usableFromInline let bit: UInt16
-    let name: String
-    /// The transformer of `.transformable(by:)`.
-    @usableFromInline let transformer: TransformerReference?
-    private init(_ stored: StoredOption) { self.init(stored.bit, stored.name) }
-    private init(_ bit: UInt16, _ name: String, transformer: TransformerReference? = nil) {
+    /// The transformer of `.transformable(by:)`, boxed.
+    @usableFromInline let transformerBox: TransformerBox?
+
+    @inlinable init(bit: UInt16) {
         self.bit = bit
-        self.name = name
-        self.transformer = transformer
+        transformerBox = nil
+    }
+
+    private init(transformer: TransformerReference, bit: UInt16) {
+        self.bit = bit
+        transformerBox = TransformerBox(transformer)
     }
 
     /// The value is unique among the stored objects of the model: inserting an object with a
     /// stored value updates that object instead (an upsert). Same as SwiftData's `.unique`.
-    public static let unique = AttributeOption(StoredOption.unique)
+    @inlinable public static var unique: AttributeOption { AttributeOption(bit: 1 << 0) }
     /// The value is kept in a file of its own beside the store and loaded only when read.
-    public static let externalStorage = AttributeOption(StoredOption.externalStorage)
+    @inlinable public static var externalStorage: AttributeOption { AttributeOption(bit: 1 << 1) }
     /// The value lives in the object only: it is observed, never written to the store, and an
     /// object fetched from the store holds its declaration's default. Same as SwiftData's
     /// `.ephemeral` ("track changes to this property but do not persist"). (A value an older
     /// version of the model persisted is dropped at the next save of its object.)
-    public static let ephemeral = AttributeOption(StoredOption.ephemeral)
+    @inlinable public static var ephemeral: AttributeOption { AttributeOption(bit: 1 << 2) }
     /// No meaning on Linux (Spotlight indexing); accepted and ignored.
-    public static let spotlight = AttributeOption(StoredOption.spotlight)
+    @inlinable public static var spotlight: AttributeOption { AttributeOption(bit: 1 << 3) }
     /// No meaning on Linux (CloudKit); accepted and ignored.
-    public static let allowsCloudEncryption = AttributeOption(StoredOption.allowsCloudEncryption)
+    @inlinable public static var allowsCloudEncryption: AttributeOption { AttributeOption(bit: 1 << 4) }
     /// The value is kept in the tombstone of the object's deletion in the store's history
     /// (`HistoryDelete.tombstone`). Same as SwiftData's `.preserveValueOnDeletion`.
-    public static let preserveValueOnDeletion = AttributeOption(StoredOption.preserveValueOnDeletion)
+    @inlinable public static var preserveValueOnDeletion: AttributeOption { AttributeOption(bit: 1 << 5) }
+    /// The bit of `.transformable`.
+    static let transformableBit: UInt16 = 1 << 6
 
     /// The value is stored as the `Data` that a `ValueTransformer` of the given class makes of
     /// it (`transformedValue(_:)`), and read back with `reverseTransformedValue(_:)`: for a type
     /// that is not `Codable`. Same as SwiftData's `.transformable(by:)`.
     public static func transformable(by transformerType: ValueTransformer.Type) -> AttributeOption {
-        AttributeOption(1 << 6, "transformable", transformer: TransformerReference(type: transformerType))
+        AttributeOption(transformer: TransformerReference(type: transformerType), bit: transformableBit)
     }
 
     /// The value is stored through the `ValueTransformer` registered under `transformerName`
     /// (`ValueTransformer.setValueTransformer(_:forName:)`, before the container opens). Same as
     /// SwiftData's `.transformable(by:)` with a name.
     public static func transformable(by transformerName: String) -> AttributeOption {
-        AttributeOption(1 << 6, "transformable", transformer: TransformerReference(name: transformerName))
+        AttributeOption(transformer: TransformerReference(name: transformerName), bit: transformableBit)
     }
 
     /// The `.transformable` option of a declaration's transformer, as a schema lists it.
     init(transformer: TransformerReference) {
-        self.init(1 << 6, "transformable", transformer: transformer)
+        self.init(transformer: transformer, bit: Self.transformableBit)
+    }
+
+    /// The transformer of `.transformable(by:)`.
+    var transformer: TransformerReference? { transformerBox?.reference }
+
+    /// The option's name, as stored schemas and `Schema` list it.
+    var name: String {
+        if bit == Self.transformableBit { return "transformable" }
+        return StoredOption.all.first { $0.bit == bit }?.name ?? "option \(bit)"
     }
 
     public var description: String { transformer.map { "transformable(by: \($0.name))" } ?? name }
+
+    public static func == (a: AttributeOption, b: AttributeOption) -> Bool { a.bit == b.bit && a.transformer == b.transformer }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bit)
+        hasher.combine(transformer)
+    }
+}
+
+/// A `.transformable` option's transformer, in a box: an option without one holds nil, and is
+/// copied without reference counting.
+@usableFromInline
+final class TransformerBox: Sendable {
+    let reference: TransformerReference
+    init(_ reference: TransformerReference) { self.reference = reference }
 }
 
 /// What a property's declaration says: its options and former name.
@@ -69,9 +103,9 @@ struct AttributeDeclaration: Sendable, Hashable {
     }
 
     /// The declaration of `@Attribute(options..., originalName:)`.
-    @inlinable init(_ options: [AttributeOption], originalName: String?) {
+    init(_ options: [AttributeOption], originalName: String?) {
         self.init(options: options.reduce(0) { $0 | $1.bit }, originalName: originalName,
-                  transformer: options.lazy.compactMap(\.transformer).first)
+                  transformer: options.lazy.compactMap { $0.transformer }.first)
     }
 
     func has(_ option: AttributeOption) -> Bool { options & option.bit != 0 }
@@ -90,6 +124,19 @@ struct DeclaredAttribute: Sendable {
     @inlinable init(_ declaration: AttributeDeclaration) {
         options = declaration.options
         extra = declaration.originalName == nil && declaration.transformer == nil ? 0 : DeclaredAttribute.intern(declaration)
+    }
+
+    /// The declaration of `@Attribute(options..., originalName:)`: the options' bits, and only
+    /// for a former name or a transformer, the whole declaration interned.
+    @inlinable init(_ options: [AttributeOption], originalName: String?) {
+        var bits: UInt16 = 0
+        var transformed = false
+        for option in options {
+            bits |= option.bit
+            if option.transformerBox != nil { transformed = true }
+        }
+        self.options = bits
+        extra = originalName == nil && !transformed ? 0 : DeclaredAttribute.intern(options, originalName: originalName)
     }
 
     @inlinable init() {
@@ -114,6 +161,11 @@ struct DeclaredAttribute: Sendable {
 
     /// The number of a declaration with a former name or a transformer (the same for equal
     /// declarations, so the list grows with the declarations a program has, not its objects).
+    @usableFromInline
+    static func intern(_ options: [AttributeOption], originalName: String?) -> UInt32 {
+        intern(AttributeDeclaration(options, originalName: originalName))
+    }
+
     @usableFromInline
     static func intern(_ declaration: AttributeDeclaration) -> UInt32 {
         interned.withLock { interned in
@@ -172,13 +224,13 @@ public struct Attribute<Value> {
     /// (The value type must be `Codable`, or the options name a transformer: see
     /// `.transformable(by:)`; otherwise opening a container says which property it is.)
     @inlinable public init(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
-        declared = DeclaredAttribute(AttributeDeclaration(options, originalName: originalName))
+        declared = DeclaredAttribute(options, originalName: originalName)
     }
 
     /// A persisted property with options and a default value.
     @inlinable public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) {
         value = wrappedValue
-        declared = DeclaredAttribute(AttributeDeclaration(options, originalName: originalName))
+        declared = DeclaredAttribute(options, originalName: originalName)
     }
 
     @available(*, unavailable, message: "@Attribute is only available on properties of classes")

@@ -26,7 +26,7 @@ public func _modelProperty<V>(inferredFrom _: @autoclosure () -> V, originalName
 @inlinable
 public func _modelAttribute<V>(inferredFrom _: @autoclosure () -> V, _ options: AttributeOption..., originalName: String? = nil,
                                hashModifier: String? = nil) -> Attribute<V> {
-    Attribute(_declared: DeclaredAttribute(AttributeDeclaration(options, originalName: originalName)))
+    Attribute(_declared: DeclaredAttribute(options, originalName: originalName))
 }
 
 /// `@Relationship(deleteRule:..., inverse:)`, of the type of the initial value.
