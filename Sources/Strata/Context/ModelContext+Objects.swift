@@ -31,14 +31,19 @@ extension ModelContext {
         return object
     }
 
-    /// Every property of a record into a new object. (The entity holds the properties for the
-    /// whole call: they are lent to each decode, not retained and released per property.)
+    /// Every property of a record into a new object, field `i` being property `i`. (The entity
+    /// holds its decodings for the whole call: they are lent, not retained per property.)
     @inline(__always)
     private func decodeAll(_ view: RecordView, into object: AnyObject, entity: Entity, backing: ModelBacking) throws {
-        try entity.properties.withUnsafeBufferPointer { properties in
-            for i in properties.indices {
-                try Unmanaged.passUnretained(properties[i])._withUnsafeGuaranteedRef { property in
-                    try property.decode(try view.field(property.index), into: object, backing: backing)
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        try entity.fieldDecodings.withUnsafeBufferPointer { decodings in
+            for i in decodings.indices {
+                if let decode = decodings[i].decode {
+                    try decode(try view.field(i), base.advanced(by: decodings[i].offset))
+                } else {
+                    try Unmanaged.passUnretained(decodings[i].property)._withUnsafeGuaranteedRef { property in
+                        try property.decode(try view.field(i), into: object, backing: backing)
+                    }
                 }
             }
         }
