@@ -41,6 +41,8 @@ final class Entity: @unchecked Sendable {
     /// compare by it, not by their model's name.
     let temporaryScope: IdentifierScope
     private let makeInstance: () -> AnyObject
+    /// What `ModelBacking.observe` asks whether a read is tracked with (the same for every model).
+    let trackingProbe = TrackingProbe.parts
     /// The properties `schemaMetadata` lists, with their indexes: the key paths the prober cannot
     /// confirm (values it cannot mark) are found among them. Their key paths are made only
     /// then, and only those of the asked key path's value type (see `Schema.PropertyMetadata`).

@@ -42,7 +42,9 @@ extension ModelBacking {
         // The registrar's access apart: where it was inline, every read looked up the
         // registrar's type (resilient) and made room for a copy of it first, about a third of
         // each untracked read's instructions (W7, Docs/Benchmarks.md, "Costs").
-        if observers != nil || TrackingProbe.isTracking() { recordAccess(slot) }
+        // (The probe's parts come through the entity: read from their global, each read went
+        // through the global's one-time initialization check.)
+        if observers != nil || TrackingProbe.isTracking(using: entity.trackingProbe) { recordAccess(slot) }
     }
 
     @inline(never)
@@ -222,17 +224,19 @@ final class TrackingProbe: Observable, Sendable {
     /// What the probe's access needs, held so that asking costs no reference counting and no
     /// copy of the registrar (a resilient type: a copy goes through its value witnesses): the
     /// subject and key path live forever and are lent unretained.
-    private static let parts = Parts()
-    private struct Parts: @unchecked Sendable {
-        let subject = Unmanaged.passRetained(TrackingProbe())
-        let keyPath = Unmanaged.passRetained(\TrackingProbe.[probe: Marker()])
+    static let parts = Parts()
+    struct Parts: @unchecked Sendable {
+        fileprivate let subject = Unmanaged.passRetained(TrackingProbe())
+        fileprivate let keyPath = Unmanaged.passRetained(\TrackingProbe.[probe: Marker()])
     }
 
     /// True when the calling thread is collecting observed accesses (or, rarely, when another
     /// thread's tracked access happened in the same instant).
+    static func isTracking() -> Bool { isTracking(using: parts) }
+
+    /// `isTracking()` with the shared parts, as a caller that keeps them has them.
     @inline(__always)
-    static func isTracking() -> Bool {
-        let parts = self.parts
+    static func isTracking(using parts: Parts) -> Bool {
         let before = hashes.load(ordering: .relaxed)
         parts.subject._withUnsafeGuaranteedRef { subject in
             parts.keyPath._withUnsafeGuaranteedRef { keyPath in
