@@ -31,17 +31,18 @@ extension ModelContext {
         return object
     }
 
-    /// Every property of a record into a new object, field `i` being property `i`. (The entity
-    /// holds its decodings for the whole call: they are lent, not retained per property.)
+    /// Every property of a record into a new object, field `i` being property `i`: an
+    /// attribute stored in its field straight into its storage (`directDecode`). (The entity
+    /// holds the properties for the whole call: they are lent, not retained per property.)
     @inline(__always)
     private func decodeAll(_ view: RecordView, into object: AnyObject, entity: Entity, backing: ModelBacking) throws {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        try entity.fieldDecodings.withUnsafeBufferPointer { decodings in
-            for i in decodings.indices {
-                if let decode = decodings[i].decode {
-                    try decode(try view.field(i), base.advanced(by: decodings[i].offset))
-                } else {
-                    try Unmanaged.passUnretained(decodings[i].property)._withUnsafeGuaranteedRef { property in
+        try entity.properties.withUnsafeBufferPointer { properties in
+            for i in properties.indices {
+                try Unmanaged.passUnretained(properties[i])._withUnsafeGuaranteedRef { property in
+                    if let decode = property.directDecode {
+                        try decode(try view.field(i), base.advanced(by: property.offset))
+                    } else {
                         try property.decode(try view.field(i), into: object, backing: backing)
                     }
                 }

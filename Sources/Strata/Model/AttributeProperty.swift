@@ -10,7 +10,8 @@ final class AttributeProperty: PersistedProperty, @unchecked Sendable {
     init(name: String, offset: Int, index: Int, declaration: AttributeDeclaration, access: AttributeAccess, link: StorageLink) {
         self.access = access
         self.external = declaration.has(.externalStorage)
-        super.init(name: name, offset: offset, index: index, declaration: declaration, link: link)
+        super.init(name: name, offset: offset, index: index, declaration: declaration, link: link,
+                   directDecode: external ? nil : access.decode)
     }
 
     override var isExternal: Bool { external }
@@ -90,26 +91,4 @@ final class AttributeProperty: PersistedProperty, @unchecked Sendable {
     override func placeholder() -> Any? { access.placeholder?() }
     override func setMarker(_ variant: Int, on object: AnyObject) -> Bool { access.setMarker(variant, storage(object)) }
     override func isMarker(_ variant: Int, _ value: Any) -> Bool { access.isMarker(variant, value) }
-}
-
-/// How one record field goes into a new object: an attribute stored in its field, by its
-/// type's decoding function straight into its storage; any other property (a relationship, an
-/// external value), by the property itself. (Made once per model: a new object's fields were
-/// each a call of the property's `decode`, which only then looked at whether the value is
-/// external, a tenth of making an object in W7; Docs/Benchmarks.md, "Costs".)
-struct FieldDecoding {
-    /// Decodes a field into the storage at `object + offset` (nil: ask `property`).
-    let decode: ((UnsafeRawBufferPointer, UnsafeMutableRawPointer) throws -> Void)?
-    let offset: Int
-    let property: PersistedProperty
-
-    init(_ property: PersistedProperty) {
-        self.property = property
-        offset = property.offset
-        if let attribute = property as? AttributeProperty, !attribute.isExternal {
-            decode = attribute.access.decode
-        } else {
-            decode = nil
-        }
-    }
 }

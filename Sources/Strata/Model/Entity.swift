@@ -18,9 +18,6 @@ final class Entity: @unchecked Sendable {
     /// The properties whose record fields hold their values (all but external attributes):
     /// field index and name, for the history of a changed record.
     let inlineFields: [(index: Int, name: String)]
-    /// How each persisted property's field goes into a new object, in field order (see
-    /// `FieldDecoding`).
-    let fieldDecodings: [FieldDecoding]
     /// Predicates and sorts that fall back to objects use registered ones (relationships and
     /// external values load through the context).
     let needsRegisteredObjects: Bool
@@ -41,8 +38,6 @@ final class Entity: @unchecked Sendable {
     /// compare by it, not by their model's name.
     let temporaryScope: IdentifierScope
     private let makeInstance: () -> AnyObject
-    /// What `ModelBacking.observe` asks whether a read is tracked with (the same for every model).
-    let trackingProbe = TrackingProbe.parts
     /// The properties `schemaMetadata` lists, with their indexes: the key paths the prober cannot
     /// confirm (values it cannot mark) are found among them. Their key paths are made only
     /// then, and only those of the asked key path's value type (see `Schema.PropertyMetadata`).
@@ -67,7 +62,6 @@ final class Entity: @unchecked Sendable {
         self.relationships = properties.compactMap { $0 as? RelationshipProperty }
         self.externals = properties.compactMap { $0 as? AttributeProperty }.filter(\.isExternal)
         self.inlineFields = properties.filter { !$0.isExternal }.map { ($0.index, $0.name) }
-        self.fieldDecodings = properties.map(FieldDecoding.init)
         self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
         let propertyIndex = self.propertyIndex

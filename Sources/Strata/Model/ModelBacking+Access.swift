@@ -42,9 +42,7 @@ extension ModelBacking {
         // The registrar's access apart: where it was inline, every read looked up the
         // registrar's type (resilient) and made room for a copy of it first, about a third of
         // each untracked read's instructions (W7, Docs/Benchmarks.md, "Costs").
-        // (The probe's parts come through the entity: read from their global, each read went
-        // through the global's one-time initialization check.)
-        if observers != nil || TrackingProbe.isTracking(using: entity.trackingProbe) { recordAccess(slot) }
+        if observers != nil || TrackingProbe.isTracking() { recordAccess(slot) }
     }
 
     @inline(never)
@@ -221,28 +219,36 @@ final class TrackingProbe: Observable, Sendable {
 
     private static let hashes = Atomic<UInt>(0)
     private let registrar = ObservationRegistrar()
-    /// What the probe's access needs, held so that asking costs no reference counting and no
-    /// copy of the registrar (a resilient type: a copy goes through its value witnesses): the
-    /// subject and key path live forever and are lent unretained.
-    static let parts = Parts()
-    struct Parts: @unchecked Sendable {
-        fileprivate let subject = Unmanaged.passRetained(TrackingProbe())
-        fileprivate let keyPath = Unmanaged.passRetained(\TrackingProbe.[probe: Marker()])
-    }
+    private let keyPath = \TrackingProbe.[probe: Marker()]
+    /// The probe, as its address: 0 until the first read asks, then the probe made then, which
+    /// lives forever and is lent unretained (no reference counting, and no copy of the
+    /// registrar, a resilient type copied through its value witnesses). An atomic word with a
+    /// constant first value needs no one-time initialization check on each read, as a `static
+    /// let` of an object does, and the probe is not made before a read (a store's open).
+    private static let shared = Atomic<UInt>(0)
 
     /// True when the calling thread is collecting observed accesses (or, rarely, when another
     /// thread's tracked access happened in the same instant).
-    static func isTracking() -> Bool { isTracking(using: parts) }
-
-    /// `isTracking()` with the shared parts, as a caller that keeps them has them.
     @inline(__always)
-    static func isTracking(using parts: Parts) -> Bool {
+    static func isTracking() -> Bool {
+        var address = shared.load(ordering: .acquiring)
+        if address == 0 { address = publish() }
+        guard let pointer = UnsafeRawPointer(bitPattern: address) else { return false }
         let before = hashes.load(ordering: .relaxed)
-        parts.subject._withUnsafeGuaranteedRef { subject in
-            parts.keyPath._withUnsafeGuaranteedRef { keyPath in
-                subject.registrar.access(subject, keyPath: keyPath)
-            }
+        Unmanaged<TrackingProbe>.fromOpaque(pointer)._withUnsafeGuaranteedRef { probe in
+            probe.registrar.access(probe, keyPath: probe.keyPath)
         }
         return hashes.load(ordering: .relaxed) != before
+    }
+
+    /// Makes the probe, unless another thread just did: the address every thread then uses.
+    @inline(never)
+    private static func publish() -> UInt {
+        let made = Unmanaged.passRetained(TrackingProbe())
+        let address = UInt(bitPattern: made.toOpaque())
+        let (published, current) = shared.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing)
+        if published { return address }
+        made.release()
+        return current
     }
 }

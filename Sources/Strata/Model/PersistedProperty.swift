@@ -16,13 +16,20 @@ class PersistedProperty: @unchecked Sendable {
     let declaration: AttributeDeclaration
     /// Where the storage keeps its link to the object's backing.
     let link: StorageLink
+    /// For an attribute stored in its record field: its type's decoding of the field into the
+    /// storage (at `offset`), which a new object's fields go through directly; nil: `decode`.
+    /// (Each field was a call of `decode`, which only then looked at whether the value is
+    /// external: 142 instructions of W7's object of eight fields; Docs/Benchmarks.md, "Costs".)
+    let directDecode: ((UnsafeRawBufferPointer, UnsafeMutableRawPointer) throws -> Void)?
 
-    init(name: String, offset: Int, index: Int, declaration: AttributeDeclaration, link: StorageLink) {
+    init(name: String, offset: Int, index: Int, declaration: AttributeDeclaration, link: StorageLink,
+         directDecode: ((UnsafeRawBufferPointer, UnsafeMutableRawPointer) throws -> Void)? = nil) {
         self.name = name
         self.offset = offset
         self.index = index
         self.declaration = declaration
         self.link = link
+        self.directDecode = directDecode
     }
 
     @inline(__always)
