@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// (Two words, one of them a reference that is nil but for `.transformable`: every object made
 /// from a record runs its class's `init()`, and with it each `@Attribute(options...)`. An
-/// option that held its name and a transformer reference cost about 300 instructions an
+/// option that held its name and a transformer reference cost 213 instructions an
 /// object for one `.unique`, W7; Docs/Benchmarks.md, "Costs".)
 public struct AttributeOption: Hashable, Sendable, CustomStringConvertible {
     @usableFromInline let bit: UInt16
