@@ -31,8 +31,9 @@ extension ModelContext {
         return object
     }
 
-    /// Every property of a record into a new object, field `i` being property `i`: an
-    /// attribute stored in its field straight into its storage (`directDecode`). (The entity
+    /// Every property of a record into a new object: an attribute stored in its field
+    /// straight into its storage (`directDecode`). Field `i` is property `i` (discovery numbers
+    /// them in order; reading `property.index` instead cost 5 instructions a field). (The entity
     /// holds the properties for the whole call: they are lent, not retained per property.)
     @inline(__always)
     private func decodeAll(_ view: RecordView, into object: AnyObject, entity: Entity, backing: ModelBacking) throws {
