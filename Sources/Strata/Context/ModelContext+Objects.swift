@@ -41,8 +41,8 @@ extension ModelContext {
         try entity.properties.withUnsafeBufferPointer { properties in
             for i in properties.indices {
                 try Unmanaged.passUnretained(properties[i])._withUnsafeGuaranteedRef { property in
-                    if let decode = property.directDecode {
-                        try decode(try view.field(i), base.advanced(by: property.offset))
+                    if property.directDecode != nil {
+                        try property.directDecode?(try view.field(i), base.advanced(by: property.offset))
                     } else {
                         try property.decode(try view.field(i), into: object, backing: backing)
                     }
