@@ -37,14 +37,6 @@ class PersistedProperty: @unchecked Sendable {
         UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()).advanced(by: offset)
     }
 
-    /// Links the storage in `object` to its backing (without retaining it).
-    @inline(__always)
-    final func writeLink(_ backing: Unmanaged<ModelBacking>, into object: UnsafeMutableRawPointer) {
-        let storage = object.advanced(by: offset)
-        storage.advanced(by: link.link).assumingMemoryBound(to: Unmanaged<ModelBacking>?.self).pointee = backing
-        storage.advanced(by: link.slot).assumingMemoryBound(to: Int32.self).pointee = Int32(truncatingIfNeeded: index)
-    }
-
     /// The retained backing of an object whose first persisted property this is.
     @inline(__always)
     final func keeperSlot(_ object: UnsafeMutableRawPointer) -> UnsafeMutablePointer<ModelBacking?> {
