@@ -68,6 +68,58 @@ import Strata
         #expect(author.books.count == 3)
     }
 
+    /// An object refers to its store through its container, unretained, while it holds the
+    /// container; a deleted one, detached from its context, keeps its store's handle itself.
+    /// (Debug builds check that the handle is alive whenever it is read.)
+    @Test func objectsKeepTheirIdentifiersAfterTheirContainerIsGone() throws {
+        let dir = TemporaryDirectory()
+        try seed(dir.store())
+        let config = ModelConfiguration(url: dir.store())
+        weak var weakContainer: ModelContainer?
+        func fetched(_ index: Int) throws -> (Book, PersistentIdentifier) {
+            let container = try ModelContainer(for: Author.self, Book.self, configurations: config)
+            weakContainer = container
+            let context = ModelContext(container)
+            let books = try context.fetch(FetchDescriptor<Book>(sortBy: [SortDescriptor(\.title)]))
+            try #require(books.count > index)
+            return (books[index], books[index].persistentModelID)
+        }
+        func churn() throws {
+            // Memory the container and its store used is handed out again.
+            for _ in 0..<3 {
+                let other = TemporaryDirectory()
+                let container = try ModelContainer(for: Author.self, Book.self, configurations: ModelConfiguration(url: other.store()))
+                ModelContext(container).insert(Book(title: "Filler"))
+            }
+        }
+        // Deleted and saved: no context, no container.
+        let (deleted, deletedID) = try {
+            let (book, id) = try fetched(0)
+            let context = try #require(book.modelContext)
+            context.delete(book)
+            try context.save()
+            return (book, id)
+        }()
+        #expect(weakContainer == nil)
+        try churn()
+        #expect(deleted.modelContext == nil)
+        #expect(deleted.persistentModelID == deletedID)
+        #expect(deleted.title == "Dispossessed")
+        // Changed after its context went: it holds the container itself.
+        let (changed, changedID) = try fetched(0)
+        #expect(changed.title == "Earthsea")
+        changed.title = "A Wizard of Earthsea"
+        try churn()
+        #expect(changed.persistentModelID == changedID)
+        #expect(changed.author?.name == "Le Guin")
+        // Clean: its context holds the container.
+        let (clean, cleanID) = try fetched(1)
+        try churn()
+        #expect(clean.persistentModelID == cleanID)
+        #expect(clean.title == "Lathe")
+        #expect(clean.author?.books.count == 2)
+    }
+
     @Test func objectsOfAContextGoAwayWithTheirLastReference() throws {
         // Clean objects keep their context alive, never the other way round: nothing leaks.
         let dir = TemporaryDirectory()

@@ -14,6 +14,10 @@ final class EntityRegistry: Sendable {
         /// and classes that are not models.
         var discovering: [Discovery] = []
         var failed = Set<ObjectIdentifier>()
+        /// Entities a thread made while another registered its own for the same class: kept,
+        /// since objects made during their discovery may still refer to them. Every entity
+        /// lives as long as the process, so objects refer to theirs unretained (`ModelBacking`).
+        var raced: [Entity] = []
     }
     private let state = Mutex(State())
 
@@ -49,7 +53,10 @@ final class EntityRegistry: Sendable {
             throw error
         }
         return state.withLock { state in
-            if let raced = state.entities[id] { return raced }
+            if let raced = state.entities[id] {
+                state.raced.append(entity)
+                return raced
+            }
             state.entities[id] = entity
             state.failed.remove(id)
             return entity

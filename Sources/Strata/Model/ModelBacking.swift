@@ -25,10 +25,32 @@ final class ModelBacking {
 
     /// The object (not retained: it retains this backing).
     unowned(unsafe) let object: AnyObject
-    let entity: Entity
+    /// (Not retained: entities live as long as the process, `EntityRegistry`.)
+    unowned(unsafe) let entity: Entity
     @exclusivity(unchecked) var rowID: RowID
-    /// The store the row is in (nil until the object is inserted).
-    @exclusivity(unchecked) private(set) var handle: StoreHandle?
+    /// The store the row is in (nil until the object is inserted). Not retained while the
+    /// backing holds the object's container, whose handles live as long as it does; otherwise
+    /// (a detached object, a scratch object) `handleKeeper` holds it. (Every object made from a
+    /// record retained its entity, handle and container and released them when it went: six
+    /// atomic operations an object, W7; Docs/Benchmarks.md, "Costs".)
+    var handle: StoreHandle? {
+        #if DEBUG
+        // Debug builds (every test run) hold the unretained handle to being alive.
+        assert(storedHandle == nil || handleWitness != nil, "an object's store handle went away before the object")
+        #endif
+        return storedHandle
+    }
+    @exclusivity(unchecked) private unowned(unsafe) var storedHandle: StoreHandle?
+    @exclusivity(unchecked) private var handleKeeper: StoreHandle?
+    #if DEBUG
+    private weak var handleWitness: StoreHandle?
+    private func setHandle(_ handle: StoreHandle?) {
+        storedHandle = handle
+        handleWitness = handle
+    }
+    #else
+    @inline(__always) private func setHandle(_ handle: StoreHandle?) { storedHandle = handle }
+    #endif
     /// The context the object is registered in. Held strongly (`contextAnchor`) while the
     /// context does not hold the object, weakly otherwise; an anchored object keeps no weak
     /// reference at all (forming, loading and destroying one cost an object read a twentieth
@@ -58,8 +80,11 @@ final class ModelBacking {
     @exclusivity(unchecked) var wasInserted = false
     /// The context, held strongly while it does not hold the object (see above).
     @exclusivity(unchecked) private var contextAnchor: ModelContext?
-    /// The container of the context the object was registered in.
-    @exclusivity(unchecked) private(set) var container: ModelContainer?
+    /// The container of the context the object was registered in: the anchored context's, or
+    /// `containerKeeper` while the object holds no context strongly (an anchored object
+    /// retains only its context, which holds the container).
+    private var container: ModelContainer? { contextAnchor?.container ?? containerKeeper }
+    @exclusivity(unchecked) private var containerKeeper: ModelContainer?
     @exclusivity(unchecked) private var orphanReader: ModelContext?
 
     /// Made on the first observed read. (In a box: the registrar's type is resilient, and an
@@ -112,10 +137,14 @@ final class ModelBacking {
         self.object = object
         self.entity = entity
         self.rowID = row
-        self.handle = handle
+        self.storedHandle = handle
+        self.handleKeeper = handle
         self.status = .detached
         self.probe = nil
         self.isObserved = false
+        #if DEBUG
+        handleWitness = handle
+        #endif
     }
 
     /// A backing for an object made from a stored record, registered in `context`.
@@ -123,13 +152,16 @@ final class ModelBacking {
         self.object = object
         self.entity = entity
         self.rowID = row
-        self.handle = handle
+        self.storedHandle = handle
         self.status = .persisted
-        self.container = context.container
         self.probe = nil
         self.isObserved = true
-        // What `place(_:)` decides for a persisted object without changes.
+        // What `place(_:)` decides for a persisted object without changes (its context holds
+        // its container, and the container its handle).
         self.contextAnchor = context
+        #if DEBUG
+        handleWitness = handle
+        #endif
     }
 
     init(probeOf object: AnyObject, entity: Entity, session: ProbeSession) {
@@ -148,8 +180,10 @@ final class ModelBacking {
     /// Makes the object a member of `context`: its row in `handle`'s store and its state.
     func register(in context: ModelContext, row: RowID, handle: StoreHandle, status: Status) {
         rowID = row
-        self.handle = handle
-        container = context.container
+        // (The container first: it holds the handle from here on.)
+        containerKeeper = context.container
+        setHandle(handle)
+        if handleKeeper != nil { handleKeeper = nil }
         isChanged = false
         wasInserted = false
         self.status = status
@@ -181,11 +215,22 @@ final class ModelBacking {
         if let context, probe == nil, status == .persisted, !isChanged {
             contextAnchor = context
             if weakContext != nil { weakContext = nil }
+            if containerKeeper != nil { containerKeeper = nil }
+            return
+        }
+        // The container is kept apart from the context now: from the anchor, before it goes.
+        if containerKeeper == nil, let anchored = contextAnchor?.container { containerKeeper = anchored }
+        if probe == nil, status == .detached {
+            // The handle outlives the container's hold on it (`persistentModelID`).
+            if handleKeeper == nil, let handle = storedHandle { handleKeeper = handle }
+            weakContext = context
+            contextAnchor = nil
+            containerKeeper = nil
+            orphanReader = nil
             return
         }
         weakContext = context
         contextAnchor = nil
-        if probe == nil, status == .detached { container = nil; orphanReader = nil }
     }
 
     /// The context to read related objects through: the object's own, or, if it went away
