@@ -10,7 +10,13 @@ extension ModelContext {
     /// `loading`: the properties to decode (nil: all); the others load on first access.
     func object(_ row: RowID, view: RecordView, table: Table, handle: StoreHandle, loading: [Int]? = nil) throws -> AnyObject {
         let entity = table.entity
-        let map = identityMap(entity)
+        return try identityMapRef(entity)._withUnsafeGuaranteedRef { map in
+            try object(row, view: view, entity: entity, handle: handle, loading: loading, map: map)
+        }
+    }
+
+    @inline(__always)
+    private func object(_ row: RowID, view: RecordView, entity: Entity, handle: StoreHandle, loading: [Int]?, map: IdentityMap) throws -> AnyObject {
         if let existing = map.backing(row) { return existing.object }
         let object = entity.newInstance()
         let backing = ModelBacking(object: object, entity: entity, row: row, handle: handle, context: self)
@@ -27,7 +33,7 @@ extension ModelContext {
         }
         if backing.hasExternalBlobs { try checkBlobFiles(backing, handle: handle) }
         map.insert(backing)
-        backing.identityMap = map
+        backing.identityMap = .passUnretained(map)
         return object
     }
 

@@ -42,8 +42,8 @@ public final class ModelContext {
     /// The identity maps, by model.
     @exclusivity(unchecked) var identityMaps = TypeMap<IdentityMap>()
     /// The map `identityMap(_:)` gave last (a fetch asks for the same model's map per row;
-    /// maps are never removed, so it stays right).
-    @exclusivity(unchecked) var lastIdentityMap: (model: ObjectIdentifier, map: IdentityMap)?
+    /// maps are never removed, so it stays right). Unretained: `identityMaps` holds it.
+    @exclusivity(unchecked) var lastIdentityMap: (model: ObjectIdentifier, map: Unmanaged<IdentityMap>)?
     @exclusivity(unchecked) var inserted = OrderedObjects()
     @exclusivity(unchecked) var changed = OrderedObjects()
     @exclusivity(unchecked) var deleted = OrderedObjects()

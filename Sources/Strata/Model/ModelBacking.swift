@@ -60,8 +60,9 @@ final class ModelBacking {
         set { place(newValue) }
     }
     private weak var weakContext: ModelContext?
-    /// The identity map of the context the object is registered in (valid while the context lives).
-    unowned(unsafe) var identityMap: IdentityMap?
+    /// The identity map of the context the object is registered in (valid while the context
+    /// lives), unretained.
+    var identityMap: Unmanaged<IdentityMap>?
     /// (Setting the state it has already leaves the anchor as it is: every change of the
     /// context, the status or `isChanged` places it, so it is where they say. A save sets both
     /// for each of its objects, and each placement is a weak reference stored or cleared.)
@@ -174,7 +175,14 @@ final class ModelBacking {
     }
 
     deinit {
-        if probe == nil, let context { context.unregister(self) }
+        guard probe == nil else { return }
+        if contextAnchor != nil, let map = identityMap {
+            // The anchored context is alive (this backing holds it), and so is its map: no
+            // retain of the context to unregister (W7).
+            map._withUnsafeGuaranteedRef { $0.remove(self) }
+        } else if let context {
+            context.unregister(self)
+        }
     }
 
     /// Makes the object a member of `context`: its row in `handle`'s store and its state.

@@ -178,11 +178,13 @@ extension ModelContext {
         // can see. The block runs inside the scan of a snapshot: what it saves meanwhile is not
         // in the rows that follow, as with batches. Its errors pass through unchanged.
         var blockError: (any Error)?
+        // (Read from the run once, not retained and released per row.)
+        let table = run.table, handle = run.handle, loading = run.loading
         while !rows.isDone {
             do {
                 try rows.visit(reader) { row, view in
                     if skipped < paging.offset { skipped += 1; return true }
-                    let object = try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading)
+                    let object = try object(row, view: view, table: table, handle: handle, loading: loading)
                     visited += 1
                     do { try block(unsafeDowncast(object, to: T.self)) } catch { blockError = error; return false }
                     return paging.limit.map { visited < $0 } ?? true
