@@ -9,9 +9,11 @@ extension ModelContext {
     /// The registered object of a row, or a new one made from its record and registered.
     /// `loading`: the properties to decode (nil: all); the others load on first access.
     func object(_ row: RowID, view: RecordView, table: Table, handle: StoreHandle, loading: [Int]? = nil) throws -> AnyObject {
-        let entity = table.entity
-        return try identityMapRef(entity)._withUnsafeGuaranteedRef { map in
-            try object(row, view: view, entity: entity, handle: handle, loading: loading, map: map)
+        // (Both lent: entities live as long as the process, and the context holds its maps.)
+        try Unmanaged.passUnretained(table.entity)._withUnsafeGuaranteedRef { entity in
+            try identityMapRef(entity)._withUnsafeGuaranteedRef { map in
+                try object(row, view: view, entity: entity, handle: handle, loading: loading, map: map)
+            }
         }
     }
 

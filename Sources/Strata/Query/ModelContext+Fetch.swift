@@ -186,7 +186,11 @@ extension ModelContext {
                     if skipped < paging.offset { skipped += 1; return true }
                     let object = try object(row, view: view, table: table, handle: handle, loading: loading)
                     visited += 1
-                    do { try block(unsafeDowncast(object, to: T.self)) } catch { blockError = error; return false }
+                    // (Lent to the block: handed over as it was, the object was retained once
+                    // more for the call, W7.)
+                    do {
+                        try Unmanaged.passUnretained(object)._withUnsafeGuaranteedRef { try block(unsafeDowncast($0, to: T.self)) }
+                    } catch { blockError = error; return false }
                     return paging.limit.map { visited < $0 } ?? true
                 }
             } catch { throw StrataError.store(error, while: "enumerate \(T.self)") }
