@@ -49,7 +49,7 @@ struct SourcePlan {
 enum QueryPlanner {
     /// The cheapest source `plan` allows with a fetch's constants, for `table` of the store
     /// named `storeIdentifier`.
-    @inline(never) static func source(_ plan: SourcePlan, _ b: Bindings, table: Table, storeIdentifier: String?) -> RowSource {
+    static func source(_ plan: SourcePlan, _ b: Bindings, table: Table, storeIdentifier: String?) -> RowSource {
         var best: (cost: Int, source: RowSource)? = nil
         for candidate in plan.candidates {
             guard let hint = candidate.hint.bind(b),

@@ -63,7 +63,7 @@ final class QueryRun {
     /// does not).
     let storageQuery: StorageQuery?
 
-    @inline(never) init(handle: StoreHandle, table: Table, filter: RowFilter, source: RowSource, sort: ResultSort?, paging: Paging,
+    init(handle: StoreHandle, table: Table, filter: RowFilter, source: RowSource, sort: ResultSort?, paging: Paging,
          includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil) {
         self.handle = handle
         self.table = table

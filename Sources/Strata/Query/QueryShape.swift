@@ -64,7 +64,7 @@ struct TreeLayout {
     }
 
     /// The constants of the tree at `tree` (which must have this shape).
-    @inline(never) func bindings(_ tree: UnsafeRawPointer) -> Bindings {
+    func bindings(_ tree: UnsafeRawPointer) -> Bindings {
         Bindings(tree: tree, constants: constants)
     }
 }
