@@ -37,7 +37,12 @@ final class PageSource {
 
     @inline(__always)
     func page(at offset: UInt64) throws -> PageView {
-        if offset < trustedFrom { return try map.page(at: offset, limit: Swift.min(limit, trustedFrom)) }
+        if offset < trustedFrom {
+            // (The map lent, not retained and released per page of a descent: nothing replaces
+            // it during the call, `follow` being the writer's, between reads.)
+            let limit = Swift.min(limit, trustedFrom)
+            return try Unmanaged.passUnretained(map)._withUnsafeGuaranteedRef { try $0.page(at: offset, limit: limit) }
+        }
         // A page this transaction wrote out (to stay under its budget) and flushed.
         guard offset < limit, limit - offset >= UInt64(PageLayout.minimumSize), limit <= UInt64(map.count),
               offset % UInt64(PageLayout.alignment) == 0 else {
