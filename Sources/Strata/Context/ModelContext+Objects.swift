@@ -21,8 +21,17 @@ extension ModelContext {
     private func object(_ row: RowID, view: RecordView, entity: Entity, handle: StoreHandle, loading: [Int]?, map: IdentityMap) throws -> AnyObject {
         if let existing = map.backing(row) { return existing.object }
         let object = entity.newInstance()
-        let backing = ModelBacking(object: object, entity: entity, row: row, handle: handle, context: self)
-        entity.attach(backing, to: object)
+        // The backing's one reference moves to the object's keeper; it is lent from here on.
+        let owned = Unmanaged.passRetained(ModelBacking(object: object, entity: entity, row: row, handle: handle, context: self))
+        entity.attach(owned: owned, to: object)
+        return try owned._withUnsafeGuaranteedRef { backing in
+            try fill(object, row: row, view: view, entity: entity, handle: handle, loading: loading, map: map, backing: backing)
+        }
+    }
+
+    @inline(__always)
+    private func fill(_ object: AnyObject, row: RowID, view: RecordView, entity: Entity, handle: StoreHandle, loading: [Int]?,
+                      map: IdentityMap, backing: ModelBacking) throws -> AnyObject {
         if let loading {
             for i in loading { try entity.properties[i].decode(try view.field(i), into: object, backing: backing) }
             let rest = Set(entity.properties.indices).subtracting(loading)
