@@ -11,6 +11,10 @@ extension UUID: StoredValue {
     @inlinable
     package static func decode(_ field: UnsafeRawBufferPointer) throws -> UUID {
         guard field.count == 16 else { throw decodingFailure("a UUID of \(field.count) bytes") }
+        // A `UUID` is its 16 bytes (swift-foundation's stores only `uuid`): loaded as one, not
+        // made by `UUID(uuid:)`, a call into Foundation per value (W7; `UUIDLayoutTests`
+        // holds the two equal).
+        if MemoryLayout<UUID>.size == MemoryLayout<uuid_t>.size { return field.loadUnaligned(as: UUID.self) }
         return UUID(uuid: field.loadUnaligned(as: uuid_t.self))
     }
 
