@@ -59,7 +59,10 @@ final class ModelBacking {
         get { contextAnchor ?? weakContext }
         set { place(newValue) }
     }
-    private weak var weakContext: ModelContext?
+    private var weakContext: ModelContext? {
+        get { extras?.weakContext }
+        set { if newValue != nil || extras != nil { madeExtras.weakContext = newValue } }
+    }
     /// The identity map of the context the object is registered in (valid while the context
     /// lives), unretained.
     var identityMap: Unmanaged<IdentityMap>?
@@ -85,8 +88,23 @@ final class ModelBacking {
     /// `containerKeeper` while the object holds no context strongly (an anchored object
     /// retains only its context, which holds the container).
     private var container: ModelContainer? { contextAnchor?.container ?? containerKeeper }
-    @exclusivity(unchecked) private var containerKeeper: ModelContainer?
-    @exclusivity(unchecked) private var orphanReader: ModelContext?
+    private var containerKeeper: ModelContainer? {
+        get { extras?.containerKeeper }
+        set { if newValue != nil || extras != nil { madeExtras.containerKeeper = newValue } }
+    }
+    private var orphanReader: ModelContext? {
+        get { extras?.orphanReader }
+        set { if newValue != nil || extras != nil { madeExtras.orphanReader = newValue } }
+    }
+    /// What an object fetched and read without changes never needs (see `Extras`), made on
+    /// first use.
+    @exclusivity(unchecked) private var extras: Extras?
+    private var madeExtras: Extras {
+        if let extras { return extras }
+        let made = Extras()
+        extras = made
+        return made
+    }
 
     /// Made on the first observed read. (In a box: the registrar's type is resilient, and an
     /// optional of it is copied through value witnesses; an optional reference is not.)
@@ -95,29 +113,22 @@ final class ModelBacking {
     /// and the values read from blobs so far. (Kept apart, made on first use: most objects
     /// have none, and two empty dictionaries made and released per object read showed.)
     var externalBlobs: [Int: UInt64] {
-        get { external?.blobs ?? Dictionary() }
-        set {
-            if let external { external.blobs = newValue } else if !newValue.isEmpty { makeExternal().blobs = newValue }
-        }
+        get { extras?.blobs ?? Dictionary() }
+        set { if !newValue.isEmpty || extras != nil { madeExtras.blobs = newValue } }
     }
     var externalCache: [Int: Any] {
-        get { external?.cache ?? Dictionary() }
-        set {
-            if let external { external.cache = newValue } else if !newValue.isEmpty { makeExternal().cache = newValue }
-        }
+        get { extras?.cache ?? Dictionary() }
+        set { if !newValue.isEmpty || extras != nil { madeExtras.cache = newValue } }
     }
     /// True when some property's value is in a blob.
-    var hasExternalBlobs: Bool { external.map { !$0.blobs.isEmpty } ?? false }
-    @exclusivity(unchecked) private var external: ExternalValues?
-    private func makeExternal() -> ExternalValues {
-        let made = ExternalValues()
-        external = made
-        return made
-    }
+    var hasExternalBlobs: Bool { extras.map { !$0.blobs.isEmpty } ?? false }
     /// Properties a partial fetch (`propertiesToFetch`) did not load; they load on first access.
-    @exclusivity(unchecked) var unloaded: Set<Int>? = nil
+    var unloaded: Set<Int>? {
+        get { extras?.unloaded }
+        set { if newValue != nil || extras != nil { madeExtras.unloaded = newValue } }
+    }
     /// For the key-path probe only: where reads are recorded.
-    let probe: ProbeSession?
+    var probe: ProbeSession? { extras?.probe }
     /// False for objects made only to evaluate a predicate or a sort: nobody observes them.
     let isObserved: Bool
 
@@ -127,7 +138,6 @@ final class ModelBacking {
         self.entity = entity
         self.rowID = 0
         self.status = .detached
-        self.probe = nil
         self.isObserved = true
     }
 
@@ -141,7 +151,6 @@ final class ModelBacking {
         self.storedHandle = handle
         self.handleKeeper = handle
         self.status = .detached
-        self.probe = nil
         self.isObserved = false
         #if DEBUG
         handleWitness = handle
@@ -155,7 +164,6 @@ final class ModelBacking {
         self.rowID = row
         self.storedHandle = handle
         self.status = .persisted
-        self.probe = nil
         self.isObserved = true
         // What `place(_:)` decides for a persisted object without changes (its context holds
         // its container, and the container its handle).
@@ -170,7 +178,7 @@ final class ModelBacking {
         self.entity = entity
         self.rowID = 0
         self.status = .detached
-        self.probe = session
+        self.extras = Extras(probe: session)
         self.isObserved = false
     }
 
@@ -287,10 +295,22 @@ struct PropertyBits: Equatable {
     }
 }
 
-/// The blobs of an object's external values, and the values read from them.
-final class ExternalValues {
+/// What a backing holds only in some states, in one box: an object fetched and read without
+/// changes has none of it, and each field of its own was released (most of them nil), and the
+/// weak one formed and destroyed, with every backing (W7, Docs/Benchmarks.md, "Costs").
+final class Extras {
+    /// The context while the object holds it weakly (see `ModelBacking.context`).
+    weak var weakContext: ModelContext?
+    @exclusivity(unchecked) var containerKeeper: ModelContainer?
+    @exclusivity(unchecked) var orphanReader: ModelContext?
+    /// For `.externalStorage` attributes: the blob each stored value is in, by property index,
+    /// and the values read from blobs so far.
     @exclusivity(unchecked) var blobs: [Int: UInt64] = [:]
     @exclusivity(unchecked) var cache: [Int: Any] = [:]
+    @exclusivity(unchecked) var unloaded: Set<Int>?
+    let probe: ProbeSession?
+
+    init(probe: ProbeSession? = nil) { self.probe = probe }
 }
 
 /// An object's observation registrar.
