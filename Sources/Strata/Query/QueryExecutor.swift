@@ -11,7 +11,7 @@ struct StoredRows {
     let excluded: RowSet
     /// The backend left out the rows before the run's offset (`StoreCandidates`): `paging`
     /// starts at the first row.
-    private(set) var skippedOffset = false
+    private(set) var skippedOffset: Bool
     /// The page of these rows: the run's, from the first row when the backend skipped the offset.
     var paging: Paging { skippedOffset ? Paging(offset: nil, limit: run.paging.limit) : run.paging }
     /// The candidate rows: every row of the collection, those indexes or identifiers gave, or
@@ -27,31 +27,38 @@ struct StoredRows {
     private(set) var isDone = false
 
     init(_ run: QueryRun, excluded: RowSet, reader: any StorageReader) throws {
+        // (The candidates found before any field is set: with a throwing call after them, the
+        // initializer built the value aside and copied it, a retain and a release of each of
+        // its references per fetch, W3.)
+        let (candidates, skippedOffset) = try StoredRows.candidates(run, reader: reader)
         self.run = run
         self.excluded = excluded
+        self.candidates = candidates
+        self.skippedOffset = skippedOffset
         isDone = run.table.collection == nil
+    }
+
+    private static func candidates(_ run: QueryRun, reader: any StorageReader) throws -> (Candidates, skippedOffset: Bool) {
         if let query = run.storageQuery, query.storeFetch != nil || !run.source.isRows, let selected = try reader.candidates(query) {
             // A backend that evaluates the query's indexed terms itself selected the rows (it
             // applies every term at once, where the planner's source uses one index).
-            candidates = .listed(selected.rows)
-            skippedOffset = selected.skippedOffset
-            return
+            return (.listed(selected.rows), selected.skippedOffset)
         }
         switch run.source {
         case .scan:
-            candidates = .all
+            return (.all, false)
         case .rows(let rows):
-            candidates = .listed(rows)
+            return (.listed(rows), false)
         case .lookup(let index, let key):
-            candidates = .one(try reader.lookup(key, in: index))
+            return (.one(try reader.lookup(key, in: index)), false)
         case .lookups(let index, let keys):
             var rows = Set<RowID>()
             for key in keys { if let row = try reader.lookup(key, in: index) { rows.insert(row) } }
-            candidates = .listed(rows.sorted())
+            return (.listed(rows.sorted()), false)
         case .ranges(let index, let ranges):
             var rows = Set<RowID>()
             for range in ranges { try reader.forEachEntry(in: index, range: range, reverse: false) { rows.insert($0); return true } }
-            candidates = .listed(rows.sorted())
+            return (.listed(rows.sorted()), false)
         }
     }
 
