@@ -9,6 +9,8 @@ import StrataEngine
 final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// Per model read: where it is, and (with a predicate) its part of the predicate's plan.
     private let parts: [QueryPart]
+    /// True when a part is a custom store's (asked with the descriptor itself).
+    private let hasCustomStore: Bool
     private let hasPredicate: Bool
     private let sortBy: [SortDescriptor<T>]
     private let isSorted: Bool
@@ -34,6 +36,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                                    loading: CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity)))
         }
         self.parts = parts
+        hasCustomStore = parts.contains { $0.handle.custom != nil }
         hasPredicate = predicate != nil
         self.sortBy = sortBy
         isSorted = descriptor.sortCount > 0
@@ -86,7 +89,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         // own, which has no unsaved changes (the context's registered objects may). Needed only
         // where objects are evaluated through the context (relationships, external values).
         if !common.includePendingChanges, predicate != nil || sorted { common.asStored = asStored(context) }
-        if parts.contains(where: { $0.handle.custom != nil }) {
+        if hasCustomStore {
             // A custom store is asked with the descriptor itself (its subclasses' models whole).
             // Rows the store may answer that the context leaves out: changed, deleted, and
             // deleted by `delete(model:where:)` (asked for beyond the limit, so a page stays whole).
@@ -106,17 +109,20 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
         guard let predicate else {
             return QueryRuns(count: parts.count) { parts[$0].run(nil, filter: { .all }, common, ownModel: $0 == 0) }
         }
+        // (The parts lent, not retained and released per fetch: the query holds them.)
         return withTreeBytes(predicate.expression) { tree in
-            for part in parts where !part.layout.matches(tree, input: predicate.input) { return nil }
-            return QueryRuns(count: parts.count) { i in
-                let part = parts[i], b = part.layout.bindings(tree)
+            for i in parts.indices where !Unmanaged.passUnretained(parts[i])._withUnsafeGuaranteedRef({ $0.layout.matches(tree, input: predicate.input) }) {
+                return nil
+            }
+            return QueryRuns(count: parts.count) { i in Unmanaged.passUnretained(parts[i])._withUnsafeGuaranteedRef { part in
+                let b = part.layout.bindings(tree)
                 return part.run(b, filter: {
                     if let checks = part.checks?(b) { return .checks(checks) }
                     if let test = part.test { return .record(test(b)) }
                     return .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle,
                                                               context: context, asStored: common.asStored))
                 }, common, ownModel: i == 0)
-            }
+            } }
         }
     }
 
@@ -201,12 +207,16 @@ private final class QueryPart {
     /// predicate is that equality, on a unique index of exact keys. Its row is not tested
     /// again, and no test is made (binding one was about a twentieth of a point fetch, W3).
     let lookupIsAnswer: Bool
+    /// The store's backend evaluates queries (asked once: reading it through the handle's
+    /// storage existential retained and released it per fetch).
+    let evaluates: Bool
 
     init(handle: StoreHandle, table: Table, layout: TreeLayout, test: ((Bindings) -> RowTest)?, checks: ((Bindings) -> [FieldCheck]?)?,
          source: SourcePlan, lookupIsAnswer: Bool,
          sortProperties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?, loading: [Int]?) {
         self.handle = handle
         self.table = table
+        self.evaluates = handle.storage.evaluatesQueries
         self.layout = layout
         self.test = test
         self.checks = checks
@@ -244,8 +254,7 @@ extension QueryPart {
     /// This model's run, its rows chosen with the predicate's constants `b` (nil: none) and
     /// tested by `filter` (made only when the rows need a test).
     func run(_ b: Bindings?, filter: () -> RowFilter, _ common: RunCommon, ownModel: Bool) -> QueryRun {
-        let rows = b.map { QueryPlanner.source(source, $0, table: table, storeIdentifier: handle.identifier) } ?? .scan
-        let evaluates = handle.storage.evaluatesQueries
+        let rows = b.map { QueryPlanner.source(source, $0, table: table, handle: handle) } ?? .scan
         var storageQuery = evaluates ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil
         // (Not with a sort: a sort by an index reads a filter of `.all` as "every row".)
         var answered = false

@@ -48,21 +48,22 @@ struct SourcePlan {
 
 enum QueryPlanner {
     /// The cheapest source `plan` allows with a fetch's constants, for `table` of the store
-    /// named `storeIdentifier`.
-    static func source(_ plan: SourcePlan, _ b: Bindings, table: Table, storeIdentifier: String?) -> RowSource {
+    /// `handle`. (The store's identifier is read only for identifiers: a string retained and
+    /// released per fetch otherwise, W3.)
+    static func source(_ plan: SourcePlan, _ b: Bindings, table: Table, handle: StoreHandle) -> RowSource {
         // One candidate (a fetch by one indexed property, the usual case): its source, not
         // weighed against others (the copies of the best so far cost a point fetch about 100
         // instructions, W3).
         if plan.candidates.count == 1 {
             let candidate = plan.candidates[0]
             guard let hint = candidate.hint.bind(b),
-                  let (_, source) = choice(hint, candidate.index, table: table, storeIdentifier: storeIdentifier) else { return .scan }
+                  let (_, source) = choice(hint, candidate.index, table: table, handle: handle) else { return .scan }
             return source
         }
         var best: (cost: Int, source: RowSource)? = nil
         for candidate in plan.candidates {
             guard let hint = candidate.hint.bind(b),
-                  let (cost, source) = choice(hint, candidate.index, table: table, storeIdentifier: storeIdentifier),
+                  let (cost, source) = choice(hint, candidate.index, table: table, handle: handle),
                   cost < (best?.cost ?? Int.max) else { continue }
             best = (cost, source)
         }
@@ -72,11 +73,12 @@ enum QueryPlanner {
     /// The source a hint gives and what it costs (roughly, in rows read); nil if its values
     /// cannot be keys of the index.
     private static func choice(_ hint: IndexHint, _ index: (id: IndexID, unique: Bool)?, table: Table,
-                               storeIdentifier: String?) -> (Int, RowSource)? {
+                               handle: StoreHandle) -> (Int, RowSource)? {
         // One switch: each look at the hint's payload (an `if case`, `hint.property`) copied it.
         switch hint {
         case .identifiers(let ids):
             // The rows these identifiers name in this model's table of this store.
+            let storeIdentifier = handle.identifier
             let rows = ids.filter { $0.entityName == table.entity.name && $0.storeIdentifier == storeIdentifier && $0.rowID > 0 }
                 .map { RowID($0.rowID) }
             return (0, .rows(Array(Set(rows)).sorted()))
