@@ -319,8 +319,10 @@ final class QueryCache: @unchecked Sendable {
             last = (key, candidates)
         }
         lock.unlock()
-        for candidate in candidates where candidate.key == key {
-            if let runs = unsafeDowncast(candidate.query, to: CompiledQuery<T>.self).runs(descriptor, predicate: predicate, context: context) { return runs }
+        // (Each query lent: `candidates` holds them.)
+        for i in candidates.indices where candidates[i].key == key {
+            let query = Unmanaged.passUnretained(unsafeDowncast(candidates[i].query, to: CompiledQuery<T>.self))
+            if let runs = query._withUnsafeGuaranteedRef({ $0.runs(descriptor, predicate: predicate, context: context) }) { return runs }
         }
         let made = try CompiledQuery(descriptor, container: context.container, includeSubclasses: includeSubclasses)
         guard let runs = made.runs(descriptor, predicate: predicate, context: context) else {

@@ -6,7 +6,10 @@ extension ModelContext {
     /// A descriptor compiled (once per shape) and bound to its constants: one run per model it reads.
     func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool = true) throws -> QueryRuns {
         if !storeBatchDeletes.isEmpty { try applyStoreBatchDeletes() }
-        return try container.queries.runs(descriptor, includeSubclasses: includeSubclasses, context: self)
+        // (The cache lent: the container holds it for its life.)
+        return try Unmanaged.passUnretained(container.queries)._withUnsafeGuaranteedRef {
+            try $0.runs(descriptor, includeSubclasses: includeSubclasses, context: self)
+        }
     }
 
     /// The objects the descriptor selects, in its order. Same as SwiftData's `fetch(_:)`.

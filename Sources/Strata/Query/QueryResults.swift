@@ -58,8 +58,10 @@ extension ModelContext {
             return try results(run, reader: reader, materialize: true).compactMap { if case .object(let o) = $0 { o } else { nil } }
         }
         var objects: [AnyObject] = []
+        // (Read from the run once, not retained and released per row.)
+        let table = run.table, handle = run.handle, loading = run.loading
         try pagedRows(run, excluded: pending.excluded, reader: reader, count: { objects.count }) { row, view in
-            objects.append(try object(row, view: view, table: run.table, handle: run.handle, loading: run.loading))
+            objects.append(try object(row, view: view, table: table, handle: handle, loading: loading))
         }
         return objects
     }
