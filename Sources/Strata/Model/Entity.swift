@@ -31,7 +31,7 @@ final class Entity: @unchecked Sendable {
     /// What `attach` writes, for each persisted property and then each transient: the offsets
     /// in the object of its storage's link and slot, and the slot's number (three `Int`s a
     /// storage). Then where the first persisted property keeps the backing. (Followed property
-    /// by property, the links cost each new object about 90 instructions more, W7; an `[Int]`,
+    /// by property, the links cost each new object about 12 instructions more, W7; an `[Int]`,
     /// since an array of a new element type costs a fresh process's open its metadata, W8.)
     private let links: [Int]
     private let keeperOffset: Int
@@ -204,7 +204,7 @@ final class Entity: @unchecked Sendable {
     func attach(_ backing: ModelBacking, to object: AnyObject) {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         writeLinks(.passUnretained(backing), base)
-        base.advanced(by: keeperOffset).assumingMemoryBound(to: ModelBacking?.self).pointee = backing
+        keeperSlot(base).pointee = backing
     }
 
     /// `attach` for a backing made for the object, whose one reference (`owned`, retained) the
@@ -213,7 +213,7 @@ final class Entity: @unchecked Sendable {
     func attach(owned backing: Unmanaged<ModelBacking>, to object: AnyObject) {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         writeLinks(backing, base)
-        let keeper = base.advanced(by: keeperOffset).assumingMemoryBound(to: ModelBacking?.self)
+        let keeper = keeperSlot(base)
         // (A new object's keeper is nil; were it not, the assignment releases what it held.)
         if keeper.pointee == nil { keeper.initialize(to: backing.takeRetainedValue()) } else { keeper.pointee = backing.takeRetainedValue() }
     }
@@ -233,7 +233,13 @@ final class Entity: @unchecked Sendable {
     /// The backing of an object of this model, if it has one.
     @inline(__always)
     func backing(of object: AnyObject) -> ModelBacking? {
-        properties[0].keeperSlot(UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())).pointee
+        keeperSlot(UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())).pointee
+    }
+
+    /// Where an object (at `base`) keeps its backing: in its first persisted property.
+    @inline(__always)
+    private func keeperSlot(_ base: UnsafeMutableRawPointer) -> UnsafeMutablePointer<ModelBacking?> {
+        base.advanced(by: keeperOffset).assumingMemoryBound(to: ModelBacking?.self)
     }
 
     /// The relationship at property index `index`.

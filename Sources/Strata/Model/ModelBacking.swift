@@ -59,10 +59,7 @@ final class ModelBacking {
         get { contextAnchor ?? weakContext }
         set { place(newValue) }
     }
-    private var weakContext: ModelContext? {
-        get { extras?.weakContext }
-        set { if newValue != nil || extras != nil { madeExtras.weakContext = newValue } }
-    }
+    private weak var weakContext: ModelContext?
     /// The identity map of the context the object is registered in (valid while the context
     /// lives), unretained.
     var identityMap: Unmanaged<IdentityMap>?
@@ -88,16 +85,14 @@ final class ModelBacking {
     /// `containerKeeper` while the object holds no context strongly (an anchored object
     /// retains only its context, which holds the container).
     private var container: ModelContainer? { contextAnchor?.container ?? containerKeeper }
-    private var containerKeeper: ModelContainer? {
-        get { extras?.containerKeeper }
-        set { if newValue != nil || extras != nil { madeExtras.containerKeeper = newValue } }
-    }
+    @exclusivity(unchecked) private var containerKeeper: ModelContainer?
     private var orphanReader: ModelContext? {
         get { extras?.orphanReader }
         set { if newValue != nil || extras != nil { madeExtras.orphanReader = newValue } }
     }
-    /// What an object fetched and read without changes never needs (see `Extras`), made on
-    /// first use.
+    /// What most objects never need (see `Extras`), made on first use. (The weak context and
+    /// the container are fields of their own: every inserted object holds both, and an
+    /// `Extras` made for each cost a bulk insert 4.5% more instructions, W1.)
     @exclusivity(unchecked) private var extras: Extras?
     private var madeExtras: Extras {
         if let extras { return extras }
@@ -295,13 +290,10 @@ struct PropertyBits: Equatable {
     }
 }
 
-/// What a backing holds only in some states, in one box: an object fetched and read without
-/// changes has none of it, and each field of its own was released (most of them nil), and the
-/// weak one formed and destroyed, with every backing (W7, Docs/Benchmarks.md, "Costs").
+/// What a backing holds only in rare states, in one box: most objects have none of it, and
+/// each field of its own was released (nil) with every backing (W7, Docs/Benchmarks.md,
+/// "Costs").
 final class Extras {
-    /// The context while the object holds it weakly (see `ModelBacking.context`).
-    weak var weakContext: ModelContext?
-    @exclusivity(unchecked) var containerKeeper: ModelContainer?
     @exclusivity(unchecked) var orphanReader: ModelContext?
     /// For `.externalStorage` attributes: the blob each stored value is in, by property index,
     /// and the values read from blobs so far.

@@ -37,12 +37,6 @@ class PersistedProperty: @unchecked Sendable {
         UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()).advanced(by: offset)
     }
 
-    /// The retained backing of an object whose first persisted property this is.
-    @inline(__always)
-    final func keeperSlot(_ object: UnsafeMutableRawPointer) -> UnsafeMutablePointer<ModelBacking?> {
-        object.advanced(by: offset + (link.keeper ?? 0)).assumingMemoryBound(to: ModelBacking?.self)
-    }
-
     var isUnique: Bool { declaration.has(.unique) }
     var isExternal: Bool { false }
     /// The type the model declares.
