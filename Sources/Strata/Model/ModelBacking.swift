@@ -229,10 +229,9 @@ final class ModelBacking {
             if containerKeeper != nil { containerKeeper = nil }
             return
         }
-        // The container is kept apart from the context now: from the anchor, before it goes.
-        if containerKeeper == nil, let anchored = contextAnchor?.container { containerKeeper = anchored }
         if probe == nil, status == .detached {
-            // The handle outlives the container's hold on it (`persistentModelID`).
+            // The handle outlives the container's hold on it (`persistentModelID`): kept
+            // before the anchor or the keeper, which hold the container, go.
             if handleKeeper == nil, let handle = storedHandle { handleKeeper = handle }
             weakContext = context
             contextAnchor = nil
@@ -240,6 +239,8 @@ final class ModelBacking {
             orphanReader = nil
             return
         }
+        // The container is kept apart from the context now: from the anchor, before it goes.
+        if containerKeeper == nil, let anchored = contextAnchor?.container { containerKeeper = anchored }
         weakContext = context
         contextAnchor = nil
     }
