@@ -29,8 +29,12 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             // the answer (when the constant makes a key; otherwise the rows are tested).
             let covered = plan.hints.count == 1 && plan.hints[0].isWholeExactEquality
                 && plan.hints[0].property.flatMap { table.singleIndex[$0.index]?.unique } == true
+            var direct: QueryPart.DirectLookup? = nil
+            if covered, let p = plan.hints[0].property, let slot = plan.hints[0].wholeExactEqualitySlot, let (index, _) = table.singleIndex[p.index] {
+                direct = QueryPart.DirectLookup(property: p, slot: slot, index: index)
+            }
             parts.append(QueryPart(handle: handle, table: table, layout: plan.layout, test: plan.test, checks: plan.checks,
-                                   source: SourcePlan(hints: plan.hints, table: table), lookupIsAnswer: covered,
+                                   source: SourcePlan(hints: plan.hints, table: table), lookupIsAnswer: covered, directLookup: direct,
                                    sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
                                    indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
                                    loading: CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity)))
@@ -210,13 +214,24 @@ private final class QueryPart {
     /// The store's backend evaluates queries (asked once: reading it through the handle's
     /// storage existential retained and released it per fetch).
     let evaluates: Bool
+    /// When `lookupIsAnswer` on a store Strata reads itself: the property, the constant's slot
+    /// and the unique index, so that binding makes the key and nothing else (no hint, no
+    /// choice among sources: about a tenth of a point fetch's own instructions, W3).
+    let directLookup: DirectLookup?
+
+    struct DirectLookup {
+        let property: PersistedProperty
+        let slot: Int
+        let index: IndexID
+    }
 
     init(handle: StoreHandle, table: Table, layout: TreeLayout, test: ((Bindings) -> RowTest)?, checks: ((Bindings) -> [FieldCheck]?)?,
-         source: SourcePlan, lookupIsAnswer: Bool,
+         source: SourcePlan, lookupIsAnswer: Bool, directLookup: DirectLookup?,
          sortProperties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?, loading: [Int]?) {
         self.handle = handle
         self.table = table
         self.evaluates = handle.storage.evaluatesQueries
+        self.directLookup = evaluates || handle.custom != nil ? nil : directLookup
         self.layout = layout
         self.test = test
         self.checks = checks
@@ -254,6 +269,15 @@ extension QueryPart {
     /// This model's run, its rows chosen with the predicate's constants `b` (nil: none) and
     /// tested by `filter` (made only when the rows need a test).
     func run(_ b: Bindings?, filter: () -> RowFilter, _ common: RunCommon, ownModel: Bool) -> QueryRun {
+        // The whole predicate is a unique property equal to a constant that makes a key: the
+        // row the index holds for it is the answer, untested. (Not with a sort, which reads a
+        // filter of `.all` as "every row" when it sorts by an index.)
+        if let direct = directLookup, common.compare == nil, let b,
+           let exact = direct.property.keyOfConstant(b.constant(direct.slot)) {
+            return QueryRun(handle: handle, table: table, filter: .all, source: .lookup(direct.index, KeyEncoding.storedForm(exact)),
+                            sort: nil, paging: common.paging, includePendingChanges: common.includePendingChanges,
+                            pendingTest: common.pendingTest, loading: loading, storageQuery: nil)
+        }
         let rows = b.map { QueryPlanner.source(source, $0, table: table, handle: handle) } ?? .scan
         var storageQuery = evaluates ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil
         // (Not with a sort: a sort by an index reads a filter of `.all` as "every row".)

@@ -31,11 +31,13 @@ enum IndexHint {
 /// none, such as a nil or another type's value).
 struct HintPlan {
     let property: PersistedProperty?
-    /// True for `property == constant` as the whole predicate, on a type whose index keys are
-    /// equal exactly when the values are (`keysAreExactValues`): a unique index's row for the
-    /// key is then the answer, with nothing left to test on it.
-    var isWholeExactEquality = false
+    /// For `property == constant` as the whole predicate, on a type whose index keys are equal
+    /// exactly when the values are (`keysAreExactValues`): the constant's slot. A unique index's
+    /// row for the key is then the answer, with nothing left to test on it. Nil otherwise.
+    var wholeExactEqualitySlot: Int? = nil
     let bind: (Bindings) -> IndexHint?
+
+    var isWholeExactEquality: Bool { wholeExactEqualitySlot != nil }
 }
 
 extension RowCompiler {
@@ -69,7 +71,7 @@ extension PredicateExpressions.Conjunction {
         // offset 0 for the root's, so `Equal` cannot tell from its offset alone.)
         return (c.hints(lhs, at: base + lAt) + c.hints(rhs, at: base + rAt)).map { hint in
             var part = hint
-            part.isWholeExactEquality = false
+            part.wholeExactEqualitySlot = nil
             return part
         }
     }
@@ -84,7 +86,7 @@ extension PredicateExpressions.Equal {
         guard let (p, _, slot) = c.propertyAndConstant(lhs, at: base + lAt, rhs, at: base + rAt) else { return [] }
         // At 0, this node is the predicate's root, or the left side of a conjunction there (whose
         // hints the conjunction marks as parts).
-        return [HintPlan(property: p, isWholeExactEquality: base == 0 && p.keysAreExactValues) { b in .equal(p, b.constant(slot)) }]
+        return [HintPlan(property: p, wholeExactEqualitySlot: base == 0 && p.keysAreExactValues ? slot : nil) { b in .equal(p, b.constant(slot)) }]
     }
 }
 

@@ -57,9 +57,19 @@ extension ModelContext {
         guard run.sort == nil, pending.objects.isEmpty else {
             return try results(run, reader: reader, materialize: true).compactMap { if case .object(let o) = $0 { o } else { nil } }
         }
-        var objects: [AnyObject] = []
         // (Read from the run once, not retained and released per row.)
         let table = run.table, handle = run.handle, loading = run.loading
+        if case .lookup = run.source {
+            // One row at most (a unique index's): the array made whole, as a literal is, not
+            // grown from empty by an append (about 150 instructions of a point fetch, W3).
+            var found: AnyObject? = nil
+            try pagedRows(run, excluded: pending.excluded, reader: reader, count: { found == nil ? 0 : 1 }) { row, view in
+                found = try object(row, view: view, table: table, handle: handle, loading: loading)
+            }
+            guard let found else { return [] }
+            return [found]
+        }
+        var objects: [AnyObject] = []
         try pagedRows(run, excluded: pending.excluded, reader: reader, count: { objects.count }) { row, view in
             objects.append(try object(row, view: view, table: table, handle: handle, loading: loading))
         }
