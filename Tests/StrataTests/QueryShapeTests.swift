@@ -38,6 +38,30 @@ import StrataConformance
         #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == want.count, "\(what): count", sourceLocation: sourceLocation)
     }
 
+    /// A fetch by a unique value makes its key in room the context lends it and gives back
+    /// after (`ModelContext.keyRoom`): fetches one after another, a fetch inside an enumeration
+    /// of another point fetch, and a count between them each find their own row.
+    @Test func pointFetchesOneAfterAnotherAndNestedFindTheirOwnRows() throws {
+        let (context, items) = try store()
+        for i in [3, 17, 3, 59, 0, 0] {
+            let uid = items[i].uid
+            #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == uid })).map(\.serial) == [i])
+            #expect(try context.fetchCount(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == uid })) == 1)
+        }
+        let missing = DiffPools.uid(1_000)
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == missing })).isEmpty)
+        let outer = items[5].uid, inner = items[40].uid
+        var seen: [[Int]] = []
+        try context.enumerate(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == outer })) { item in
+            let found = try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == inner })).map(\.serial)
+            let again = try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == outer })).map(\.serial)
+            seen.append([item.serial] + found + again)
+        }
+        #expect(seen == [[5, 40, 5]])
+        let last = items[7].uid
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == last })).map(\.serial) == [7])
+    }
+
     @Test func anotherKeyPathOfTheSameTypeIsAnotherShape() throws {
         let (context, items) = try store()
         for round in 0..<3 {

@@ -54,6 +54,9 @@ public final class ModelContext {
     @exclusivity(unchecked) var storeBatchDeletes: [ObjectIdentifier: [StoreBatchDelete]] = [:]
     /// Records of prefetched related rows, by model (Query/Prefetch.swift).
     @exclusivity(unchecked) var rowCache: [ObjectIdentifier: [RowID: [UInt8]]] = [:]
+    /// The room a point fetch makes its key in (`QueryPart.run`), taken by the fetch and given
+    /// back after it (`ModelContext.fetch`): a fetch by a unique value allocates no key.
+    @exclusivity(unchecked) var keyRoom: [UInt8] = []
 
     /// Makes a context for `container`. Same as SwiftData's `ModelContext(_:)`.
     public init(_ container: ModelContainer) {

@@ -81,7 +81,7 @@ final class AttributeProperty: PersistedProperty, @unchecked Sendable {
 
     override func appendKey(of object: AnyObject, to key: inout [UInt8]) { access.appendKey(storage(object), &key) }
     override func appendKey(ofField field: UnsafeRawBufferPointer, to key: inout [UInt8]) throws { try access.appendFieldKey(field, &key) }
-    override func keyOfConstant(_ value: ConstantValue) -> [UInt8]? { access.keyOfConstant(value) }
+    override func appendKeyOfConstant(_ value: ConstantValue, to key: inout [UInt8]) -> Bool { access.appendKeyOfConstant(value, &key) }
     override func value(of object: AnyObject) -> Any? { access.value(storage(object)) }
     override func fieldValue(_ field: UnsafeRawBufferPointer) throws -> Any { try access.fieldValue(field) }
     override func rowReader() -> Any? { external ? nil : access.rowReader(index) }

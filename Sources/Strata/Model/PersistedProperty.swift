@@ -65,7 +65,16 @@ class PersistedProperty: @unchecked Sendable {
     /// Appends the index key of a field's value.
     func appendKey(ofField field: UnsafeRawBufferPointer, to key: inout [UInt8]) throws {}
     /// The index key of a value given as `Any` (a predicate's constant), if it is of this type.
-    func keyOfConstant(_ value: ConstantValue) -> [UInt8]? { nil }
+    func keyOfConstant(_ value: ConstantValue) -> [UInt8]? {
+        var key: [UInt8] = []
+        // Room for the usual key (a UUID's is 17 bytes): growing an empty array one append at
+        // a time cost a second allocation.
+        key.reserveCapacity(32)
+        return appendKeyOfConstant(value, to: &key) ? key : nil
+    }
+    /// Appends the index key of a predicate's constant, if it is of this type (else appends
+    /// nothing and answers false).
+    func appendKeyOfConstant(_ value: ConstantValue, to key: inout [UInt8]) -> Bool { false }
     /// The value in `object`, if any (for messages, faults and the slow paths).
     func value(of object: AnyObject) -> Any? { preconditionFailure("abstract") }
     /// The value of a field.

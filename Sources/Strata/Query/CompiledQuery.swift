@@ -111,7 +111,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             common.storeFetch = DescriptorFetch(descriptor: descriptor, pushesOffset: pushesOffset && !evaluatesHere, evaluatesHere: evaluatesHere)
         }
         guard let predicate else {
-            return QueryRuns(count: parts.count) { parts[$0].run(nil, filter: { .all }, common, ownModel: $0 == 0) }
+            return QueryRuns(count: parts.count) { parts[$0].run(nil, keyRoom: &context.keyRoom, filter: { .all }, common, ownModel: $0 == 0) }
         }
         // (The parts lent, not retained and released per fetch: the query holds them.)
         return withTreeBytes(predicate.expression) { tree in
@@ -120,7 +120,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             }
             return QueryRuns(count: parts.count) { i in Unmanaged.passUnretained(parts[i])._withUnsafeGuaranteedRef { part in
                 let b = part.layout.bindings(tree)
-                return part.run(b, filter: {
+                return part.run(b, keyRoom: &context.keyRoom, filter: {
                     if let checks = part.checks?(b) { return .checks(checks) }
                     if let test = part.test { return .record(test(b)) }
                     return .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle,
@@ -268,15 +268,23 @@ private struct RunCommon {
 extension QueryPart {
     /// This model's run, its rows chosen with the predicate's constants `b` (nil: none) and
     /// tested by `filter` (made only when the rows need a test).
-    func run(_ b: Bindings?, filter: () -> RowFilter, _ common: RunCommon, ownModel: Bool) -> QueryRun {
+    /// `keyRoom`: the context's room for a point fetch's key, taken when the run's source is
+    /// that key (the fetch gives it back: `ModelContext.giveBackKeyRoom`).
+    func run(_ b: Bindings?, keyRoom: inout [UInt8], filter: () -> RowFilter, _ common: RunCommon, ownModel: Bool) -> QueryRun {
         // The whole predicate is a unique property equal to a constant that makes a key: the
         // row the index holds for it is the answer, untested. (Not with a sort, which reads a
         // filter of `.all` as "every row" when it sorts by an index.)
-        if let direct = directLookup, common.compare == nil, let b,
-           let exact = direct.property.keyOfConstant(b.constant(direct.slot)) {
-            return QueryRun(handle: handle, table: table, filter: .all, source: .lookup(direct.index, KeyEncoding.storedForm(exact)),
-                            sort: nil, paging: common.paging, includePendingChanges: common.includePendingChanges,
-                            pendingTest: common.pendingTest, loading: loading, storageQuery: nil)
+        if let direct = directLookup, common.compare == nil, let b {
+            var key: [UInt8] = []
+            swap(&key, &keyRoom)
+            key.removeAll(keepingCapacity: true)
+            if direct.property.appendKeyOfConstant(b.constant(direct.slot), to: &key) {
+                KeyEncoding.makeStoredForm(&key)
+                return QueryRun(handle: handle, table: table, filter: .all, source: .lookup(direct.index, key),
+                                sort: nil, paging: common.paging, includePendingChanges: common.includePendingChanges,
+                                pendingTest: common.pendingTest, loading: loading, storageQuery: nil)
+            }
+            swap(&key, &keyRoom)
         }
         let rows = b.map { QueryPlanner.source(source, $0, table: table, handle: handle) } ?? .scan
         var storageQuery = evaluates ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil

@@ -29,8 +29,9 @@ final class AttributeAccess: @unchecked Sendable {
     let appendKey: (UnsafeMutableRawPointer, inout [UInt8]) -> Void
     /// Appends the index key of a field's value.
     let appendFieldKey: (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void
-    /// The index key of a predicate's constant; nil for another type.
-    let keyOfConstant: (ConstantValue) -> [UInt8]?
+    /// Appends the index key of a predicate's constant; false (nothing appended) for a value of
+    /// another type.
+    let appendKeyOfConstant: (ConstantValue, inout [UInt8]) -> Bool
     /// The storage's value, if any.
     let value: (UnsafeMutableRawPointer) -> Any?
     /// A field's value.
@@ -60,7 +61,7 @@ final class AttributeAccess: @unchecked Sendable {
          encode: @escaping (UnsafeMutableRawPointer, inout [UInt8]) throws -> Bool,
          appendKey: @escaping (UnsafeMutableRawPointer, inout [UInt8]) -> Void,
          appendFieldKey: @escaping (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void,
-         keyOfConstant: @escaping (ConstantValue) -> [UInt8]?, value: @escaping (UnsafeMutableRawPointer) -> Any?,
+         appendKeyOfConstant: @escaping (ConstantValue, inout [UInt8]) -> Bool, value: @escaping (UnsafeMutableRawPointer) -> Any?,
          fieldValue: @escaping (UnsafeRawBufferPointer) throws -> Any, rowReader: @escaping (Int) -> Any,
          scalarTest: @escaping (ConstantValue, ComparisonOperator, Int) -> RowTest?,
          fieldCheck: ((ConstantValue, ComparisonOperator, Int) -> FieldCheck?)? = nil,
@@ -76,7 +77,7 @@ final class AttributeAccess: @unchecked Sendable {
         self.encode = encode
         self.appendKey = appendKey
         self.appendFieldKey = appendFieldKey
-        self.keyOfConstant = keyOfConstant
+        self.appendKeyOfConstant = appendKeyOfConstant
         self.value = value
         self.fieldValue = fieldValue
         self.rowReader = rowReader
@@ -129,14 +130,10 @@ extension AttributeAccess {
             },
             appendKey: { p, key in if let v = at(p).pointee.value { V.appendKey(v, to: &key) } },
             appendFieldKey: { raw, key in V.appendKey(try V.decode(raw), to: &key) },
-            keyOfConstant: { constant in
-                guard let v = constant.value(as: V.self) else { return nil }
-                var key: [UInt8] = []
-                // Room for the usual key (a UUID's is 17 bytes): growing an empty array one
-                // append at a time cost a second allocation.
-                key.reserveCapacity(32)
+            appendKeyOfConstant: { constant, key in
+                guard let v = constant.value(as: V.self) else { return false }
                 V.appendKey(v, to: &key)
-                return key
+                return true
             },
             value: { at($0).pointee.value },
             fieldValue: { try V.decode($0) },
@@ -175,11 +172,10 @@ extension AttributeAccess {
             },
             appendKey: { p, key in if let v = at(p).pointee.value { codec.appendKey(v, to: &key) } },
             appendFieldKey: { raw, key in codec.appendKey(try codec.decode(raw), to: &key) },
-            keyOfConstant: { constant in
-                guard let v = constant.value(as: V.self) else { return nil }
-                var key: [UInt8] = []
+            appendKeyOfConstant: { constant, key in
+                guard let v = constant.value(as: V.self) else { return false }
                 codec.appendKey(v, to: &key)
-                return key
+                return true
             },
             value: { at($0).pointee.value },
             fieldValue: { try codec.decode($0) },

@@ -75,12 +75,12 @@ extension AttributeAccess {
                 if let v = at(p).pointee.value, (try? encode(v, into: &bytes)) != nil { bytes.withUnsafeBytes { fieldKey($0, &key) } }
             },
             appendFieldKey: { raw, key in fieldKey(raw, &key) },
-            keyOfConstant: { constant in
-                guard let v = constant.value(as: V.self) else { return nil }
-                var bytes: [UInt8] = [], key: [UInt8] = []
-                guard (try? encode(v, into: &bytes)) != nil else { return nil }
+            appendKeyOfConstant: { constant, key in
+                guard let v = constant.value(as: V.self) else { return false }
+                var bytes: [UInt8] = []
+                guard (try? encode(v, into: &bytes)) != nil else { return false }
                 bytes.withUnsafeBytes { fieldKey($0, &key) }
-                return key
+                return true
             },
             value: { at($0).pointee.value },
             fieldValue: { try decode($0) },
