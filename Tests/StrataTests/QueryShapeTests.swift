@@ -38,9 +38,10 @@ import StrataConformance
         #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == want.count, "\(what): count", sourceLocation: sourceLocation)
     }
 
-    /// A fetch by a unique value makes its key in room the context lends it and gives back
-    /// after (`ModelContext.keyRoom`): fetches one after another, a fetch inside an enumeration
-    /// of another point fetch, and a count between them each find their own row.
+    /// A fetch by a unique value binds the run its context kept from the last one, writing its
+    /// key over the last key (`ModelContext.pointRun`): fetches one after another, a fetch
+    /// inside an enumeration of another point fetch, and a count between them each find their
+    /// own row.
     @Test func pointFetchesOneAfterAnotherAndNestedFindTheirOwnRows() throws {
         let (context, items) = try store()
         for i in [3, 17, 3, 59, 0, 0] {

@@ -54,9 +54,10 @@ public final class ModelContext {
     @exclusivity(unchecked) var storeBatchDeletes: [ObjectIdentifier: [StoreBatchDelete]] = [:]
     /// Records of prefetched related rows, by model (Query/Prefetch.swift).
     @exclusivity(unchecked) var rowCache: [ObjectIdentifier: [RowID: [UInt8]]] = [:]
-    /// The room a point fetch makes its key in (`QueryPart.run`), taken by the fetch and given
-    /// back after it (`ModelContext.fetch`): a fetch by a unique value allocates no key.
-    @exclusivity(unchecked) var keyRoom: [UInt8] = []
+    /// The run of the last point fetch (`QueryPart.run`): once the fetch is done, nothing else
+    /// holds it, and the next point fetch of the same part binds it to its key, written over the
+    /// last one. A fetch by a unique value then allocates no run and no key.
+    @exclusivity(unchecked) var pointRun: QueryRun?
 
     /// Makes a context for `container`. Same as SwiftData's `ModelContext(_:)`.
     public init(_ container: ModelContainer) {

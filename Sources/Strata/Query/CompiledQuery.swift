@@ -111,7 +111,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             common.storeFetch = DescriptorFetch(descriptor: descriptor, pushesOffset: pushesOffset && !evaluatesHere, evaluatesHere: evaluatesHere)
         }
         guard let predicate else {
-            return QueryRuns(count: parts.count) { parts[$0].run(nil, keyRoom: &context.keyRoom, filter: { .all }, common, ownModel: $0 == 0) }
+            return QueryRuns(count: parts.count) { parts[$0].run(nil, pointRun: &context.pointRun, filter: { .all }, common, ownModel: $0 == 0) }
         }
         // (The parts lent, not retained and released per fetch: the query holds them.)
         return withTreeBytes(predicate.expression) { tree in
@@ -120,7 +120,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             }
             return QueryRuns(count: parts.count) { i in Unmanaged.passUnretained(parts[i])._withUnsafeGuaranteedRef { part in
                 let b = part.layout.bindings(tree)
-                return part.run(b, keyRoom: &context.keyRoom, filter: {
+                return part.run(b, pointRun: &context.pointRun, filter: {
                     if let checks = part.checks?(b) { return .checks(checks) }
                     if let test = part.test { return .record(test(b)) }
                     return .object(CompiledQuery.objectFilter(predicate.evaluator(T.self), table: part.table, handle: part.handle,
@@ -268,23 +268,32 @@ private struct RunCommon {
 extension QueryPart {
     /// This model's run, its rows chosen with the predicate's constants `b` (nil: none) and
     /// tested by `filter` (made only when the rows need a test).
-    /// `keyRoom`: the context's room for a point fetch's key, taken when the run's source is
-    /// that key (the fetch gives it back: `ModelContext.giveBackKeyRoom`).
-    func run(_ b: Bindings?, keyRoom: inout [UInt8], filter: () -> RowFilter, _ common: RunCommon, ownModel: Bool) -> QueryRun {
+    /// `pointRun`: the context's last point-lookup run (`ModelContext.pointRun`), bound again
+    /// when nothing else holds it, else replaced by the one made.
+    func run(_ b: Bindings?, pointRun: inout QueryRun?, filter: () -> RowFilter, _ common: RunCommon, ownModel: Bool) -> QueryRun {
         // The whole predicate is a unique property equal to a constant that makes a key: the
         // row the index holds for it is the answer, untested. (Not with a sort, which reads a
         // filter of `.all` as "every row" when it sorts by an index.)
         if let direct = directLookup, common.compare == nil, let b {
-            var key: [UInt8] = []
-            swap(&key, &keyRoom)
-            key.removeAll(keepingCapacity: true)
-            if direct.property.appendKeyOfConstant(b.constant(direct.slot), to: &key) {
-                KeyEncoding.makeStoredForm(&key)
-                return QueryRun(handle: handle, table: table, filter: .all, source: .lookup(direct.index, key),
-                                sort: nil, paging: common.paging, includePendingChanges: common.includePendingChanges,
-                                pendingTest: common.pendingTest, loading: loading, storageQuery: nil)
+            // The last one's run, when its fetch is done and it was this part's (uniqueness
+            // asked first: the binding below is a second reference).
+            if isKnownUniquelyReferenced(&pointRun), let run = pointRun, run.isPointLookup, run.handle === handle, run.table === table,
+               run.loading == loading {
+                var key = run.takeKey()
+                key.removeAll(keepingCapacity: true)
+                if direct.property.appendKeyOfConstant(b.constant(direct.slot), to: &key) {
+                    KeyEncoding.makeStoredForm(&key)
+                    run.rebind(.lookup(direct.index, key), paging: common.paging, includePendingChanges: common.includePendingChanges,
+                               pendingTest: common.pendingTest)
+                    return run
+                }
+            } else if let exact = direct.property.keyOfConstant(b.constant(direct.slot)) {
+                let run = QueryRun(handle: handle, table: table, filter: .all, source: .lookup(direct.index, KeyEncoding.storedForm(exact)),
+                                   sort: nil, paging: common.paging, includePendingChanges: common.includePendingChanges,
+                                   pendingTest: common.pendingTest, loading: loading, storageQuery: nil, isPointLookup: true)
+                pointRun = run
+                return run
             }
-            swap(&key, &keyRoom)
         }
         let rows = b.map { QueryPlanner.source(source, $0, table: table, handle: handle) } ?? .scan
         var storageQuery = evaluates ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil

@@ -27,19 +27,10 @@ extension ModelContext {
             } else {
                 let run = runs[0]
                 objects = ModelContext.objects(try storedObjects(run), as: T.self)
-                giveBackKeyRoom(run)
             }
             if !descriptor.prefetchedKeyPaths.isEmpty { try prefetch(descriptor.prefetchedKeyPaths, of: objects) }
             return objects
         } catch { throw StrataError.store(error, while: "fetch \(T.self)") }
-    }
-
-    /// Keeps the key of a point fetch's run as the room the next one makes its key in
-    /// (`QueryPart.run`): once the run is gone, the context holds the only reference, and the
-    /// next key is written over it without an allocation.
-    @inline(__always)
-    func giveBackKeyRoom(_ run: QueryRun) {
-        if case .lookup(_, let key) = run.source { keyRoom = key }
     }
 
     /// A run's objects, read in one snapshot of its store. (Not through the generic

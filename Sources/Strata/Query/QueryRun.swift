@@ -50,21 +50,26 @@ final class QueryRun {
     let handle: StoreHandle
     let table: Table
     let filter: RowFilter
-    let source: RowSource
+    /// (Unchecked, and the three below: set again only by `rebind`, on a run nothing else holds.)
+    @exclusivity(unchecked) private(set) var source: RowSource
     let sort: ResultSort?
-    let paging: Paging
-    let includePendingChanges: Bool
+    @exclusivity(unchecked) private(set) var paging: Paging
+    @exclusivity(unchecked) private(set) var includePendingChanges: Bool
     /// The predicate on an unsaved object (nil: no predicate, or the context had no unsaved
     /// inserts or changes when the run was made; a run is used at once).
-    let pendingTest: ((AnyObject) throws -> Bool)?
+    @exclusivity(unchecked) private(set) var pendingTest: ((AnyObject) throws -> Bool)?
     /// The properties objects made by the run load (`propertiesToFetch`; nil: all of them).
     let loading: [Int]?
     /// The terms offered to a backend that evaluates queries (nil: none, or an engine that
     /// does not).
     let storageQuery: StorageQuery?
+    /// True for a run `QueryPart.run` made for a point lookup (filter `.all`, no sort, no
+    /// storage query): its context keeps it and binds it again for the next one (`rebind`).
+    let isPointLookup: Bool
 
     init(handle: StoreHandle, table: Table, filter: RowFilter, source: RowSource, sort: ResultSort?, paging: Paging,
-         includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil) {
+         includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?, loading: [Int]? = nil, storageQuery: StorageQuery? = nil,
+         isPointLookup: Bool = false) {
         self.handle = handle
         self.table = table
         self.filter = filter
@@ -75,6 +80,24 @@ final class QueryRun {
         self.pendingTest = pendingTest
         self.loading = loading
         self.storageQuery = storageQuery
+        self.isPointLookup = isPointLookup
+    }
+
+    /// A point lookup's key, taken out of the run (whose source is then a scan until `rebind`):
+    /// the array is then the caller's alone, to be written over.
+    func takeKey() -> [UInt8] {
+        guard case .lookup(_, let key) = source else { return [] }
+        source = .scan
+        return key
+    }
+
+    /// The run bound to another point lookup's key and the fetch's paging. Only for a run with
+    /// `isPointLookup` that nothing but its context holds.
+    func rebind(_ source: RowSource, paging: Paging, includePendingChanges: Bool, pendingTest: ((AnyObject) throws -> Bool)?) {
+        self.source = source
+        self.paging = paging
+        self.includePendingChanges = includePendingChanges
+        self.pendingTest = pendingTest
     }
 
     var entity: Entity { table.entity }

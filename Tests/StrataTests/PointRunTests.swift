@@ -1,0 +1,50 @@
+// A point fetch's run is kept by its context and bound again for the next point fetch of the
+// same part (`ModelContext.pointRun`), only when nothing else holds it: a run still held keeps
+// its own key, and each fetch answers for its own.
+import Foundation
+import Testing
+@testable import Strata
+import StrataConformance
+
+@Suite struct PointRunTests {
+    private func store() throws -> ModelContext {
+        let container = try ModelContainer(for: DiffItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        for i in 0..<10 {
+            let item = DiffItem()
+            item.uid = DiffPools.uid(i)
+            item.serial = i
+            context.insert(item)
+        }
+        try context.save()
+        return context
+    }
+
+    private func key(_ run: QueryRun) -> [UInt8]? {
+        if case .lookup(_, let key) = run.source { key } else { nil }
+    }
+
+    @Test func aRunStillHeldKeepsItsKey() throws {
+        let context = try store()
+        let a = DiffPools.uid(2), b = DiffPools.uid(7)
+        let held = try context.runs(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == a }))
+        let heldKey = try #require(key(held[0]))
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == b })).map(\.serial) == [7])
+        #expect(key(held[0]) == heldKey, "a fetch bound the run another holder still reads")
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == a })).map(\.serial) == [2])
+        #expect(key(held[0]) == heldKey)
+    }
+
+    @Test func aRunNothingHoldsIsBoundAgain() throws {
+        let context = try store()
+        let uids = (0..<10).map(DiffPools.uid)
+        let first = uids[0]
+        _ = try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == first }))
+        let kept = try #require(context.pointRun.map(ObjectIdentifier.init))
+        for i in [4, 9, 1, 4] {
+            let uid = uids[i]
+            #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == uid })).map(\.serial) == [i])
+            #expect(context.pointRun.map(ObjectIdentifier.init) == kept, "the next point fetch made a run of its own")
+        }
+    }
+}
