@@ -47,4 +47,27 @@ import StrataConformance
             #expect(context.pointRun.map(ObjectIdentifier.init) == kept, "the next point fetch made a run of its own")
         }
     }
+
+    /// The row a unique key names, read without the row visitor: its page, and the context's
+    /// unsaved deletions, still apply.
+    @Test func aPointFetchKeepsItsPageAndTheContextsDeletions() throws {
+        let context = try store()
+        let uid = DiffPools.uid(3), other = DiffPools.uid(4)
+        var descriptor = FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == uid })
+        #expect(try context.fetch(descriptor).map(\.serial) == [3])
+        descriptor.fetchOffset = 1
+        #expect(try context.fetch(descriptor).isEmpty, "an offset of 1 skips the one row")
+        descriptor.fetchOffset = 0
+        descriptor.fetchLimit = 1
+        #expect(try context.fetch(descriptor).map(\.serial) == [3])
+        let item = try #require(try context.fetch(descriptor).first)
+        context.delete(item)
+        #expect(try context.fetch(descriptor).isEmpty, "an unsaved deletion")
+        try context.delete(model: DiffItem.self, where: #Predicate { $0.uid == other })
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == other })).isEmpty, "an unsaved batch deletion")
+        descriptor.includePendingChanges = false
+        #expect(try context.fetch(descriptor).map(\.serial) == [3], "without pending changes, the stored row")
+        context.rollback()
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == other })).map(\.serial) == [4])
+    }
 }

@@ -59,9 +59,20 @@ extension ModelContext {
         }
         // (Read from the run once, not retained and released per row.)
         let table = run.table, handle = run.handle, loading = run.loading
-        if case .lookup = run.source {
-            // One row at most (a unique index's): the array made whole, as a literal is, not
-            // grown from empty by an append (about 150 instructions of a point fetch, W3).
+        if case .lookup(let index, let key) = run.source {
+            // One row at most (a unique index's), read here when nothing is left to test on it:
+            // without the candidates and visits of `StoredRows`, made for many rows. The array
+            // is made whole, as a literal is, not grown from empty by an append (W3).
+            if run.filter.isAll, run.storageQuery == nil, let collection = table.collection {
+                guard run.paging.offset == 0, let row = try reader.lookup(key, in: index), !pending.excluded.contains(row) else { return [] }
+                let layouts = table.layouts.isIdentity ? nil : Unmanaged.passUnretained(table.layouts)
+                var found: AnyObject? = nil
+                _ = try reader.visitRecord(row, in: collection) { raw in
+                    found = try object(row, view: try RecordView(raw, lent: layouts), table: table, handle: handle, loading: loading)
+                }
+                guard let found else { return [] }
+                return [found]
+            }
             var found: AnyObject? = nil
             try pagedRows(run, excluded: pending.excluded, reader: reader, count: { found == nil ? 0 : 1 }) { row, view in
                 found = try object(row, view: view, table: table, handle: handle, loading: loading)
