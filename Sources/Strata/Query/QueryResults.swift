@@ -178,7 +178,9 @@ extension ModelContext {
     /// generic `reserveCapacity` and `append` (Docs/Benchmarks.md, "Costs").
     static func objects<T: PersistentModel>(_ objects: [AnyObject], as type: T.Type) -> [T] {
         var all = true
-        for o in objects where !(o is T) { all = false; break }
+        // (An object of the class itself is asked first: a dynamic cast is about a hundred
+        // instructions, a point fetch's tenth of its own, W3.)
+        for o in objects where ObjectIdentifier(Swift.type(of: o)) != ObjectIdentifier(T.self) && !(o is T) { all = false; break }
         return unsafeBitCast(all ? objects : objects.filter { $0 is T }, to: [T].self)
     }
 }
