@@ -367,7 +367,9 @@ final class QueryCache: @unchecked Sendable {
         }
         let made = try CompiledQuery(descriptor, container: context.container, includeSubclasses: includeSubclasses)
         guard let runs = made.runs(descriptor, predicate: predicate, context: context) else {
-            preconditionFailure("A query compiled for a fetch does not answer for it.")
+            // (A plan compiled from a descriptor always takes it: this would be Strata's bug, told
+            // as an error, not a trap.)
+            throw StrataError(.storeFailure, "Strata compiled a plan for a fetch of \(T.self) that does not take that fetch's descriptor (a bug in Strata; please report it with the predicate and sort).")
         }
         insert(made, key)
         return runs
