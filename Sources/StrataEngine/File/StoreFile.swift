@@ -139,7 +139,7 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     @discardableResult
     func appendAligned(_ bytes: UnsafeRawBufferPointer) throws -> UInt64 {
         let padding = Int((0 &- end) & UInt64(PageLayout.alignment - 1))
-        if padding > 0 { try withUnsafeBytes(of: (UInt64(0), UInt64(0))) { try append(UnsafeRawBufferPointer(rebasing: $0[0..<padding])) } }
+        if padding > 0 { _ = try withUnsafeBytes(of: (UInt64(0), UInt64(0))) { try append(UnsafeRawBufferPointer(rebasing: $0[0..<padding])) } }
         return try append(bytes)
     }
 
