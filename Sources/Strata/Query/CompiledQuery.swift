@@ -34,7 +34,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
                 direct = QueryPart.DirectLookup(property: p, slot: slot, index: index)
             }
             parts.append(QueryPart(handle: handle, table: table, layout: plan.layout, test: plan.test, checks: plan.checks,
-                                   source: SourcePlan(hints: plan.hints, table: table), lookupIsAnswer: covered, directLookup: direct,
+                                   source: SourcePlan(hints: plan.hints, table: table), directLookup: direct,
                                    sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
                                    indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
                                    loading: CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity)))
@@ -207,16 +207,13 @@ private final class QueryPart {
     let indexOrder: (index: IndexID, reverse: Bool)?
     /// The properties `propertiesToFetch` names (nil: all).
     let loading: [Int]?
-    /// True when a lookup the source makes (`RowSource.lookup`) is the whole answer: the
-    /// predicate is that equality, on a unique index of exact keys. Its row is not tested
-    /// again, and no test is made (binding one was about a twentieth of a point fetch, W3).
-    let lookupIsAnswer: Bool
     /// The store's backend evaluates queries (asked once: reading it through the handle's
     /// storage existential retained and released it per fetch).
     let evaluates: Bool
-    /// When `lookupIsAnswer` on a store Strata reads itself: the property, the constant's slot
-    /// and the unique index, so that binding makes the key and nothing else (no hint, no
-    /// choice among sources: about a tenth of a point fetch's own instructions, W3).
+    /// When a lookup in a unique index of exact keys is the whole answer (the predicate is
+    /// only that property equal to a constant), on a store Strata reads itself: the property,
+    /// the constant's slot and the index. Binding makes the key and nothing else (no hint, no
+    /// choice among sources, no test: the row is not tested again), W3.
     let directLookup: DirectLookup?
 
     struct DirectLookup {
@@ -226,7 +223,7 @@ private final class QueryPart {
     }
 
     init(handle: StoreHandle, table: Table, layout: TreeLayout, test: ((Bindings) -> RowTest)?, checks: ((Bindings) -> [FieldCheck]?)?,
-         source: SourcePlan, lookupIsAnswer: Bool, directLookup: DirectLookup?,
+         source: SourcePlan, directLookup: DirectLookup?,
          sortProperties: [Int]?, indexOrder: (index: IndexID, reverse: Bool)?, loading: [Int]?) {
         self.handle = handle
         self.table = table
@@ -236,7 +233,6 @@ private final class QueryPart {
         self.test = test
         self.checks = checks
         self.source = source
-        self.lookupIsAnswer = lookupIsAnswer
         self.sortProperties = sortProperties
         self.indexOrder = indexOrder
         self.loading = loading
@@ -297,10 +293,8 @@ extension QueryPart {
         }
         let rows = b.map { QueryPlanner.source(source, $0, table: table, handle: handle) } ?? .scan
         var storageQuery = evaluates ? b.flatMap { QueryPlanner.storageQuery(hints: source.hints($0), table: table) } : nil
-        // (Not with a sort: a sort by an index reads a filter of `.all` as "every row".)
-        var answered = false
-        if lookupIsAnswer, !evaluates, handle.custom == nil, common.compare == nil, case .lookup = rows { answered = true }
-        let filter = answered ? RowFilter.all : filter()
+        // (A lookup that is the whole answer went by `directLookup` above: here the rows are tested.)
+        let filter = filter()
         if handle.custom != nil, let collection = table.collection {
             storageQuery = StorageQuery(collection: collection, terms: [],
                                         attachment: (ownModel ? common.storeFetch : StoreFetches.all(table.entity.type)).map(StoreFetchAttachment.init),

@@ -7,7 +7,7 @@ import StrataEngine
 // the whole predicate is then still checked on every row read, so an index only ever saves
 // work and never changes an answer. (One exception, where the check could not fail: a
 // predicate that is only `property == constant`, on a unique index whose keys are equal
-// exactly when the values are; `QueryPart.lookupIsAnswer`.) Planning reads nothing: the executor
+// exactly when the values are; `QueryPart.directLookup`.) Planning reads nothing: the executor
 // (QueryExecutor.swift) does the lookups. Which conditions have an index is the shape's, and is
 // settled when the shape is compiled (`SourcePlan`); a fetch binds only those, and picks the
 // cheapest its values allow.
