@@ -98,18 +98,29 @@ final class AttributeAccess: @unchecked Sendable {
     }
 }
 
-/// A stored value type's accesses: the type itself, its optional and its array.
+/// A stored value type's accesses: the type itself, its optional and its array, each made
+/// when asked for. (Made all three at once, a property's discovery also made the two it does
+/// not use, and the first use of `Optional<V>` and `Array<V>` in a process costs the runtime
+/// about 10,000 instructions each: W8, Docs/Benchmarks.md, "Costs".)
 struct AttributeAccesses {
-    let plain: AttributeAccess
-    let optional: AttributeAccess
-    let array: AttributeAccess
+    enum Form { case plain, optional, array }
+    /// Makes the access of one form (a closure of the specialized code, capturing nothing).
+    private let make: (Form) -> AttributeAccess
 
     @inline(__always)
     init<V: ModelValue>(_ type: V.Type) {
-        plain = .stored(V.self)
-        optional = .stored(V?.self)
-        array = .stored([V].self)
+        make = { form in
+            switch form {
+            case .plain: return .stored(V.self)
+            case .optional: return .stored(V?.self)
+            case .array: return .stored([V].self)
+            }
+        }
     }
+
+    var plain: AttributeAccess { make(.plain) }
+    var optional: AttributeAccess { make(.optional) }
+    var array: AttributeAccess { make(.array) }
 }
 
 extension AttributeAccess {
