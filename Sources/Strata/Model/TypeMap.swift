@@ -4,7 +4,12 @@
 /// few models most processes have make no dictionary, whose first in a fresh process costs a
 /// scan of every conformance loaded (W8, Docs/Benchmarks.md).
 struct TypeMap<Value> {
-    private var list: [(key: ObjectIdentifier, value: Value)] = []
+    // The keys and the values in two lists, not one list of pairs: the first list of a new
+    // element type in a process costs the runtime its metadata (W8), and `[ObjectIdentifier]`
+    // is one metadata for every map, where `[(key: ObjectIdentifier, value: Value)]` was a
+    // tuple and a list of it for each.
+    private var keys: [ObjectIdentifier] = []
+    private var list: [Value] = []
     private var index: [ObjectIdentifier: Value]? = nil
     /// Past this many entries, the map is a dictionary.
     static var listLimit: Int { 16 }
@@ -14,7 +19,7 @@ struct TypeMap<Value> {
     subscript(key: ObjectIdentifier) -> Value? {
         get {
             if let index { return index[key] }
-            for entry in list where entry.key == key { return entry.value }
+            for i in keys.indices where keys[i] == key { return list[i] }
             return nil
         }
         set {
@@ -22,21 +27,28 @@ struct TypeMap<Value> {
                 index?[key] = newValue
                 return
             }
-            if let i = list.firstIndex(where: { $0.key == key }) {
-                if let newValue { list[i].value = newValue } else { list.remove(at: i) }
+            if let i = keys.firstIndex(of: key) {
+                if let newValue {
+                    list[i] = newValue
+                } else {
+                    keys.remove(at: i)
+                    list.remove(at: i)
+                }
                 return
             }
             guard let newValue else { return }
-            list.append((key, newValue))
-            if list.count > Self.listLimit {
-                var dictionary = [ObjectIdentifier: Value](minimumCapacity: list.count * 2)
-                for entry in list { dictionary[entry.key] = entry.value }
+            keys.append(key)
+            list.append(newValue)
+            if keys.count > Self.listLimit {
+                var dictionary = [ObjectIdentifier: Value](minimumCapacity: keys.count * 2)
+                for i in keys.indices { dictionary[keys[i]] = list[i] }
                 index = dictionary
+                keys = []
                 list = []
             }
         }
     }
 
     /// Every value, in no particular order.
-    var values: [Value] { index.map { Array($0.values) } ?? list.map(\.value) }
+    var values: [Value] { index.map { Array($0.values) } ?? list }
 }
