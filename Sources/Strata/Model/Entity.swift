@@ -15,9 +15,10 @@ final class Entity: @unchecked Sendable {
     let relationships: [RelationshipProperty]
     /// The `.externalStorage` attributes.
     let externals: [AttributeProperty]
-    /// The properties whose record fields hold their values (all but external attributes):
-    /// field index and name, for the history of a changed record.
-    let inlineFields: [(index: Int, name: String)]
+    /// The properties whose record fields hold their values (all but external attributes),
+    /// by index, for the history of a changed record. (Indexes, not index-and-name pairs: each
+    /// new element type of an array costs a fresh process's open its metadata, W8.)
+    let inlineFields: [Int]
     /// Predicates and sorts that fall back to objects use registered ones (relationships and
     /// external values load through the context).
     let needsRegisteredObjects: Bool
@@ -50,8 +51,10 @@ final class Entity: @unchecked Sendable {
     /// then, and only those of the asked key path's value type (see `Schema.PropertyMetadata`).
     /// A list searched with `==`: a dictionary's storage keyed by `AnyKeyPath` made the runtime
     /// scan every conformance record for `AnyKeyPath: Hashable` on a fresh process's first open
-    /// (W8, `@Model`).
-    private let listedProperties: [(metadata: Schema.PropertyMetadata, index: Int)]
+    /// (W8, `@Model`). Two lists, side by side: a list of pairs was two more metadata for
+    /// the runtime to make in a fresh process (W8).
+    private let listedProperties: [Schema.PropertyMetadata]
+    private let listedIndexes: [Int]
     private var prober: KeyPathProber!
 
     /// The entity of model class `T`. (`usingSchemaMetadata` false: by reflection alone, for the
@@ -79,19 +82,29 @@ final class Entity: @unchecked Sendable {
         self.keeperOffset = properties.first.map { $0.offset + ($0.link.keeper ?? 0) } ?? 0
         self.relationships = properties.compactMap { $0 as? RelationshipProperty }
         self.externals = properties.compactMap { $0 as? AttributeProperty }.filter(\.isExternal)
-        self.inlineFields = properties.filter { !$0.isExternal }.map { ($0.index, $0.name) }
+        self.inlineFields = properties.filter { !$0.isExternal }.map(\.index)
         self.needsRegisteredObjects = !relationships.isEmpty || !externals.isEmpty
-        self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.index) })
-        let propertyIndex = self.propertyIndex
-        var listedProperties: [(metadata: Schema.PropertyMetadata, index: Int)] = []
-        for property in metadata { if let index = propertyIndex[property.name] { listedProperties.append((property, index)) } }
+        // (Filled in a loop: `Dictionary(uniqueKeysWithValues:)` took a list of pairs, one
+        // more array type and tuple type for the runtime to make, W8.)
+        var propertyIndex = [String: Int](minimumCapacity: properties.count)
+        for property in properties { propertyIndex[property.name] = property.index }
+        self.propertyIndex = propertyIndex
+        var listedProperties: [Schema.PropertyMetadata] = []
+        var listedIndexes: [Int] = []
+        for property in metadata {
+            if let index = propertyIndex[property.name] {
+                listedProperties.append(property)
+                listedIndexes.append(index)
+            }
+        }
         self.listedProperties = listedProperties
+        self.listedIndexes = listedIndexes
         let prober = KeyPathProber(T.self, entity: self)
         self.prober = prober
         func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
             try declared.map { group in
                 try group.map { kp in
-                    guard let p = prober.property(for: kp) ?? Entity.listedIndex(kp, in: listedProperties, properties) else {
+                    guard let p = prober.property(for: kp) ?? Entity.listedIndex(kp, in: listedProperties, listedIndexes, properties) else {
                         throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
                     }
                     return p
@@ -254,16 +267,20 @@ final class Entity: @unchecked Sendable {
     /// metadata on a fresh process's first fetch, where the probe reads the property the
     /// predicate's own key path already names.)
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        (prober.property(for: keyPath) ?? Entity.listedIndex(keyPath, in: listedProperties, properties)).map { properties[$0] }
+        (prober.property(for: keyPath) ?? Entity.listedIndex(keyPath, in: listedProperties, listedIndexes, properties)).map { properties[$0] }
     }
 
     /// The property index `listed` gives `keyPath`, if it lists it. Makes the key paths of the
     /// listed properties of `keyPath`'s value type only (a key path of another value type
     /// cannot be equal).
-    private static func listedIndex(_ keyPath: AnyKeyPath, in listed: [(metadata: Schema.PropertyMetadata, index: Int)],
+    private static func listedIndex(_ keyPath: AnyKeyPath, in listed: [Schema.PropertyMetadata], _ indexes: [Int],
                                     _ properties: [PersistedProperty]) -> Int? {
         let valueType = ObjectIdentifier(Swift.type(of: keyPath).valueType)
-        return listed.first { ObjectIdentifier(properties[$0.index].valueType) == valueType && $0.metadata.keypath == keyPath }?.index
+        for (i, index) in indexes.enumerated()
+        where ObjectIdentifier(properties[index].valueType) == valueType && listed[i].keypath == keyPath {
+            return index
+        }
+        return nil
     }
 
     /// The engine's name for a unique constraint's index.

@@ -10,8 +10,11 @@ final class KeyPathProber: @unchecked Sendable {
     private let lock = NSLock()
     /// The key paths asked about, and their answers. A list, not a dictionary: a model has few,
     /// and the first dictionary keyed by `AnyKeyPath` a process makes costs a scan of every
-    /// protocol conformance loaded (W8, Docs/Benchmarks.md).
-    private var cache: [(keyPath: AnyKeyPath, property: Int?)] = []
+    /// protocol conformance loaded (W8, Docs/Benchmarks.md). Two lists side by side (-1: not a
+    /// property's own key path): a list of pairs was two more metadata for a fresh process to
+    /// make.
+    private var cachedKeyPaths: [AnyKeyPath] = []
+    private var cachedProperties: [Int] = []
     private let session = ProbeSession()
     private let probe: AnyObject
     private let backing: ModelBacking
@@ -33,14 +36,18 @@ final class KeyPathProber: @unchecked Sendable {
 
     func property(for keyPath: AnyKeyPath) -> Int? {
         lock.withLock {
-            if let known = cache.first(where: { $0.keyPath == keyPath }) { return known.property }
+            if let known = cachedKeyPaths.firstIndex(where: { $0 == keyPath }) {
+                let property = cachedProperties[known]
+                return property >= 0 ? property : nil
+            }
             session.hits.removeAll()
             _ = apply(keyPath)
             var found: Int? = nil
             if session.hits.count == 1, let hit = session.hits.first {
                 found = confirmed(hit, keyPath) ? hit : nil
             }
-            cache.append((keyPath, found))
+            cachedKeyPaths.append(keyPath)
+            cachedProperties.append(found ?? -1)
             return found
         }
     }

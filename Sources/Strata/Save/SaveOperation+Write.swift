@@ -181,7 +181,7 @@ extension SaveOperation {
     /// The names of the attributes whose stored bytes differ between two records.
     private static func changedAttributes(of entity: Entity, from old: RecordView, to new: RecordView) throws -> [String] {
         var changed: [String] = []
-        for (index, name) in entity.inlineFields where !sameBytes(try old.field(index), try new.field(index)) { changed.append(name) }
+        for index in entity.inlineFields where !sameBytes(try old.field(index), try new.field(index)) { changed.append(entity.properties[index].name) }
         return changed
     }
 
