@@ -31,7 +31,10 @@ struct TreeLayout {
 
 
     private(set) var constants: [Constant] = []
-    private var checks: [(offset: Int, check: Check)] = []
+    /// What `matches` checks, and where in the tree: two lists side by side (a list of pairs
+    /// was two more metadata for a fresh process's first fetch to make, W8).
+    private var checkOffsets: [Int] = []
+    private var checks: [Check] = []
 
     /// The slot of the constant of type `T` at `offset`.
     mutating func constant<T>(_ type: T.Type, at offset: Int) -> Int {
@@ -41,12 +44,15 @@ struct TreeLayout {
     }
 
     mutating func expect(_ check: Check, at offset: Int) {
-        if !checks.contains(where: { $0.offset == offset }) { checks.append((offset, check)) }
+        if !checkOffsets.contains(offset) {
+            checkOffsets.append(offset)
+            checks.append(check)
+        }
     }
 
     /// True when the tree at `tree` (of the compiled type) holds what the shape holds.
     func matches(_ tree: UnsafeRawPointer, input: PredicateExpressions.VariableID) -> Bool {
-        for (offset, check) in checks {
+        for (offset, check) in zip(checkOffsets, checks) {
             let at = tree + offset
             switch check {
             case .input:

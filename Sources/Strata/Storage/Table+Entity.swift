@@ -38,10 +38,10 @@ extension Table {
     /// `indexKeys(of:)` into `keys`, reusing its arrays: a deletion computes the keys of row
     /// after row, without allocating three arrays for each (Docs/Benchmarks.md, "Costs").
     func indexKeys(of view: RecordView, into keys: inout [IndexKey]) throws {
-        if keys.count != keyGroups.count || !zip(keys, keyGroups).allSatisfy({ $0.index == $1.id }) {
-            keys = keyGroups.map { IndexKey($0.id, []) }
+        if keys.count != keyIndexes.count || !zip(keys, keyIndexes).allSatisfy({ $0.index == $1 }) {
+            keys = keyIndexes.map { IndexKey($0, []) }
         }
-        for i in keyGroups.indices { try entity.key(of: keyGroups[i].group, view: view, into: &keys[i].key) }
+        for i in keyGroups.indices { try entity.key(of: keyGroups[i], view: view, into: &keys[i].key) }
     }
 
     /// The keys row `row` was saved with, read from its stored record; [] when it has none.

@@ -20,8 +20,11 @@ package final class Table: @unchecked Sendable {
     package let layouts: EntityLayouts
     /// The properties the index keys are made of, each once.
     package let indexedProperties: [Int]
-    /// Each index key's properties and index, unique indexes first (the order of `indexKeys`).
-    package let keyGroups: [(group: [Int], id: IndexID)]
+    /// Each index key's properties and its index, side by side, unique indexes first (the
+    /// order of `indexKeys`). (Two lists, not a list of pairs: an array of a new element type
+    /// costs a fresh process's open its metadata, W8.)
+    package let keyGroups: [[Int]]
+    package let keyIndexes: [IndexID]
 
     /// `uniqueGroups` and `indexGroups`: the properties of each unique index and each other
     /// index, in the order of `uniqueIndexes` and `indexes`.
@@ -34,10 +37,12 @@ package final class Table: @unchecked Sendable {
         self.indexes = indexes
         self.singleIndex = singleIndex
         self.layouts = layouts
-        keyGroups = zip(uniqueGroups, uniqueIndexes).map { ($0, $1) } + zip(indexGroups, indexes).map { ($0, $1) }
+        let unionCount = min(uniqueGroups.count, uniqueIndexes.count), indexCount = min(indexGroups.count, indexes.count)
+        keyGroups = Array(uniqueGroups.prefix(unionCount)) + Array(indexGroups.prefix(indexCount))
+        keyIndexes = Array(uniqueIndexes.prefix(unionCount)) + Array(indexes.prefix(indexCount))
         // Sorted and made unique without a `Set<Int>`: the first hashed collection of a key
         // type costs a fresh process a scan of every conformance loaded (W8, Docs/Benchmarks.md).
-        let properties = keyGroups.flatMap(\.group).sorted()
+        let properties = keyGroups.flatMap { $0 }.sorted()
         var unique: [Int] = []
         for p in properties where unique.last != p { unique.append(p) }
         indexedProperties = unique
