@@ -162,19 +162,28 @@ final class Entity: @unchecked Sendable {
         // `@Model` lists each field's storage type (as the compiler knows it), and whether it
         // holds a relationship; an `Attribute` or `Transient` field is known from its type's
         // metadata (`knownStorage`); any other field is found by one cast (see `ModelFieldStorage`).
-        var listed: [String: (storage: any ModelFieldStorage.Type, route: ListedStorageRoute)] = [:]
-        for property in metadata { if let storage = property.storage { listed[property.name] = (storage, property.route) } }
+        // The list's entry of a field: the last of its name that gives a storage. (A search,
+        // not a dictionary by name: its storage, of a pair, was two more metadata for a fresh
+        // process's first open to make, W8; a model has tens of properties at most.)
+        func listedEntry(_ name: String) -> Schema.PropertyMetadata? {
+            metadata.last { $0.name == name && $0.storage != nil }
+        }
         for field in FieldReflection.fields(of: T.self) {
             // `@Model`'s initialization flags (`_$name`): neither persisted nor observed.
             if field.type == _ModelPropertyInitialized.self { continue }
             let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-            let listedStorage = listed[propertyName].flatMap { ObjectIdentifier($0.storage) == ObjectIdentifier(field.type) ? $0 : nil }
-            guard let storage = listedStorage?.storage ?? Entity.knownStorage(field.type) ?? field.type as? any ModelFieldStorage.Type else {
+            var listedStorage: (any ModelFieldStorage.Type)? = nil
+            var listedRoute = ListedStorageRoute.ask
+            if let entry = listedEntry(propertyName), let storage = entry.storage, ObjectIdentifier(storage) == ObjectIdentifier(field.type) {
+                listedStorage = storage
+                listedRoute = entry.route
+            }
+            guard let storage = listedStorage ?? Entity.knownStorage(field.type) ?? field.type as? any ModelFieldStorage.Type else {
                 throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
             }
             do {
                 let found: DiscoveredField
-                switch listedStorage?.route ?? .ask {
+                switch listedRoute {
                 case .ask: found = try storage.discovered(name: propertyName, offset: field.offset, index: properties.count, in: sample)
                 case .attribute(let attribute):
                     found = try attribute.discoveredAttribute(name: propertyName, offset: field.offset, index: properties.count, in: sample)

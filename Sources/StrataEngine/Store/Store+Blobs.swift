@@ -70,18 +70,27 @@ extension Store {
 /// sequences at most (readers of the last commits), so a short array: a dictionary hashed the
 /// sequence twice per read transaction.
 struct ReaderCounts {
-    private var entries: [(sequence: UInt64, count: Int)] = []
+    // Two lists side by side (a list of pairs was two more metadata for a fresh process's
+    // first read to make, W8).
+    private var sequences: [UInt64] = []
+    private var counts: [Int] = []
 
     subscript(sequence: UInt64) -> Int? {
         get {
-            for e in entries where e.sequence == sequence { return e.count }
+            for i in sequences.indices where sequences[i] == sequence { return counts[i] }
             return nil
         }
         set {
-            if let i = entries.firstIndex(where: { $0.sequence == sequence }) {
-                if let n = newValue { entries[i].count = n } else { entries.remove(at: i) }
+            if let i = sequences.firstIndex(of: sequence) {
+                if let n = newValue {
+                    counts[i] = n
+                } else {
+                    sequences.remove(at: i)
+                    counts.remove(at: i)
+                }
             } else if let n = newValue {
-                entries.append((sequence, n))
+                sequences.append(sequence)
+                counts.append(n)
             }
         }
     }
@@ -92,5 +101,5 @@ struct ReaderCounts {
     }
 
     /// The sequence of the oldest commit a live reader reads.
-    var oldest: UInt64? { entries.lazy.map(\.sequence).min() }
+    var oldest: UInt64? { sequences.min() }
 }

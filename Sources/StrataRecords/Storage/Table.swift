@@ -74,16 +74,28 @@ extension StorageReader {
 /// property, not a dictionary: the first dictionary keyed by `Int` a process makes costs it a
 /// scan of every protocol conformance loaded (W8, Docs/Benchmarks.md).
 package struct SingleIndexes: Sendable {
-    private var entries: [(id: IndexID, unique: Bool)?] = []
+    /// Per property: 0 for none; else the index's raw value, with bit 32 set, and bit 33 set
+    /// for a unique index. (Packed in a `UInt64`: a list of optional pairs was three more
+    /// metadata, the pair's, its optional's and the list's, for a fresh process's first open
+    /// to make, W8.)
+    private var entries: [UInt64] = []
 
     package init() {}
 
     package subscript(property: Int) -> (id: IndexID, unique: Bool)? {
-        get { property >= 0 && property < entries.count ? entries[property] : nil }
+        get {
+            guard property >= 0 && property < entries.count else { return nil }
+            let entry = entries[property]
+            guard entry & Self.present != 0 else { return nil }
+            return (IndexID(rawValue: UInt32(truncatingIfNeeded: entry)), entry & Self.unique != 0)
+        }
         set {
             guard property >= 0 else { return }
-            if property >= entries.count { entries += Array(repeating: nil, count: property + 1 - entries.count) }
-            entries[property] = newValue
+            if property >= entries.count { entries += Array(repeating: 0, count: property + 1 - entries.count) }
+            entries[property] = newValue.map { UInt64($0.id.rawValue) | Self.present | ($0.unique ? Self.unique : 0) } ?? 0
         }
     }
+
+    private static var present: UInt64 { 1 << 32 }
+    private static var unique: UInt64 { 1 << 33 }
 }
