@@ -37,9 +37,9 @@ package final class Table: @unchecked Sendable {
         self.indexes = indexes
         self.singleIndex = singleIndex
         self.layouts = layouts
-        let unionCount = min(uniqueGroups.count, uniqueIndexes.count), indexCount = min(indexGroups.count, indexes.count)
-        keyGroups = Array(uniqueGroups.prefix(unionCount)) + Array(indexGroups.prefix(indexCount))
-        keyIndexes = Array(uniqueIndexes.prefix(unionCount)) + Array(indexes.prefix(indexCount))
+        let uniqueCount = min(uniqueGroups.count, uniqueIndexes.count), indexCount = min(indexGroups.count, indexes.count)
+        keyGroups = Array(uniqueGroups.prefix(uniqueCount)) + Array(indexGroups.prefix(indexCount))
+        keyIndexes = Array(uniqueIndexes.prefix(uniqueCount)) + Array(indexes.prefix(indexCount))
         // Sorted and made unique without a `Set<Int>`: the first hashed collection of a key
         // type costs a fresh process a scan of every conformance loaded (W8, Docs/Benchmarks.md).
         let properties = keyGroups.flatMap { $0 }.sorted()
