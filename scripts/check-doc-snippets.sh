@@ -22,8 +22,6 @@
 # StrataData, swift-syntax) are then compiled already, and only the blocks are (seconds, where a
 # folder of its own took 3 to 3.5 minutes, most of it swift-syntax). The blocks' targets are
 # named after their files (Docs_History_L12), so they meet none of StrataData's.
-# SNIPPETS_BUILD_FLAGS: more options for its `swift build`s; they must be those the folder was
-# built with (CI's `--disable-index-store --disable-xctest`), or SwiftPM compiles it all again.
 #
 # usage: scripts/check-doc-snippets.sh [--no-run]
 set -euo pipefail
@@ -156,13 +154,10 @@ echo "check-doc-snippets: compiling $count Swift blocks of README.md and Docs/*.
 # SwiftPM misses files added to or moved in a path dependency (the repository): plan anew.
 scratch=${SNIPPETS_SCRATCH:-$work/build}
 rm -f "$scratch/debug.yaml"
-# (Unquoted: the flags are words.)
-# shellcheck disable=SC2086
-swift build --package-path "$package" --scratch-path "$scratch" ${SNIPPETS_BUILD_FLAGS:-}
+swift build --package-path "$package" --scratch-path "$scratch"
 
 if [ "$run" = 1 ]; then
-    # shellcheck disable=SC2086
-    bin=$(swift build --package-path "$package" --scratch-path "$scratch" ${SNIPPETS_BUILD_FLAGS:-} --show-bin-path)
+    bin=$(swift build --package-path "$package" --scratch-path "$scratch" --show-bin-path)
     for target in $targets; do
         folder=$(mktemp -d)
         if ! (cd "$folder" && HOME="$folder" XDG_DATA_HOME="$folder/data" TMPDIR="$folder" "$bin/$target" > "$folder/.output" 2>&1); then
