@@ -115,6 +115,8 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     /// The offset and limit of each `fetch(_:)` request, in order.
     let askedPaging = Mutex<[(offset: Int?, limit: Int?)]>([])
     let objects = Mutex<[PersistentIdentifier: DefaultSnapshot]>([:])
+    /// The deleted snapshots of the last save request, as the store received them.
+    let lastDeleted = Mutex<[DefaultSnapshot]>([])
     /// The order objects were inserted in: the store answers in it, as a table answers in the
     /// order of an increasing key (StrataPostgres's `_id`).
     let insertionOrder = Mutex<[PersistentIdentifier: Int]>([:])
@@ -221,6 +223,7 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
     func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         note("save")
         if let failure = configuration.failNextSave.withLock({ f -> (any Error)? in defer { f = nil }; return f }) { throw failure }
+        configuration.lastDeleted.withLock { $0 = request.deleted }
         return try configuration.objects.withLock { objects in
             var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
             for snapshot in request.inserted {

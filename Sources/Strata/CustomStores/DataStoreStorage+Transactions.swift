@@ -262,6 +262,7 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         }
         if !historyDeletes.isEmpty { try bridge.box.deleteHistoryRecords(historyDeletes) }
         movedRows = try bridge.withState { state in
+            state.forgetOldRecords()
             let moved = try plan.apply(remapped: remapped, to: &state, rows: bridge.rows)
             for (name, value) in metadataChanges { state.metadata[name] = value }
             for (id, bytes) in pendingBlobs { state.blobs[id] = bytes }
@@ -349,10 +350,16 @@ struct SavePlan {
             let item = Item(entity: entity, row: row, snapshot: try snapshot(id, record, entity), record: record)
             if id.isTemporary { inserted.append(item) } else { updated.append(item) }
         }
+        // The stored values go with a deletion, as a store may want them (a tombstone): the
+        // records the bridge let go (`BridgeState.forgetOldRecords`) read again first, with one
+        // fetch a model.
+        for run in deletes.runs(by: { ObjectIdentifier($0.entity) }) {
+            let entity = deletes[run.lowerBound].entity
+            try bridge.load(deletes[run].map(\.row), entity)
+        }
         for (entity, row) in deletes {
-            // The stored values go with a deletion, as a store may want them (a tombstone).
             let id = bridge.identifier(entity, row)
-            let stored = try bridge.withState { $0.tables[entity.name]?.records[row] }.map { try snapshot(id, $0, entity) }
+            let stored = try bridge.record(row, entity).map { try snapshot(id, $0, entity) }
             deleted.append(Item(entity: entity, row: row, snapshot: stored ?? DefaultSnapshot(persistentIdentifier: id, values: [:])))
         }
     }
@@ -398,11 +405,13 @@ struct SavePlan {
                     let row = table.rowByID[state.remapped[id] ?? id] ?? item.row
                     if ownRecords, let record = item.record {
                         table.records[row] = record
+                        state.kept.note(entity.name, row, record)
                     } else {
                         state.tables[entity.name] = table
                         let record = try state.record(of: item.snapshot, entity, rows: rows)
                         table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
                         table.records[row] = record
+                        state.kept.note(entity.name, row, record)
                     }
                 }
                 state.tables[entity.name] = table

@@ -32,6 +32,15 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     private var state = BridgeState()
     /// One save at a time goes to the store.
     let writerGate = DispatchSemaphore(value: 1)
+    /// How many bytes of records the bridge keeps from one read or save to the next
+    /// (`BridgeState.KeptRecords`): past it, the oldest are let go, and read again from the
+    /// store if they are asked for. (Kept for the process's life, every row a long-lived server
+    /// ever read or saved stayed in memory.)
+    var recordBudget: Int {
+        get { withState { $0.kept.budget } }
+        set { withState { $0.kept.budget = newValue } }
+    }
+    static let defaultRecordBudget = 32 << 20
 
     init(_ box: any AnyDataStore, entities: [Entity]) {
         self.box = box
@@ -105,10 +114,16 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     /// Keeps the store's snapshots as records; the models and rows of `fetched`, in order.
     @discardableResult
     func ingest(_ fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) throws -> [(entity: String, row: RowID)] {
-        try withState { state in
-            for snapshot in related.values { _ = try state.keep(snapshot, entities: entities, rows: rows) }
-            return try state.keep(fetched, entities: entities, rows: rows)
-        }
+        try withState { state in try ingest(fetched, related: related, into: &state) }
+    }
+
+    /// `ingest` on the state the caller holds: the oldest records kept before go first, past
+    /// the budget (`recordBudget`), so that none of what this read keeps goes.
+    private func ingest(_ fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot],
+                        into state: inout BridgeState) throws -> [(entity: String, row: RowID)] {
+        state.forgetOldRecords()
+        for snapshot in related.values { _ = try state.keep(snapshot, entities: entities, rows: rows) }
+        return try state.keep(fetched, entities: entities, rows: rows)
     }
 
     /// The rows of `entity` a fetch selects, read from a store that fetches in batches
@@ -151,9 +166,6 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         try ingest(answer.fetched.filter { asked.contains($0.persistentIdentifier) }, related: [:])
     }
 
-    /// Whether the bridge holds the record of this row.
-    func keeps(_ row: RowID, _ entity: Entity) -> Bool { withState { $0.tables[entity.name]?.records[row] != nil } }
-
     /// Lets go of the records of these rows (read again from the store if asked for).
     func release(_ rows: [RowID], _ entity: Entity) {
         withState { state in
@@ -176,8 +188,11 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         if let kept { return kept }
         guard let id else { return nil }
         let answer = try StoreFetches.one(entity.type, id).fetch(in: box, extra: 0, editingState)
-        try ingest(answer.fetched.filter { $0.persistentIdentifier == id }, related: answer.related)
-        return withState { $0.tables[entity.name]?.records[row] }
+        // Kept and read under one lock: another thread's read may let it go right after.
+        return try withState { state in
+            _ = try ingest(answer.fetched.filter { $0.persistentIdentifier == id }, related: answer.related, into: &state)
+            return state.tables[entity.name]?.records[row]
+        }
     }
 }
 
@@ -201,6 +216,65 @@ struct BridgeState {
     /// objects' identifiers (a store that kept a reference to such a temporary identifier is
     /// read as referring to the object). Any other temporary identifier names its own row.
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    /// The records kept, oldest first (`forgetOldRecords`).
+    var kept = KeptRecords()
+
+    /// The records the bridge kept, in the order it kept them, with their sizes. A record that
+    /// replaced an earlier one of its row is noted again, and the earlier note, when it comes
+    /// to go, lets the later record go too: a row is read again from the store sooner than it
+    /// had to be, never kept past the budget.
+    struct KeptRecords {
+        /// Bytes of records (each counted with `overhead` more, for its array and its note).
+        var budget = DataStoreStorage.defaultRecordBudget
+        private(set) var bytes = 0
+        private var names: [String] = []
+        private var rows: [RowID] = []
+        private var sizes: [Int] = []
+        /// Notes before it are gone.
+        private var first = 0
+        static let overhead = 64
+
+        mutating func note(_ name: String, _ row: RowID, _ record: [UInt8]) {
+            let size = record.count + Self.overhead
+            names.append(name)
+            rows.append(row)
+            sizes.append(size)
+            bytes += size
+        }
+
+        /// Takes the oldest notes off until at most `budget` bytes are noted; each one's model and row.
+        mutating func takeOldest() -> [(name: String, row: RowID)] {
+            var taken: [(name: String, row: RowID)] = []
+            while bytes > budget, first < rows.count {
+                taken.append((names[first], rows[first]))
+                bytes -= sizes[first]
+                first += 1
+            }
+            // The notes' arrays move down once half of them is gone (amortized constant time).
+            if first > 0, 2 * first >= rows.count {
+                names.removeFirst(first)
+                rows.removeFirst(first)
+                sizes.removeFirst(first)
+                first = 0
+            }
+            return taken
+        }
+    }
+
+    /// Lets go of the oldest records kept, past the budget: called before a read or a save's
+    /// result keeps more, so that what an operation keeps stays while it runs. A record let go
+    /// is read from the store when it is asked for (`DataStoreStorage.record`), so no reader
+    /// may take a row without a record for a row the store does not hold.
+    mutating func forgetOldRecords() {
+        guard kept.bytes > kept.budget else { return }
+        let taken = kept.takeOldest()
+        for run in taken.runs(by: { $0.name }) {
+            let name = taken[run.lowerBound].name
+            guard var table = tables.removeValue(forKey: name) else { continue }
+            for (_, row) in taken[run] { table.records[row] = nil }
+            tables[name] = table
+        }
+    }
 
     struct EntityRows {
         var rowByID = RowsByIdentifier()
@@ -227,7 +301,9 @@ struct BridgeState {
             throw StrataError(.unknownModel, "A custom store answered with a snapshot of \(snapshot.persistentIdentifier.entityName), which is not a model this container keeps in it. Answer with snapshots of its schema's models only.")
         }
         let row = row(for: snapshot.persistentIdentifier, entity, rows: rows)
-        tables[entity.name, default: EntityRows()].records[row] = try record(of: snapshot, entity, rows: rows)
+        let record = try record(of: snapshot, entity, rows: rows)
+        tables[entity.name, default: EntityRows()].records[row] = record
+        kept.note(entity.name, row, record)
         tables[entity.name]?.deleted.remove(row)
         return row
     }
@@ -265,9 +341,11 @@ struct BridgeState {
                     table.rowByID[id] = row
                     table.idByRow[row] = id
                 }
-                table.records[row] = try records.record(of: snapshot, positions: &positions) { target, id in
+                let record = try records.record(of: snapshot, positions: &positions) { target, id in
                     throw StrataError(.corruptRecord, "A custom store's snapshot of \(name) refers to \(id), which is not a \(target.name).")
                 }
+                table.records[row] = record
+                self.kept.note(name, row, record)
                 if !table.deleted.isEmpty { table.deleted.remove(row) }
                 kept.append((name, row))
             }

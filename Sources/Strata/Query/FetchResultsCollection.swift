@@ -85,7 +85,9 @@ extension FetchResultsCollection {
             if let registered = context.registeredObject(run.entity, row) { return registered }
             // Deleted by another writer since the identifiers were read: an object with the
             // model's initial values and this identifier, `isDeleted`, in no context.
-            guard custom.keeps(row, run.entity) else {
+            // (Asked of the store again if the bridge let the record go since: its absence
+            // alone says nothing, `BridgeState.forgetOldRecords`.)
+            guard try custom.record(row, run.entity) != nil else {
                 let gone = run.entity.newInstance()
                 let backing = ModelBacking(object: gone, entity: run.entity, identityOf: row, handle: run.handle)
                 backing.status = .deleted
