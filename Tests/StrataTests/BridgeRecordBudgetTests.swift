@@ -55,4 +55,31 @@ import Testing
         #expect(!stored.contains { $0.name.hasPrefix("journey 0 ") || $0.name.hasPrefix("journey 1 ") })
         #expect(stored.first { $0.name.hasPrefix("journey 2 ") }?.start == Date(timeIntervalSince1970: 2 * 86_400))
     }
+
+    @Test func recordsLetGoOfTheObjectsASaveChangesOrDeletesAreReadWithOneFetch() throws {
+        let configuration = CountingStoreConfiguration(schema: Schema([Journey.self, Leg.self]), answersIdentifierFetches: true)
+        let container = try ModelContainer(for: Journey.self, Leg.self, configurations: configuration)
+        let bridge = try #require(container.handles.compactMap(\.custom).first)
+        bridge.recordBudget = 0
+        let context = ModelContext(container)
+        let journeys = (0..<60).map { Journey("journey \($0)", day: $0) }
+        for journey in journeys { context.insert(journey) }
+        try context.save()
+        // Another save lets every record kept before it go (a budget of 0).
+        let other = ModelContext(container)
+        other.insert(Journey("one more", day: 1))
+        try other.save()
+        #expect(kept(bridge, "Journey").records == 1)
+
+        for journey in journeys.prefix(40) { journey.name += " changed" }
+        for journey in journeys.suffix(20) { context.delete(journey) }
+        try context.save()
+        // One fetch of the 60 rows, not one a row.
+        #expect(configuration.count("fetchByIdentifiers") == 1)
+        #expect(configuration.askedIdentifiers.withLock { $0 }.first?.count == 60)
+        #expect(configuration.lastDeleted.withLock { $0 }.count == 20)
+        let stored = try ModelContext(container).fetch(FetchDescriptor<Journey>())
+        #expect(stored.count == 41)
+        #expect(stored.filter { $0.name.hasSuffix(" changed") }.count == 40)
+    }
 }

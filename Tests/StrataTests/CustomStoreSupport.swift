@@ -124,13 +124,20 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     /// model, its names in reverse order), as a store reading rows would.
     let answersInLayouts: Bool
     let layouts = Mutex<[String: DefaultSnapshot.Layout]>([:])
+    /// Whether a fetch of objects by identifier (`persistentModelID == id`, or
+    /// `ids.contains(persistentModelID)`) is answered with those objects alone, as a server
+    /// would (counted as "fetchByIdentifiers"; the identifiers asked for in `askedIdentifiers`).
+    let answersIdentifierFetches: Bool
+    let askedIdentifiers = Mutex<[[PersistentIdentifier]]>([])
 
-    init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false, answersInLayouts: Bool = false) {
+    init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false, answersInLayouts: Bool = false,
+         answersIdentifierFetches: Bool = false) {
         self.name = name
         self.schema = schema
         self.uniqueProperty = uniqueProperty
         self.evaluates = evaluates
         self.answersInLayouts = answersInLayouts
+        self.answersIdentifierFetches = answersIdentifierFetches
     }
 
     /// A snapshot as a fetch answers with it: itself, or the same values in its model's layout.
@@ -198,8 +205,28 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
         note("fetch")
         if let failure = configuration.failNextFetch.withLock({ f -> (any Error)? in defer { f = nil }; return f }) { throw failure }
         configuration.askedPaging.withLock { $0.append((request.descriptor.fetchOffset, request.descriptor.fetchLimit)) }
+        if configuration.answersIdentifierFetches, let ids = Self.identifiers(asked: request.descriptor.predicate) {
+            note("fetchByIdentifiers")
+            configuration.askedIdentifiers.withLock { $0.append(ids) }
+            let objects = configuration.objects.withLock { $0 }
+            return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: ids.compactMap { objects[$0] }.map(configuration.answer),
+                                        relatedSnapshots: [:])
+        }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: page(try matching(request.descriptor), request.descriptor),
                                     relatedSnapshots: configuration.objects.withLock { $0 }.mapValues(configuration.answer))
+    }
+
+    /// The identifiers a predicate `persistentModelID == id` or `ids.contains(persistentModelID)` asks for.
+    private static func identifiers<T: PersistentModel>(asked predicate: Predicate<T>?) -> [PersistentIdentifier]? {
+        typealias Identifier = PredicateExpressions.KeyPath<PredicateExpressions.Variable<T>, PersistentIdentifier>
+        guard let expression = predicate?.expression else { return nil }
+        if let equal = expression as? PredicateExpressions.Equal<Identifier, PredicateExpressions.Value<PersistentIdentifier>> {
+            return [equal.rhs.value]
+        }
+        if let contains = expression as? PredicateExpressions.SequenceContains<PredicateExpressions.Value<[PersistentIdentifier]>, Identifier> {
+            return contains.sequence.value
+        }
+        return nil
     }
 
     /// Batches of at most `batchSize`, counted; the largest one asked is kept.

@@ -33,6 +33,7 @@ extension SaveOperation {
             let count = stores.count == 1 ? inserted.count : inserted.reduce(0) { $0 + (store.handle.table(for: $1.entity) == nil ? 0 : 1) }
             store.decided.reserveCapacity(count)
         }
+        try loadCustomStoreRecords()
         try writeDeletions()
         try applyEdits()
         for backing in changed { try writeChange(backing) }
@@ -40,6 +41,28 @@ extension SaveOperation {
         for backing in inserted where backing.status == .inserted && !superseded.contains(ObjectKey(backing.object)) {
             try writeInsert(backing.object, backing)
         }
+    }
+
+    /// The stored records a custom store's bridge let go (`BridgeState.forgetOldRecords`) of
+    /// the rows this save changes or deletes, read again from the store first: one fetch a
+    /// model, where each row's write would have fetched its own (a server round trip a row).
+    private func loadCustomStoreRecords() throws {
+        guard container.handles.contains(where: { $0.custom != nil }), !changed.isEmpty || !deleting.isEmpty else { return }
+        var rows: [ObjectIdentifier: (entity: Entity, bridge: DataStoreStorage?, rows: [RowID])] = [:]
+        func add(_ entity: Entity, _ row: RowID) {
+            let key = ObjectIdentifier(entity)
+            if rows[key] == nil { rows[key] = (entity, location(entity)?.store.handle.custom, []) }
+            if rows[key]?.bridge != nil { rows[key]?.rows.append(row) }
+        }
+        for backing in changed { add(backing.entity, backing.rowID) }
+        if !deleting.isEmpty {
+            let entities = Dictionary(container.handles.flatMap(\.tables).map { (ObjectIdentifier($0.entity), $0.entity) }, uniquingKeysWith: { a, _ in a })
+            for (model, deleted) in deleting {
+                guard let entity = entities[model] else { continue }
+                for row in deleted { add(entity, row) }
+            }
+        }
+        for (_, run) in rows { try run.bridge?.load(run.rows, run.entity) }
     }
 
     /// The save changes or deletes objects whose rows another context or process deleted.
