@@ -264,7 +264,7 @@ struct BridgeState {
     /// Lets go of the oldest records kept, past the budget: called before a read or a save's
     /// result keeps more, so that what an operation keeps stays while it runs. A record let go
     /// is read from the store when it is asked for (`DataStoreStorage.record`), so no reader
-    /// may take a row without a record for a row the store does not hold.
+    /// may take a missing record for a row the store does not hold.
     mutating func forgetOldRecords() {
         guard kept.bytes > kept.budget else { return }
         let taken = kept.takeOldest()

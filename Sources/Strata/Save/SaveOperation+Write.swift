@@ -56,13 +56,18 @@ extension SaveOperation {
         }
         for backing in changed { add(backing.entity, backing.rowID) }
         if !deleting.isEmpty {
-            let entities = Dictionary(container.handles.flatMap(\.tables).map { (ObjectIdentifier($0.entity), $0.entity) }, uniquingKeysWith: { a, _ in a })
+            let entities = modelEntities()
             for (model, deleted) in deleting {
                 guard let entity = entities[model] else { continue }
                 for row in deleted { add(entity, row) }
             }
         }
         for (_, run) in rows { try run.bridge?.load(run.rows, run.entity) }
+    }
+
+    /// The container's models, by type (`deleting`'s keys).
+    private func modelEntities() -> [ObjectIdentifier: Entity] {
+        Dictionary(container.handles.flatMap(\.tables).map { (ObjectIdentifier($0.entity), $0.entity) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The save changes or deletes objects whose rows another context or process deleted.
@@ -74,7 +79,7 @@ extension SaveOperation {
 
     /// Deletes every row being deleted, with the index keys and blobs its record has.
     private func writeDeletions() throws {
-        let entities = Dictionary(container.handles.flatMap(\.tables).map { (ObjectIdentifier($0.entity), $0.entity) }, uniquingKeysWith: { a, _ in a })
+        let entities = modelEntities()
         saved.deleted.reserveCapacity(deleting.values.reduce(0) { $0 + $1.count })
         for (model, rows) in deleting {
             guard let entity = entities[model] else { continue }
