@@ -77,11 +77,17 @@ public struct ConformanceStore: Sendable {
     /// A container for `schema` on a fresh, empty store for the scenario named `scenario`.
     /// Each call gives a new empty store (a scenario may call it more than once).
     public let fresh: @Sendable (_ schema: Schema, _ scenario: String) throws -> ConformanceSession
+    /// What share of their random cases the two randomized scenarios (the planner's and the
+    /// graph's differential tests) run on this store: 1, all of them, by default. A test store
+    /// that answers every fetch by reading and sorting all its objects in memory may run fewer,
+    /// so that the test run stays short; each phase still runs at least one case.
+    public let randomCaseShare: Double
 
-    public init(name: String, lacks: [ConformanceCapability: String] = [:],
+    public init(name: String, lacks: [ConformanceCapability: String] = [:], randomCaseShare: Double = 1,
                 fresh: @escaping @Sendable (_ schema: Schema, _ scenario: String) throws -> ConformanceSession) {
         self.name = name
         self.lacks = lacks
+        self.randomCaseShare = randomCaseShare
         self.fresh = fresh
     }
 
@@ -190,6 +196,9 @@ public enum ConformanceOutcome: Sendable, Equatable {
 struct ScenarioEnvironment: Sendable {
     let store: ConformanceStore
     let scenario: String
+
+    /// `count` random cases, as many as the store runs (`ConformanceStore.randomCaseShare`), at least one.
+    func randomCases(_ count: Int) -> Int { max(1, Int((Double(count) * store.randomCaseShare).rounded())) }
 
     /// A fresh, empty store for these models. List every model the scenario uses, related ones
     /// too: a store whose configuration is given the schema (PostgreSQL's) keeps the listed models

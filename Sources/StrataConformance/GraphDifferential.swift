@@ -400,8 +400,10 @@ public final class GraphHarness {
 
     /// The whole run on one store: a seeded graph saved through a container from `open`, then
     /// `sessions` reopened containers, each with `rounds` rounds of mutations, pending checks,
-    /// a save and checks after it; then one more reopen. `scale` multiplies the cases.
-    public func runSessions(open: () throws -> ModelContainer, scale: Int = 1, sessions: Int = 3, rounds: Int = 2) throws {
+    /// a save and checks after it; then one more reopen. `scale` multiplies the cases (each phase
+    /// runs at least one).
+    public func runSessions(open: () throws -> ModelContainer, scale: Double = 1, sessions: Int = 3, rounds: Int = 2) throws {
+        func cases(_ count: Int) -> Int { max(1, Int((Double(count) * scale).rounded())) }
         var deletedIDs = GIDs()
         do {
             let container = try open()
@@ -416,15 +418,15 @@ public final class GraphHarness {
                 let context = ModelContext(container)
                 var objects = try load(context, "session \(session) reopened")
                 check(objects, "session \(session) reopened")
-                try run(fresh, objects, count: 30 * scale, phase: "session \(session) stored (fresh context)", extraIDs: deletedIDs)
-                try run(context, objects, count: 30 * scale, phase: "session \(session) stored", extraIDs: deletedIDs)
+                try run(fresh, objects, count: cases(30), phase: "session \(session) stored (fresh context)", extraIDs: deletedIDs)
+                try run(context, objects, count: cases(30), phase: "session \(session) stored", extraIDs: deletedIDs)
 
                 for round in 0..<rounds {
                     let phase = "session \(session) round \(round)"
                     try mutate(context, &objects, steps: 40)
                     // Unsaved: fetches include the pending changes (Foundation evaluates the live objects).
                     let pending = try load(context, "\(phase) pending")
-                    try run(context, pending, count: 40 * scale, phase: "\(phase) pending", extraIDs: deletedIDs)
+                    try run(context, pending, count: cases(40), phase: "\(phase) pending", extraIDs: deletedIDs)
                     for (s, o) in objects.owners where shadow.deletedOwners.contains(s) { deletedIDs.owners.append(o.persistentModelID) }
                     try context.save()
                     shadow.save()
@@ -439,8 +441,8 @@ public final class GraphHarness {
                                                 ("tags", try context.fetchCount(FetchDescriptor<GTag>()), shadow.tags.count)] where count != want {
                         fail("\(phase) saved: fetchCount of \(name) \(count), expected \(want)")
                     }
-                    try run(context, saved, count: 20 * scale, phase: "\(phase) saved", extraIDs: deletedIDs)
-                    try run(ModelContext(container), saved, count: 20 * scale, phase: "\(phase) saved (other context)", extraIDs: deletedIDs)
+                    try run(context, saved, count: cases(20), phase: "\(phase) saved", extraIDs: deletedIDs)
+                    try run(ModelContext(container), saved, count: cases(20), phase: "\(phase) saved (other context)", extraIDs: deletedIDs)
                 }
             }
         }
@@ -450,7 +452,7 @@ public final class GraphHarness {
             let context = ModelContext(container)
             let objects = try load(context, "final reopen")
             check(objects, "final reopen")
-            try run(ModelContext(container), objects, count: 30 * scale, phase: "final (fresh context)", extraIDs: deletedIDs)
+            try run(ModelContext(container), objects, count: cases(30), phase: "final (fresh context)", extraIDs: deletedIDs)
         }
     }
 

@@ -327,7 +327,7 @@ extension Conformance {
             try harness.runSessions(open: {
                 defer { opened = true }
                 return opened ? try s.reopen() : s.container
-            }, sessions: 2, rounds: 1)
+            }, scale: env.store.randomCaseShare, sessions: 2, rounds: 1)
             guard harness.failures.isEmpty else {
                 throw ConformanceFailure("\(harness.failures.count) checks of \(harness.cases) random cases failed "
                                          + "(replay with STRATA_SEED=\(harness.seed)):\n" + harness.failures.joined(separator: "\n"),
@@ -343,7 +343,7 @@ extension Conformance {
                             requires: [.exactDates, .nonFiniteNumbers]) { env in
             let harness = DifferentialHarness(storesNUL: !env.lacks(.nulInStrings), keepsRowOrder: false)
             let s = try env.open(DiffItem.self)
-            try harness.runPhases(first: { s.container }, reopen: s.reopen, objects: 60, counts: (stored: 200, pending: 200, afterSave: 100))
+            try harness.runPhases(first: { s.container }, reopen: s.reopen, objects: 60, counts: (stored: env.randomCases(200), pending: env.randomCases(200), afterSave: env.randomCases(100)))
             guard harness.failures.isEmpty else {
                 throw ConformanceFailure("\(harness.failures.count) of \(harness.cases) random cases differ from Foundation "
                                          + "(replay with STRATA_SEED=\(harness.seed)):\n" + harness.failures.joined(separator: "\n"),

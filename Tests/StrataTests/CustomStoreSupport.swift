@@ -177,9 +177,12 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
 
     private func matching<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [DefaultSnapshot] {
         let order = configuration.insertionOrder.withLock { $0 }
-        let all = configuration.objects.withLock { Array($0.values) }.filter { $0.persistentIdentifier.entityName == String(describing: T.self) }
-            .sorted { (order[$0.persistentIdentifier] ?? .max, $0.persistentIdentifier) < (order[$1.persistentIdentifier] ?? .max, $1.persistentIdentifier) }
-            .map(configuration.answer)
+        let entity = String(describing: T.self)
+        // In insertion order (each object's place looked up once, not in every comparison).
+        let all = configuration.objects.withLock { Array($0.values) }.filter { $0.persistentIdentifier.entityName == entity }
+            .map { (place: order[$0.persistentIdentifier] ?? .max, snapshot: $0) }
+            .sorted { ($0.place, $0.snapshot.persistentIdentifier) < ($1.place, $1.snapshot.persistentIdentifier) }
+            .map { configuration.answer($0.snapshot) }
         guard configuration.evaluates else {
             if descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
             if !descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
@@ -253,12 +256,20 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
         configuration.lastDeleted.withLock { $0 = request.deleted }
         return try configuration.objects.withLock { objects in
             var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+            // The stored objects by model and unique value, as they were before the request (made
+            // once a save: a search of every object for each insert made large imports quadratic).
+            var holders: [String: [SnapshotValue: PersistentIdentifier]] = [:]
+            if let unique = configuration.uniqueProperty, !request.inserted.isEmpty {
+                for object in objects.values {
+                    guard let value = object.values[unique] else { continue }
+                    holders[object.persistentIdentifier.entityName, default: [:]][value] = object.persistentIdentifier
+                }
+            }
             for snapshot in request.inserted {
                 let entity = snapshot.persistentIdentifier.entityName
                 // An upsert: an object of the model with the same unique value is updated.
-                if let unique = configuration.uniqueProperty, let value = snapshot.values[unique],
-                   let holder = objects.values.first(where: { $0.persistentIdentifier.entityName == entity && $0.values[unique] == value }) {
-                    remapped[snapshot.persistentIdentifier] = holder.persistentIdentifier
+                if let unique = configuration.uniqueProperty, let value = snapshot.values[unique], let holder = holders[entity]?[value] {
+                    remapped[snapshot.persistentIdentifier] = holder
                     continue
                 }
                 let permanent = try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: UUID())

@@ -27,7 +27,7 @@ import StrataTestSupport
         let config = ModelConfiguration(url: dir.store("graph"))
         let schema = Schema([GOwner.self, GPet.self, GTag.self])
         // STRATA_GRAPH_SCALE=10 runs ten times the cases (the default keeps it to seconds in debug).
-        let scale = ProcessInfo.processInfo.environment["STRATA_GRAPH_SCALE"].flatMap { Int($0) } ?? 1
+        let scale = ProcessInfo.processInfo.environment["STRATA_GRAPH_SCALE"].flatMap { Double($0) } ?? 1
         try h.runSessions(open: { try ModelContainer(for: schema, configurations: config) }, scale: scale)
         let elapsed = ContinuousClock.now - started
         print("graph differential: \(h.summary), in \(elapsed)")
