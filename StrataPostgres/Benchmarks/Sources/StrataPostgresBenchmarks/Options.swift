@@ -38,7 +38,7 @@ struct Options: Sendable {
       --url URL       the server (default: $STRATA_POSTGRES_URL); run.sh starts one
       --n N           objects W1 inserts (and W3-W9 work on); 100k by default; 20k, 1M ... are fine
       --lookups N     W3's point lookups by unique id; default 5000
-      --reps N        runs of W3, W4, W5, W7 and W9 (median reported); default 3
+      --reps N        runs of each workload, the systems taking turns (median reported); default 3
       --only LIST     run only these workloads (without W1, its tables are filled untimed)
       --systems LIST  run only these systems (for profiling one); ratios need all three
       --quick         a smoke run: --n 2000 --lookups 200 --reps 1
