@@ -176,6 +176,7 @@ final class Runner {
                 try await before(s, run)
                 log("\(id) \(s.name): run \(run + 1) of \(options.repetitions)")
                 let (outcome, r) = try await body(s)
+                log(String(format: "%@ %@: run %d took %.1f ms", id, s.name, run + 1, r.seconds * 1000))
                 times[s.name, default: []].append(r.seconds)
                 rss[s.name] = max(rss[s.name] ?? 0, r.rssGrowthKB)
                 anon[s.name] = max(anon[s.name] ?? 0, r.anonGrowthKB)
