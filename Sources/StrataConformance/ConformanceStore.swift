@@ -198,7 +198,7 @@ struct ScenarioEnvironment: Sendable {
     let scenario: String
 
     /// `count` random cases, as many as the store runs (`ConformanceStore.randomCaseShare`), at least one.
-    func randomCases(_ count: Int) -> Int { max(1, Int((Double(count) * store.randomCaseShare).rounded())) }
+    func randomCases(_ count: Int) -> Int { scaledCases(count, store.randomCaseShare) }
 
     /// A fresh, empty store for these models. List every model the scenario uses, related ones
     /// too: a store whose configuration is given the schema (PostgreSQL's) keeps the listed models
@@ -209,3 +209,7 @@ struct ScenarioEnvironment: Sendable {
 
     func lacks(_ capability: ConformanceCapability) -> Bool { store.lacks[capability] != nil }
 }
+
+/// `count` cases scaled by `share`, rounded, and at least one (a phase of a randomized scenario
+/// always runs).
+func scaledCases(_ count: Int, _ share: Double) -> Int { max(1, Int((Double(count) * share).rounded())) }

@@ -403,7 +403,7 @@ public final class GraphHarness {
     /// a save and checks after it; then one more reopen. `scale` multiplies the cases (each phase
     /// runs at least one).
     public func runSessions(open: () throws -> ModelContainer, scale: Double = 1, sessions: Int = 3, rounds: Int = 2) throws {
-        func cases(_ count: Int) -> Int { max(1, Int((Double(count) * scale).rounded())) }
+        func cases(_ count: Int) -> Int { scaledCases(count, scale) }
         var deletedIDs = GIDs()
         do {
             let container = try open()

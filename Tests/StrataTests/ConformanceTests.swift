@@ -42,7 +42,7 @@ private let bridgeBugs: [String: BridgeBug] = [:]
 
 /// The share of the randomized scenarios' cases the custom stores of the tests run. They answer
 /// every fetch by reading, sorting and handing over all their objects, so those two scenarios took
-/// three quarters of their time (about 100 of the suite's 140 CPU seconds in a debug build); a
+/// three quarters of their time (about 100 of the suite's 140 seconds, run serially in a debug build); a
 /// quarter of the cases still runs every phase of both (stored, pending, saved, reopened) through
 /// the bridge. The engine runs them all here, and StrataPostgres on PostgreSQL.
 private let customStoreRandomCaseShare = 0.25

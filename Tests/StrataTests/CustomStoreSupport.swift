@@ -258,11 +258,14 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
             var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
             // The stored objects by model and unique value, as they were before the request (made
             // once a save: a search of every object for each insert made large imports quadratic).
+            // Of objects that share a value (an update may make two), the first found holds it, as
+            // the search did.
             var holders: [String: [SnapshotValue: PersistentIdentifier]] = [:]
             if let unique = configuration.uniqueProperty, !request.inserted.isEmpty {
                 for object in objects.values {
                     guard let value = object.values[unique] else { continue }
-                    holders[object.persistentIdentifier.entityName, default: [:]][value] = object.persistentIdentifier
+                    let entity = object.persistentIdentifier.entityName
+                    if holders[entity]?[value] == nil { holders[entity, default: [:]][value] = object.persistentIdentifier }
                 }
             }
             for snapshot in request.inserted {
