@@ -82,4 +82,78 @@ import Testing
         #expect(stored.count == 41)
         #expect(stored.filter { $0.name.hasSuffix(" changed") }.count == 40)
     }
+
+    /// External-storage values travel inline: in the snapshots the store gets, and in the
+    /// records the bridge keeps, within the budget. (The bridge kept each value a process saved
+    /// by blob id, for the process's life, past any budget.)
+    @Test func externalValuesAreKeptInlineInRecordsWithinTheBudget() throws {
+        let configuration = CountingStoreConfiguration(schema: Schema([Cover.self]))
+        let container = try ModelContainer(for: Cover.self, configurations: configuration)
+        let bridge = try #require(container.handles.compactMap(\.custom).first)
+        bridge.recordBudget = 64 << 10
+        let size = 32 << 10
+        func title(_ snapshot: DefaultSnapshot) -> String? {
+            guard case .string(let title)? = snapshot.values["title"] else { return nil }
+            return title
+        }
+        func number(_ snapshot: DefaultSnapshot) -> Int? { title(snapshot).flatMap { Int($0.split(separator: " ")[1]) } }
+        func cover(_ i: Int) -> Data { Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ i) }) }
+        let context = ModelContext(container)
+        let albums = (0..<40).map { Cover("album \($0)", cover: cover($0)) }
+        for album in albums { context.insert(album) }
+        try context.save()
+        // The records the save kept hold the values themselves...
+        #expect(kept(bridge, "Cover").bytes >= 40 * size)
+        // ...and the store got them whole.
+        let stored = configuration.objects.withLock { Array($0.values) }
+        #expect(stored.count == 40)
+        #expect(stored.allSatisfy { snapshot in
+            guard case .data(let data)? = snapshot.values["cover"], let i = number(snapshot) else { return false }
+            return data == cover(i)
+        })
+        // The next operation lets the oldest go, down to the budget.
+        let other = ModelContext(container)
+        other.insert(Cover("one more", cover: cover(99)))
+        try other.save()
+        #expect(kept(bridge, "Cover").bytes <= (64 << 10) + size + 200 + BridgeState.KeptRecords.overhead)
+
+        // The saving context's objects keep their values (there is no blob to read them from).
+        #expect(albums[3].cover == cover(3))
+        // A change to another property of an object whose record went sends the value whole.
+        albums[0].title = "album 0 renamed"
+        try context.save()
+        let renamed = configuration.objects.withLock { $0.values.first { title($0) == "album 0 renamed" } }
+        guard case .data(let data)? = renamed?.values["cover"] else {
+            Issue.record("the renamed album's cover is missing from the store")
+            return
+        }
+        #expect(data == cover(0))
+        // A new value replaces the old one, and every value reads back in a new context (its
+        // records read from the store again).
+        albums[1].cover = cover(101)
+        albums[2].back = cover(102)
+        try context.save()
+        let fresh = try ModelContext(container).fetch(FetchDescriptor<Cover>())
+        #expect(fresh.count == 41)
+        for album in fresh {
+            let i = album.title == "one more" ? 99 : Int(album.title.split(separator: " ")[1]) ?? -1
+            #expect(album.cover == cover(i == 1 ? 101 : i), "\(album.title)")
+            #expect(album.back == (i == 2 ? cover(102) : nil), "\(album.title)")
+        }
+        // What the fetch kept (41 values) goes at the next operation, down to the budget.
+        other.insert(Cover("the last", cover: cover(100)))
+        try other.save()
+        #expect(kept(bridge, "Cover").bytes <= (64 << 10) + size + 200 + BridgeState.KeptRecords.overhead)
+    }
+}
+
+final class Cover: PersistentModel {
+    @Attribute var title: String = ""
+    @Attribute(.externalStorage) var cover: Data = Data()
+    @Attribute(.externalStorage) var back: Data? = nil
+    init() {}
+    init(_ title: String, cover: Data) {
+        self.title = title
+        self.cover = cover
+    }
 }

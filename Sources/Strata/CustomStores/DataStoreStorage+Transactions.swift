@@ -84,14 +84,11 @@ class BridgeReader: StorageReader {
         try query.storeFetch?.count(in: bridge.box, bridge.editingState)
     }
 
-    func blob(_ id: BlobID) throws -> [UInt8] {
-        guard let bytes = bridge.withState({ $0.blobs[id.rawValue] }) else {
-            throw StrataError(.storeFailure, "The external value \(id) is not held by the custom store's bridge.")
-        }
-        return bytes
-    }
+    /// A custom store's records hold their external values inline (`SaveOperation.writeBlobs`,
+    /// `SnapshotRecords`): no record names a blob.
+    func blob(_ id: BlobID) throws -> [UInt8] { throw BridgeWriter.noBlobs(id) }
 
-    func blobFileExists(_ id: BlobID) throws -> Bool { bridge.withState { $0.blobs[id.rawValue] != nil } }
+    func blobFileExists(_ id: BlobID) throws -> Bool { false }
 
     func metadata(_ name: String) throws -> [UInt8]? {
         if name == HistoryRecord.prunedMetadata, bridge.box.recordsHistory {
@@ -116,7 +113,6 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     private var putOrder: [Target] = []
     private var deletes: [(entity: Entity, row: RowID)] = []
     private var metadataChanges: [String: [UInt8]?] = [:]
-    private var pendingBlobs: [UInt64: [UInt8]] = [:]
     private var finished = false
     /// Who saves (`ModelContext.author`), told to the store in the request's editing state.
     var author: String?
@@ -218,20 +214,15 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         return true
     }
 
+    /// Never asked: a save keeps a custom store's external values inline in their records.
     func putBlob(_ bytes: [UInt8]) throws -> BlobID {
-        let id = bridge.withState { state -> UInt64 in
-            defer { state.nextBlob += 1 }
-            return state.nextBlob
-        }
-        pendingBlobs[id] = bytes
-        return BlobID(rawValue: id)
+        throw StrataError(.storeFailure, "A custom store keeps external values inline in its snapshots, not in blobs; this save should not have asked for one (please report it).")
     }
 
     func deleteBlob(_ id: BlobID) throws {}
 
-    override func blob(_ id: BlobID) throws -> [UInt8] {
-        if let bytes = pendingBlobs[id.rawValue] { return bytes }
-        return try super.blob(id)
+    static func noBlobs(_ id: BlobID) -> StrataError {
+        StrataError(.corruptRecord, "A record of a custom store names the external value \(id), but a custom store's records hold their external values inline. The record is damaged (please report it).")
     }
 
     func setMetadata(_ name: String, _ value: [UInt8]?) throws {
@@ -253,7 +244,7 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         defer { finish() }
         let editingState = EditingState(id: bridge.editingState.id, author: author)
         let plan = try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
-                                deletes: deletes, bridge: bridge, blobs: pendingBlobs)
+                                deletes: deletes, bridge: bridge)
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
         if !plan.isEmpty {
@@ -265,7 +256,6 @@ final class BridgeWriter: BridgeReader, StorageWriter {
             state.forgetOldRecords()
             let moved = try plan.apply(remapped: remapped, to: &state, rows: bridge.rows)
             for (name, value) in metadataChanges { state.metadata[name] = value }
-            for (id, bytes) in pendingBlobs { state.blobs[id] = bytes }
             if !plan.isEmpty { state.commits += 1 }
             return moved
         }
@@ -326,17 +316,14 @@ struct SavePlan {
     private(set) var deleted: [Item] = []
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
-    init(puts: [(RowID, Entity, [UInt8])], deletes: [(entity: Entity, row: RowID)], bridge: DataStoreStorage, blobs: [UInt64: [UInt8]]) throws {
+    init(puts: [(RowID, Entity, [UInt8])], deletes: [(entity: Entity, row: RowID)], bridge: DataStoreStorage) throws {
         // The snapshots are of one layout per model (its properties' names, in order): no
         // dictionary is made per object, and a store finds each value's position once.
         var layouts: [ObjectIdentifier: DefaultSnapshot.Layout] = [:]
         func snapshot(_ id: PersistentIdentifier, _ record: [UInt8], _ entity: Entity) throws -> DefaultSnapshot {
             let records = SnapshotRecords(entity: entity)
             let values = try record.withUnsafeBytes { raw in
-                try records.orderedValues(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { id in
-                    if let bytes = blobs[id] ?? bridge.withState({ $0.blobs[id] }) { return bytes }
-                    throw StrataError(.storeFailure, "The external value \(id) of a \(entity.name) is not held by the custom store's bridge.")
-                })
+                try records.orderedValues(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { throw BridgeWriter.noBlobs(BlobID(rawValue: $0)) })
             }
             let layout: DefaultSnapshot.Layout
             if let known = layouts[ObjectIdentifier(entity)] { layout = known } else {

@@ -196,7 +196,7 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     }
 }
 
-/// What the bridge keeps: its catalog, metadata, blobs, and each model's rows.
+/// What the bridge keeps: its catalog, metadata, and each model's rows.
 struct BridgeState {
     /// The history collection's id (the models' collections are numbered from 1).
     static let historyCollection = CollectionID(rawValue: UInt32.max)
@@ -208,9 +208,6 @@ struct BridgeState {
     var nextIndex: UInt32 = 1
     var metadata: [String: [UInt8]] = [:]
     var tables: [String: EntityRows] = [:]
-    /// External values saved through the bridge, by the blob id their objects remember.
-    var blobs: [UInt64: [UInt8]] = [:]
-    var nextBlob: UInt64 = 1
     var commits: UInt64 = 0
     /// The temporary identifiers of inserts the store resolved onto objects it held, and those
     /// objects' identifiers (a store that kept a reference to such a temporary identifier is

@@ -5,16 +5,19 @@ import StrataEngine
 extension SaveOperation {
     /// Writes the blobs of external values set since the last save (written and synced before
     /// the transaction commits); the blobs they replace are deleted with it. Tiny and nil
-    /// values stay in the record.
+    /// values stay in the record, and so does every value saved to a custom store: its
+    /// snapshots carry them inline, and the bridge keeps records within a budget, where blobs
+    /// kept by id would stay for the process's life (Docs/CustomStores.md).
     func writeBlobs() throws {
         for backing in context.inserted.backings + changed where !backing.entity.externals.isEmpty {
             let object = backing.object
-            let (writer, _) = try writer(for: backing.entity)
+            let (writer, _, store) = try storeWriter(for: backing.entity)
+            let inline = store.handle.custom != nil
             for property in backing.entity.externals {
                 let (old, pending) = property.external(of: object)
                 guard let bytes = pending else { continue }
                 if old != 0 { try? writer.deleteBlob(BlobID(rawValue: old)) }
-                if bytes.count <= 16 {
+                if bytes.count <= 16 || inline {
                     if old != 0 { externalWrites.append((object, property, 0)) }
                     continue
                 }
