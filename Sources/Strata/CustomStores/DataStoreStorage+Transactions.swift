@@ -86,7 +86,12 @@ class BridgeReader: StorageReader {
 
     /// A custom store's records hold their external values inline (`SaveOperation.writeBlobs`,
     /// `SnapshotRecords`): no record names a blob.
-    func blob(_ id: BlobID) throws -> [UInt8] { throw BridgeWriter.noBlobs(id) }
+    func blob(_ id: BlobID) throws -> [UInt8] { throw Self.noBlobs(id) }
+
+    /// What a record that names blob `id` is, in a custom store's bridge.
+    static func noBlobs(_ id: BlobID) -> StrataError {
+        StrataError(.corruptRecord, "A record of a custom store names the external value \(id), but a custom store's records hold their external values inline. The record is damaged (please report it).")
+    }
 
     func blobFileExists(_ id: BlobID) throws -> Bool { false }
 
@@ -221,10 +226,6 @@ final class BridgeWriter: BridgeReader, StorageWriter {
 
     func deleteBlob(_ id: BlobID) throws {}
 
-    static func noBlobs(_ id: BlobID) -> StrataError {
-        StrataError(.corruptRecord, "A record of a custom store names the external value \(id), but a custom store's records hold their external values inline. The record is damaged (please report it).")
-    }
-
     func setMetadata(_ name: String, _ value: [UInt8]?) throws {
         // A history-recording store's expired tokens follow from its records (`metadata`).
         if name == HistoryRecord.prunedMetadata, bridge.box.recordsHistory { return }
@@ -323,7 +324,7 @@ struct SavePlan {
         func snapshot(_ id: PersistentIdentifier, _ record: [UInt8], _ entity: Entity) throws -> DefaultSnapshot {
             let records = SnapshotRecords(entity: entity)
             let values = try record.withUnsafeBytes { raw in
-                try records.orderedValues(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { throw BridgeWriter.noBlobs(BlobID(rawValue: $0)) })
+                try records.orderedValues(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { throw BridgeReader.noBlobs(BlobID(rawValue: $0)) })
             }
             let layout: DefaultSnapshot.Layout
             if let known = layouts[ObjectIdentifier(entity)] { layout = known } else {
