@@ -525,6 +525,39 @@ struct PGFixture {
         #expect(names == ["Lisboa"], "never a lost update, never a deleted row back")
     }
 
+    /// The version an update is checked against must be the one its context read, not the one
+    /// another context of the same container read later: a stale object's save is a conflict
+    /// even after the process read the row again elsewhere. A known issue (found 2026-12-01):
+    /// the store keeps one version per row for the whole container (`PostgresStore.versions`,
+    /// the last one read), so the other context's read hides the other machine's change, and
+    /// the stale save overwrites it. The fix needs the version to travel with each context's
+    /// object (Docs/Postgres.md, "Many writers on many machines").
+    @Test func anotherContextsLaterReadDoesNotHideALostUpdate() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let seed = ModelContext(try fixture.container())
+        seed.insert(PGTrip("LIS", "Lisbon"))
+        try seed.save()
+        let here = try fixture.container(), elsewhere = try fixture.container()
+        let a = ModelContext(here)
+        let lisbonA = try #require(try a.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first)
+        // Another machine changes the row...
+        let b = ModelContext(elsewhere)
+        try #require(try b.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first).name = "Lisboa"
+        try b.save()
+        // ...and another context of this container reads it, changed.
+        let reader = ModelContext(here)
+        #expect(try reader.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first?.name == "Lisboa")
+        // The first context's object is still the row as it read it.
+        lisbonA.name = "Lisbon!"
+        var thrown: StrataError?
+        do { try a.save() } catch let error as StrataError { thrown = error }
+        let names = try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>()).map(\.name)
+        withKnownIssue("one version per row for the whole container: another context's later read hides the change") {
+            #expect(thrown?.code == .saveConflict, "\(String(describing: thrown))")
+            #expect(names == ["Lisboa"], "never a lost update")
+        }
+    }
+
     /// A save that names a stored object while another writer is deleting it: the save waits
     /// for that writer (the rows a save names are locked `FOR KEY SHARE` when it checks them),
     /// and once the deletion commits it writes no reference to the object, as it does for one
