@@ -65,7 +65,8 @@ private let customStoreRandomCaseShare = 0.25
         lacks[.stableIdentifiers] = "the counting store names itself with a new UUID in each container (CountingStore.identifier), so another container's identifiers name another store"
         lacks[.batchesReadOneSnapshot] = "the counting store fetches in batches (DataStoreBatchedFetching): fetch(_:batchSize:) reads each batch when it is first read, as the rows are then (BatchedEnumerationTests)"
         return ConformanceStore(name: "counting", lacks: lacks, randomCaseShare: customStoreRandomCaseShare) { schema, _ in
-            let configuration = CountingStoreConfiguration(schema: schema, uniqueProperty: "code")
+            // It keeps versions, as StrataPostgres does: every scenario runs with them checked.
+            let configuration = CountingStoreConfiguration(schema: schema, uniqueProperty: "code", keepsVersions: true)
             // It declines batch deletions (it does not evaluate predicates): the context deletes
             // what they select row by row, reads before the save included.
             configuration.batchDeleteError.withLock { $0 = .preferInMemoryFilter }

@@ -129,15 +129,37 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     /// would (counted as "fetchByIdentifiers"; the identifiers asked for in `askedIdentifiers`).
     let answersIdentifierFetches: Bool
     let askedIdentifiers = Mutex<[[PersistentIdentifier]]>([])
+    /// Whether the store keeps a version per object (`DefaultSnapshot.version`), as
+    /// StrataPostgres's `_version` column: given with every snapshot it answers, raised by every
+    /// save of the object, and checked against the one an update or deletion is sent with (a
+    /// mismatch refuses the whole save with `saveConflict`).
+    let keepsVersions: Bool
+    /// The snapshots of updates and deletions of the last save request, as the store received them.
+    let lastChanged = Mutex<[DefaultSnapshot]>([])
 
     init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false, answersInLayouts: Bool = false,
-         answersIdentifierFetches: Bool = false) {
+         answersIdentifierFetches: Bool = false, keepsVersions: Bool = false) {
         self.name = name
         self.schema = schema
         self.uniqueProperty = uniqueProperty
         self.evaluates = evaluates
         self.answersInLayouts = answersInLayouts
         self.answersIdentifierFetches = answersIdentifierFetches
+        self.keepsVersions = keepsVersions
+    }
+
+    /// Another writer's change of a stored object (another process's save): `change` edits its
+    /// values, and its version is raised. The object's new version.
+    @discardableResult
+    func changeElsewhere(_ id: PersistentIdentifier, _ change: (inout [String: SnapshotValue]) -> Void) -> Int64? {
+        objects.withLock { objects in
+            guard let old = objects[id] else { return nil }
+            var values = old.values
+            change(&values)
+            let version = (old.version ?? 0) + 1
+            objects[id] = DefaultSnapshot(persistentIdentifier: id, values: values, version: keepsVersions ? version : nil)
+            return keepsVersions ? version : nil
+        }
     }
 
     /// A snapshot as a fetch answers with it: itself, or the same values in its model's layout.
@@ -151,7 +173,8 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
             layouts[model] = made
             return made
         }
-        return DefaultSnapshot(persistentIdentifier: snapshot.persistentIdentifier, layout: layout, values: layout.names.map { values[$0] ?? .null })
+        return DefaultSnapshot(persistentIdentifier: snapshot.persistentIdentifier, layout: layout, values: layout.names.map { values[$0] ?? .null },
+                               version: snapshot.version)
     }
 
     func count(_ call: String) -> Int { calls.withLock { $0[call] ?? 0 } }
@@ -254,7 +277,24 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
         note("save")
         if let failure = configuration.failNextSave.withLock({ f -> (any Error)? in defer { f = nil }; return f }) { throw failure }
         configuration.lastDeleted.withLock { $0 = request.deleted }
+        configuration.lastChanged.withLock { $0 = request.updated + request.deleted }
+        let versioned = configuration.keepsVersions
         return try configuration.objects.withLock { objects in
+            if versioned {
+                // Optimistic locking: an update or deletion sent at a version other than the
+                // stored one (another writer changed or deleted the object since) refuses the save.
+                let stale = (request.updated + request.deleted).filter { snapshot in
+                    guard let sent = snapshot.version else { return false }
+                    return objects[snapshot.persistentIdentifier]?.version != sent
+                }
+                if !stale.isEmpty {
+                    throw StrataError(.saveConflict, "Changed or deleted by another writer: \(stale.map(\.persistentIdentifier))",
+                                      objects: stale.map(\.persistentIdentifier))
+                }
+            }
+            var saved: [PersistentIdentifier: Int64] = [:]
+            /// The version an object saved over `old` takes.
+            func raised(_ old: DefaultSnapshot?) -> Int64? { versioned ? (old?.version ?? 0) + 1 : nil }
             var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
             // The stored objects by model and unique value, as they were before the request (made
             // once a save: a search of every object for each insert made large imports quadratic).
@@ -286,14 +326,19 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
                 // sides (Docs/CustomStores.md): what its to-manys held and no longer hold is
                 // unlinked from it.
                 if let old = objects[permanent] { unlinkDropped(old, new, &objects) }
-                objects[permanent] = new
+                let version = raised(objects[permanent])
+                objects[permanent] = new.withVersion(version)
+                if let version { saved[snapshot.persistentIdentifier] = version }
             }
             for snapshot in request.updated {
-                guard objects[snapshot.persistentIdentifier] != nil else { throw DataStoreError.unsupportedFeature }
+                guard let old = objects[snapshot.persistentIdentifier] else { throw DataStoreError.unsupportedFeature }
+                let version = raised(old)
                 objects[snapshot.persistentIdentifier] = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+                    .withVersion(version)
+                if let version { saved[snapshot.persistentIdentifier] = version }
             }
             for snapshot in request.deleted { objects[snapshot.persistentIdentifier] = nil }
-            return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped)
+            return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, savedVersions: saved)
         }
     }
 
@@ -307,7 +352,8 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
                 guard let related = objects[dropped], related.relatedIdentifiers(inverse) == [old.persistentIdentifier] else { continue }
                 var values = related.values
                 values[inverse] = .identifiers([])
-                objects[dropped] = DefaultSnapshot(persistentIdentifier: dropped, values: values)
+                objects[dropped] = DefaultSnapshot(persistentIdentifier: dropped, values: values,
+                                                   version: configuration.keepsVersions ? (related.version ?? 0) + 1 : nil)
             }
         }
     }

@@ -43,6 +43,7 @@ extension ModelContext {
             try decodeAll(view, into: object, entity: entity, backing: backing)
         }
         if backing.hasExternalBlobs { try checkBlobFiles(backing, handle: handle) }
+        if handle.custom != nil { backing.storeVersion = SnapshotRecords.storeVersion(of: view, propertyCount: entity.properties.count) ?? 0 }
         map.insert(backing)
         backing.identityMap = .passUnretained(map)
         return object
@@ -113,6 +114,9 @@ extension ModelContext {
         try handle.storage.read { reader in
             _ = try reader.withRecord(backing.rowID, in: table) { view in
                 for p in backing.entity.properties { try p.decode(try view.field(p.index), into: object, backing: backing) }
+                if handle.custom != nil {
+                    backing.storeVersion = SnapshotRecords.storeVersion(of: view, propertyCount: backing.entity.properties.count) ?? 0
+                }
             }
         }
         backing.unloaded = nil

@@ -193,12 +193,30 @@ public final class DataStoreSaveChangesResult<T: DataStoreSnapshot>: Sendable {
     /// Snapshots the store changed as it saved, for the context to take (Strata reads them as
     /// the objects' new values).
     public let snapshotsToReregister: [PersistentIdentifier: T]
+    /// Strata-only: for a store that keeps a version per object (`DefaultSnapshot.version`),
+    /// each inserted or updated object's version after the save, keyed by the identifier its
+    /// snapshot had in the request (an inserted object's temporary one). The saving context's
+    /// objects take them, so that their next save is checked against what they saved. An
+    /// object without one here is sent with no version from then on.
+    ///
+    /// Strata-only: SwiftData's results carry no versions.
+    public let savedVersions: [PersistentIdentifier: Int64]
 
     public init(for storeIdentifier: String, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
                 snapshotsToReregister: [PersistentIdentifier: T] = [:]) {
         self.storeIdentifier = storeIdentifier
         self.remappedIdentifiers = remappedIdentifiers
         self.snapshotsToReregister = snapshotsToReregister
+        savedVersions = [:]
+    }
+
+    /// Strata-only: a result with each saved object's new version (`savedVersions`).
+    public init(for storeIdentifier: String, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
+                snapshotsToReregister: [PersistentIdentifier: T] = [:], savedVersions: [PersistentIdentifier: Int64]) {
+        self.storeIdentifier = storeIdentifier
+        self.remappedIdentifiers = remappedIdentifiers
+        self.snapshotsToReregister = snapshotsToReregister
+        self.savedVersions = savedVersions
     }
 }
 

@@ -19,7 +19,7 @@ protocol AnyDataStore: AnyObject {
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, batchSize: Int, _ editingState: EditingState,
                                    _ body: ([DefaultSnapshot]) throws -> Bool) throws -> Bool
     func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], history: DataStoreHistoryRecord?,
-              _ editingState: EditingState) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], reregister: [PersistentIdentifier: DefaultSnapshot])
+              _ editingState: EditingState) throws -> DataStoreSaveAnswer
     /// True for a `HistoryRecordingDataStore`.
     var recordsHistory: Bool { get }
     func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)]
@@ -31,6 +31,13 @@ protocol AnyDataStore: AnyObject {
     func erase() throws
     /// The store's change token, if it is an `ObservableDataStore` that can tell it now.
     func changeToken() -> UInt64?
+}
+
+/// What a store answered to a save (`DataStoreSaveChangesResult`, its snapshots as `DefaultSnapshot`s).
+struct DataStoreSaveAnswer {
+    var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
+    var versions: [PersistentIdentifier: Int64] = [:]
 }
 
 /// `AnyDataStore` over a store of type `S`.
@@ -75,7 +82,7 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
     }
 
     func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], history: DataStoreHistoryRecord?,
-              _ editingState: EditingState) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], reregister: [PersistentIdentifier: DefaultSnapshot]) {
+              _ editingState: EditingState) throws -> DataStoreSaveAnswer {
         let request = DataStoreSaveChangesRequest(inserted: try inserted.map(Self.own), updated: try updated.map(Self.own),
                                                   deleted: try deleted.map(Self.own), editingState: editingState)
         let result: DataStoreSaveChangesResult<S.Snapshot>
@@ -84,7 +91,8 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
         } else {
             result = try store.save(request)
         }
-        return (result.remappedIdentifiers, try result.snapshotsToReregister.mapValues(Self.common))
+        return DataStoreSaveAnswer(remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues(Self.common),
+                                   versions: result.savedVersions)
     }
 
     private static func save<R: HistoryRecordingDataStore>(_ store: R, _ request: DataStoreSaveChangesRequest<S.Snapshot>,

@@ -127,6 +127,15 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     private var historyDeletes: [Int64] = []
     /// After commit: inserted rows the store resolved onto objects it holds, by collection.
     private(set) var movedRows: [CollectionID: [RowID: RowID]] = [:]
+    /// The store's versions of the objects the saving context read (`expectVersion`), and of
+    /// the records this writer read itself (an edit of a row without its object, a deletion a
+    /// rule reached): each update or deletion is sent with its row's, the version its values
+    /// were read at (Docs/CustomStores.md, "Versions").
+    private var expected: [Target: Int64] = [:]
+    private var readVersions: [Target: Int64] = [:]
+    /// After commit: the store's version of each saved row (`DataStoreSaveChangesResult
+    /// .savedVersions`), by collection and row (an insert's, at the row it went to).
+    private(set) var savedVersions: [CollectionID: [RowID: Int64]] = [:]
 
     deinit { finish() }
 
@@ -161,8 +170,32 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     }
 
     override func record(_ row: RowID, _ collection: CollectionID) throws -> [UInt8]? {
-        if let put = puts[Target(collection: collection, row: row)] { return put.record }
-        return try super.record(row, collection)
+        let target = Target(collection: collection, row: row)
+        if let put = puts[target] { return put.record }
+        let record = try super.record(row, collection)
+        if let record, !bridge.isHistory(collection), readVersions[target] == nil,
+           let version = SnapshotRecords.storeVersion(of: record, propertyCount: try bridge.entity(collection).properties.count) {
+            readVersions[target] = version
+        }
+        return record
+    }
+
+    /// The saving context read `row` at the store's `version`: its update or deletion is sent
+    /// with it (rather than the version of the record the bridge holds now, which another
+    /// context's later read may have replaced).
+    func expectVersion(_ version: Int64, row: RowID, in collection: CollectionID) {
+        expected[Target(collection: collection, row: row)] = version
+    }
+
+    /// The version an update or deletion of `row` is sent with: the context's, else the one
+    /// this writer read, else (`stored`) the one of the record the bridge holds; then the
+    /// version this container's own saves took it to from there (`BridgeState.OwnSaves`).
+    private func version(_ row: RowID, _ collection: CollectionID, stored: [UInt8]?, _ entity: Entity,
+                         own: BridgeState.OwnSaves) -> Int64? {
+        let target = Target(collection: collection, row: row)
+        guard let version = expected[target] ?? readVersions[target]
+                ?? stored.flatMap({ SnapshotRecords.storeVersion(of: $0, propertyCount: entity.properties.count) }) else { return nil }
+        return own.isEmpty ? version : own.latest(collection, row, from: version)
     }
 
     private func isStored(_ row: RowID, _ entity: Entity) -> Bool {
@@ -244,23 +277,25 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     func commit() throws {
         defer { finish() }
         let editingState = EditingState(id: bridge.editingState.id, author: author)
+        let (collections, own) = bridge.withState { ($0.collections, $0.ownSaves) }
         let plan = try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
-                                deletes: deletes, bridge: bridge)
-        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
-        var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
+                                deletes: deletes, bridge: bridge) { row, entity, stored in
+            collections[entity.name].flatMap { version(row, $0, stored: stored, entity, own: own) }
+        }
+        var answer = DataStoreSaveAnswer()
         if !plan.isEmpty {
-            (remapped, reregister) = try bridge.box.save(inserted: plan.inserted.map(\.snapshot), updated: plan.updated.map(\.snapshot),
-                                                         deleted: plan.deleted.map(\.snapshot), history: history, editingState)
+            answer = try bridge.box.save(inserted: plan.inserted.map(\.snapshot), updated: plan.updated.map(\.snapshot),
+                                         deleted: plan.deleted.map(\.snapshot), history: history, editingState)
         }
         if !historyDeletes.isEmpty { try bridge.box.deleteHistoryRecords(historyDeletes) }
-        movedRows = try bridge.withState { state in
+        (movedRows, savedVersions) = try bridge.withState { state in
             state.forgetOldRecords()
-            let moved = try plan.apply(remapped: remapped, to: &state, rows: bridge.rows)
+            let applied = try plan.apply(remapped: answer.remapped, versions: answer.versions, to: &state, rows: bridge.rows)
             for (name, value) in metadataChanges { state.metadata[name] = value }
             if !plan.isEmpty { state.commits += 1 }
-            return moved
+            return applied
         }
-        if !reregister.isEmpty { try bridge.ingest(Array(reregister.values), related: [:]) }
+        if !answer.reregister.isEmpty { try bridge.ingest(Array(answer.reregister.values), related: [:]) }
     }
 }
 
@@ -317,11 +352,14 @@ struct SavePlan {
     private(set) var deleted: [Item] = []
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
-    init(puts: [(RowID, Entity, [UInt8])], deletes: [(entity: Entity, row: RowID)], bridge: DataStoreStorage) throws {
+    /// `version` gives the version an update or deletion of a row is sent with, from the record
+    /// the bridge holds (nil for an update, whose record is the context's).
+    init(puts: [(RowID, Entity, [UInt8])], deletes: [(entity: Entity, row: RowID)], bridge: DataStoreStorage,
+         version: (RowID, Entity, _ stored: [UInt8]?) -> Int64?) throws {
         // The snapshots are of one layout per model (its properties' names, in order): no
         // dictionary is made per object, and a store finds each value's position once.
         var layouts: [ObjectIdentifier: DefaultSnapshot.Layout] = [:]
-        func snapshot(_ id: PersistentIdentifier, _ record: [UInt8], _ entity: Entity) throws -> DefaultSnapshot {
+        func snapshot(_ id: PersistentIdentifier, _ record: [UInt8], _ entity: Entity, version: Int64?) throws -> DefaultSnapshot {
             let records = SnapshotRecords(entity: entity)
             let values = try record.withUnsafeBytes { raw in
                 try records.orderedValues(of: raw, identifier: { bridge.identifier($0, $1) }, blob: { throw BridgeReader.noBlobs(BlobID(rawValue: $0)) })
@@ -331,11 +369,12 @@ struct SavePlan {
                 layout = records.layout
                 layouts[ObjectIdentifier(entity)] = layout
             }
-            return DefaultSnapshot(persistentIdentifier: id, layout: layout, values: values)
+            return DefaultSnapshot(persistentIdentifier: id, layout: layout, values: values, version: version)
         }
         for (row, entity, record) in puts {
             let id = bridge.identifier(entity, row)
-            let item = Item(entity: entity, row: row, snapshot: try snapshot(id, record, entity), record: record)
+            let item = Item(entity: entity, row: row, snapshot: try snapshot(id, record, entity, version: id.isTemporary ? nil : version(row, entity, nil)),
+                            record: record)
             if id.isTemporary { inserted.append(item) } else { updated.append(item) }
         }
         // The stored values go with a deletion, as a store may want them (a tombstone): the
@@ -347,16 +386,22 @@ struct SavePlan {
         }
         for (entity, row) in deletes {
             let id = bridge.identifier(entity, row)
-            let stored = try bridge.record(row, entity).map { try snapshot(id, $0, entity) }
-            deleted.append(Item(entity: entity, row: row, snapshot: stored ?? DefaultSnapshot(persistentIdentifier: id, values: [:])))
+            let record = try bridge.record(row, entity)
+            let version = version(row, entity, record)
+            let stored = try record.map { try snapshot(id, $0, entity, version: version) }
+            deleted.append(Item(entity: entity, row: row, snapshot: stored ?? DefaultSnapshot(persistentIdentifier: id, values: [:], version: version)))
         }
     }
 
     /// After the store saved: each inserted row is named by its permanent identifier (or, an
     /// insert the store resolved onto an object it holds, moves to that object's row), the
-    /// records are kept, the deleted rows forgotten. Returns the moved rows, by collection.
-    func apply(remapped: [PersistentIdentifier: PersistentIdentifier], to state: inout BridgeState, rows: RowAllocator) throws -> [CollectionID: [RowID: RowID]] {
+    /// records are kept with the store's new versions (`versions`, by the snapshots'
+    /// identifiers), the deleted rows forgotten. Returns the moved rows and the saved rows'
+    /// versions, by collection.
+    func apply(remapped: [PersistentIdentifier: PersistentIdentifier], versions: [PersistentIdentifier: Int64], to state: inout BridgeState,
+               rows: RowAllocator) throws -> (moved: [CollectionID: [RowID: RowID]], versions: [CollectionID: [RowID: Int64]]) {
         var moved: [CollectionID: [RowID: RowID]] = [:]
+        var saved: [CollectionID: [RowID: Int64]] = [:]
         // Each model's rows are taken out of the state while its new objects go in: its name
         // is hashed once, not four times an object, and its maps grow once.
         for run in inserted.runs(by: { ObjectIdentifier($0.entity) }) {
@@ -386,17 +431,26 @@ struct SavePlan {
                 // snapshot's identifiers lead to the row it moved to): then each record is
                 // made anew from its snapshot, with the whole state in place.
                 let ownRecords = (moved.isEmpty || entity.relationships.isEmpty) && items[run].allSatisfy { $0.record != nil }
+                let collection = state.collections[entity.name]
                 var table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
                 if ownRecords { table.records.reserveCapacity(table.records.count + run.count) }
                 for item in items[run] {
                     let id = item.snapshot.persistentIdentifier
                     let row = table.rowByID[state.remapped[id] ?? id] ?? item.row
-                    if ownRecords, let record = item.record {
+                    // The record is kept with the version the store gave it now, or with none
+                    // (never the one the update was sent with).
+                    let version = versions.isEmpty ? nil : versions[id]
+                    if let version, let collection {
+                        saved[collection, default: [:]][row] = version
+                        if let from = item.snapshot.version, from != version { state.ownSaves.note(collection, row, from: from, to: version) }
+                    }
+                    if ownRecords, var record = item.record {
+                        if let version { record = try SnapshotRecords.record(record, propertyCount: entity.properties.count, version: version) }
                         table.records[row] = record
                         state.kept.note(entity.name, row, record)
                     } else {
                         state.tables[entity.name] = table
-                        let record = try state.record(of: item.snapshot, entity, rows: rows)
+                        let record = try state.record(of: item.snapshot.withVersion(version), entity, rows: rows)
                         table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
                         table.records[row] = record
                         state.kept.note(entity.name, row, record)
@@ -410,6 +464,6 @@ struct SavePlan {
             state.tables[item.entity.name]?.records[item.row] = nil
             state.tables[item.entity.name]?.deleted.insert(item.row)
         }
-        return moved
+        return (moved, saved)
     }
 }

@@ -215,6 +215,55 @@ struct BridgeState {
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
     /// The records kept, oldest first (`forgetOldRecords`).
     var kept = KeptRecords()
+    /// The versions this container's own saves moved rows from and to.
+    var ownSaves = OwnSaves()
+
+    /// Where this container's own saves took rows, version to version: an update sent at a
+    /// version this container's save replaced is sent at the version that save gave instead.
+    /// So two contexts of one container that change one object meet the engine's rule (the
+    /// later save wins), while a change made by another container or process in between, which
+    /// leaves no step here, stays a conflict (Docs/CustomStores.md, "Versions"). The newest
+    /// `limit` steps are kept: a context whose object is older than that gets a conflict
+    /// where the engine's rule would have let its save through, never the reverse.
+    struct OwnSaves {
+        struct Step: Hashable {
+            let collection: UInt32
+            let row: RowID
+            let from: Int64
+        }
+        private var next: [Step: Int64] = [:]
+        private var order: [Step] = []
+        /// Steps of `order` before it are gone.
+        private var first = 0
+        static let limit = 1 << 16
+
+        var isEmpty: Bool { next.isEmpty }
+
+        /// A save of this container took `row` from version `from` to `to`.
+        mutating func note(_ collection: CollectionID, _ row: RowID, from: Int64, to: Int64) {
+            let step = Step(collection: collection.rawValue, row: row, from: from)
+            if next.updateValue(to, forKey: step) == nil { order.append(step) }
+            while order.count - first > Self.limit {
+                next[order[first]] = nil
+                first += 1
+            }
+            if first > 0, 2 * first >= order.count {
+                order.removeFirst(first)
+                first = 0
+            }
+        }
+
+        /// The version this container's saves took `row` to from `version` (itself, when none did).
+        func latest(_ collection: CollectionID, _ row: RowID, from version: Int64) -> Int64 {
+            var version = version
+            var steps = 0
+            while let to = next[Step(collection: collection.rawValue, row: row, from: version)], to != version, steps <= Self.limit {
+                version = to
+                steps += 1
+            }
+            return version
+        }
+    }
 
     /// The records the bridge kept, in the order it kept them, with their sizes. A record that
     /// replaced an earlier one of its row is noted again, and the earlier note, when it comes

@@ -64,6 +64,17 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     public let persistentIdentifier: PersistentIdentifier
     /// The values, by name or in a layout's order.
     let storage: Storage
+    /// Strata-only: the store's version of the object when the snapshot was made, for
+    /// optimistic locking (nil: the store keeps none). A store that keeps a version per object
+    /// gives it in the snapshots it fetches. Strata keeps it with the object a context makes
+    /// from the snapshot, and sends it back unchanged in that context's snapshots of the
+    /// object's update or deletion: the version the context read, which the store compares with
+    /// its own to refuse a change made over another writer's (Docs/CustomStores.md, "Versions").
+    /// A store gives each saved object's new version in `DataStoreSaveChangesResult.savedVersions`.
+    /// It is not part of the snapshot's values: equality, hashing and the coded form leave it out.
+    ///
+    /// Strata-only: SwiftData's snapshots carry no version.
+    public let version: Int64?
 
     enum Storage: Sendable {
         case named([String: SnapshotValue])
@@ -122,9 +133,10 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     }
 
     /// Strata-only: a snapshot of these values.
-    public init(persistentIdentifier: PersistentIdentifier, values: [String: SnapshotValue]) {
+    public init(persistentIdentifier: PersistentIdentifier, values: [String: SnapshotValue], version: Int64? = nil) {
         self.persistentIdentifier = persistentIdentifier
         storage = .named(values)
+        self.version = version
     }
 
     /// Strata-only: a snapshot whose values are `values`, named in order by `layout`
@@ -132,9 +144,18 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     /// dictionary of those names and values, made and kept with less work. Values beyond the
     /// layout's names, or names beyond the values, are not part of it: Strata reports a
     /// snapshot of the wrong length as a store's error when it keeps it.
-    public init(persistentIdentifier: PersistentIdentifier, layout: Layout, values: [SnapshotValue]) {
+    public init(persistentIdentifier: PersistentIdentifier, layout: Layout, values: [SnapshotValue], version: Int64? = nil) {
         self.persistentIdentifier = persistentIdentifier
         storage = .positional(layout, values)
+        self.version = version
+    }
+
+    /// Strata-only: the same snapshot with `version` as its version.
+    public func withVersion(_ version: Int64?) -> DefaultSnapshot {
+        switch storage {
+        case .named(let values): DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values, version: version)
+        case .positional(let layout, let values): DefaultSnapshot(persistentIdentifier: persistentIdentifier, layout: layout, values: values, version: version)
+        }
     }
 
     public static func == (a: DefaultSnapshot, b: DefaultSnapshot) -> Bool {
@@ -157,8 +178,8 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
             return .identifiers(ids.map { remap[$0] ?? $0 })
         }
         switch storage {
-        case .named(let values): return DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values.mapValues(remapped))
-        case .positional(let layout, let values): return DefaultSnapshot(persistentIdentifier: persistentIdentifier, layout: layout, values: values.map(remapped))
+        case .named(let values): return DefaultSnapshot(persistentIdentifier: persistentIdentifier, values: values.mapValues(remapped), version: version)
+        case .positional(let layout, let values): return DefaultSnapshot(persistentIdentifier: persistentIdentifier, layout: layout, values: values.map(remapped), version: version)
         }
     }
 
@@ -195,6 +216,7 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
             values[name] = try c.decode(SnapshotValue.self, forKey: key)
         }
         storage = .named(values)
+        version = nil
     }
 
     public func encode(to encoder: any Encoder) throws {

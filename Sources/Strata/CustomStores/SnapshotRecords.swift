@@ -58,11 +58,11 @@ struct SnapshotRecords {
     /// The record of a snapshot's values (every external value inline). `row` gives the row of
     /// a related identifier. A property the snapshot lacks takes the model's default value when
     /// it is optional; a missing value of a non-optional attribute is an error naming it.
-    func record(of values: [String: SnapshotValue], row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
+    func record(of values: [String: SnapshotValue], row: (Entity, PersistentIdentifier) throws -> RowID, version: Int64? = nil) throws -> [UInt8] {
         // One lookup per property (each name hashed once); a value under any other name is
         // found by the count, since the properties' names differ.
         var found = 0
-        let record = try record(row: row) { property in
+        let record = try record(row: row, version: version) { property in
             let value = values[property.name]
             if value != nil { found += 1 }
             return value
@@ -84,12 +84,12 @@ struct SnapshotRecords {
     func record(of snapshot: DefaultSnapshot, positions: inout LayoutPositions?, row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
         switch snapshot.storage {
         case .named(let values):
-            return try record(of: values, row: row)
+            return try record(of: values, row: row, version: snapshot.version)
         case .positional(let layout, let values):
             let known: LayoutPositions
             if let positions, positions.layout === layout { known = positions } else { known = try self.positions(of: layout) }
             positions = known
-            return try record(of: values, known, row: row)
+            return try record(of: values, known, row: row, version: snapshot.version)
         }
     }
 
@@ -109,20 +109,24 @@ struct SnapshotRecords {
     }
 
     /// The record of a layout's snapshot values (`positions(of:)` of its layout).
-    func record(of values: [SnapshotValue], _ positions: LayoutPositions, row: (Entity, PersistentIdentifier) throws -> RowID) throws -> [UInt8] {
+    func record(of values: [SnapshotValue], _ positions: LayoutPositions, row: (Entity, PersistentIdentifier) throws -> RowID,
+                version: Int64? = nil) throws -> [UInt8] {
         guard values.count == positions.layout.names.count else {
             throw StrataError(.corruptRecord, "A custom store's snapshot of \(entity.name) has \(values.count) values for a layout of \(positions.layout.names.count) names (\(positions.layout.names.joined(separator: ", "))). Give one value for each name.")
         }
         var i = 0
-        return try record(row: row) { _ in
+        return try record(row: row, version: version) { _ in
             defer { i += 1 }
             return positions.positions[i].map { values[$0] }
         }
     }
 
-    /// The record of the values `value` gives for each of the entity's properties, in order.
-    private func record(row: (Entity, PersistentIdentifier) throws -> RowID, _ value: (PersistedProperty) -> SnapshotValue?) throws -> [UInt8] {
-        let count = entity.properties.count
+    /// The record of the values `value` gives for each of the entity's properties, in order,
+    /// and the store's version of the object, if it gave one, in a field after them
+    /// (`storeVersion(of:)`).
+    private func record(row: (Entity, PersistentIdentifier) throws -> RowID, version: Int64?,
+                        _ value: (PersistedProperty) -> SnapshotValue?) throws -> [UInt8] {
+        let count = entity.properties.count + (version == nil ? 0 : 1)
         // Room for the largest record of the model made so far (as `Entity+Record` reserves):
         // 64 bytes for the fields made a Course's record grow twice, copied each time.
         var record = RecordLayout.wideHeader(count: count, reserving: max(64, min(entity.largestRecord.load(ordering: .relaxed), 1024)))
@@ -147,9 +151,43 @@ struct SnapshotRecords {
             }
             ends.append(record.count - fieldsStart)
         }
+        if let version {
+            withUnsafeBytes(of: version.littleEndian) { record.append(contentsOf: $0) }
+            ends.append(record.count - fieldsStart)
+        }
         RecordLayout.setWideEnds(ends, in: &record)
         if record.count > entity.largestRecord.load(ordering: .relaxed) { entity.largestRecord.store(record.count, ordering: .relaxed) }
         return record
+    }
+
+    /// The store's version of the object a bridge's record was made from
+    /// (`DefaultSnapshot.version`): the field after the properties', where the bridge keeps it.
+    /// Nil for a record without one (the store keeps no versions, or the record is a context's).
+    static func storeVersion(of view: RecordView, propertyCount: Int) -> Int64? {
+        guard view.count > propertyCount, let field = try? view.rawField(propertyCount), field.count == 8 else { return nil }
+        return Int64(littleEndian: field.loadUnaligned(as: Int64.self))
+    }
+
+    /// `storeVersion(of:propertyCount:)` of a record's bytes.
+    static func storeVersion(of record: [UInt8], propertyCount: Int) -> Int64? {
+        record.withUnsafeBytes { raw in (try? RecordView(raw)).flatMap { storeVersion(of: $0, propertyCount: propertyCount) } }
+    }
+
+    /// A record with its first `propertyCount` fields and `version` in a field after them (a
+    /// version it held before is replaced).
+    static func record(_ record: [UInt8], propertyCount: Int, version: Int64) throws -> [UInt8] {
+        try record.withUnsafeBytes { raw in
+            let view = try RecordView(raw)
+            guard view.count >= propertyCount else {
+                throw decodingFailure("a record with \(view.count) fields where \(propertyCount) were expected")
+            }
+            let end = view.offset(propertyCount)
+            var made = RecordLayout.wideHeader(count: propertyCount + 1, layoutVersion: view.layoutVersion, reserving: end + 8)
+            made.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[view.fieldsStart ..< view.fieldsStart + end]))
+            withUnsafeBytes(of: version.littleEndian) { made.append(contentsOf: $0) }
+            RecordLayout.setWideEnds((0 ..< propertyCount).map { view.offset($0 + 1) } + [end + 8], in: &made)
+            return made
+        }
     }
 
     private func unknownProperties(_ names: [String]) -> StrataError {

@@ -79,6 +79,10 @@ final class ModelBacking {
     @exclusivity(unchecked) var changedProperties = PropertyBits()
     /// A deleted object that was inserted in the same unsaved session.
     @exclusivity(unchecked) var wasInserted = false
+    /// For an object of a custom store that keeps versions: the store's version of the values
+    /// the object was read or saved with (`DefaultSnapshot.version`), sent with its update or
+    /// deletion; 0 for none.
+    @exclusivity(unchecked) var storeVersion: Int64 = 0
     /// The context, held strongly while it does not hold the object (see above).
     @exclusivity(unchecked) private var contextAnchor: ModelContext?
     /// The container of the context the object was registered in: the anchored context's, or

@@ -18,6 +18,7 @@ extension SaveOperation {
         saved.inserted.reserveCapacity(stores.reduce(0) { $0 + $1.decided.count })
         for store in stores {
             for (backing, row) in store.decided { applyInsert(backing.object, backing, row: row) }
+            if !store.savedVersions.isEmpty { takeVersions(store.savedVersions, of: store.decided.lazy.map(\.backing), store) }
             store.decided = []
         }
         remapReferences()
@@ -25,6 +26,18 @@ extension SaveOperation {
             guard backing.status == .persisted, !superseded.contains(ObjectKey(backing.object)) else { continue }
             backing.isChanged = false
             saved.updated.append(identifier(backing))
+        }
+        for store in stores where !store.savedVersions.isEmpty {
+            takeVersions(store.savedVersions, of: context.changed.backings.lazy.filter { $0.status == .persisted }, store)
+        }
+    }
+
+    /// The versions a custom store gave the rows it saved, taken by their objects (those of
+    /// other stores, and rows it gave none, keep none).
+    private func takeVersions<S: Sequence<ModelBacking>>(_ versions: [CollectionID: [RowID: Int64]], of backings: S, _ store: StoreWork) {
+        for backing in backings {
+            guard let collection = store.handle.table(for: backing.entity)?.collection else { continue }
+            backing.storeVersion = versions[collection]?[backing.rowID] ?? 0
         }
     }
 

@@ -91,6 +91,12 @@ extension SaveOperation {
             let handle = location(entity)?.store.handle
             let scope = handle?.identifierScope(for: entity) ?? entity.temporaryScope
             let custom = handle?.custom
+            // The versions a custom store's objects were read at go with their deletions.
+            if custom != nil, let bridge = writer as? BridgeWriter {
+                for backing in deleted where backing.entity === entity && backing.storeVersion != 0 {
+                    bridge.expectVersion(backing.storeVersion, row: backing.rowID, in: collection)
+                }
+            }
             let history = location(entity)?.store.history
             history?.reserveRuns(rows.count)
             let preserved = history == nil ? [] : entity.preservedOnDeletion
@@ -130,6 +136,9 @@ extension SaveOperation {
         let (writer, table, store) = try storeWriter(for: backing.entity)
         guard let collection = table.collection else { return }
         if backing.unloaded != nil { _ = backing.loadUnloaded() }
+        if backing.storeVersion != 0, let bridge = writer as? BridgeWriter {
+            bridge.expectVersion(backing.storeVersion, row: backing.rowID, in: collection)
+        }
         let record = try encode(object, table: table)
         var stored = false
         let held = try record.withUnsafeBytes { bytes in

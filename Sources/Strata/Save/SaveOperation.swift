@@ -153,6 +153,7 @@ final class SaveOperation {
                 store.token = try store.history?.write(to: writer, author: context.author)
                 try writer.commit()
                 takeMovedRows(writer.movedRows, store)
+                if store.handle.custom != nil, let bridge = writer as? BridgeWriter { store.savedVersions = bridge.savedVersions }
             } else {
                 writer.rollback()
             }
@@ -190,6 +191,8 @@ final class StoreWork {
     /// the token of its transaction once written.
     @exclusivity(unchecked) var history: HistoryRecorder?
     @exclusivity(unchecked) var token: Int64?
+    /// A custom store's versions of the rows it saved (`BridgeWriter.savedVersions`).
+    @exclusivity(unchecked) var savedVersions: [CollectionID: [RowID: Int64]] = [:]
 
     init(handle: StoreHandle) { self.handle = handle }
 }

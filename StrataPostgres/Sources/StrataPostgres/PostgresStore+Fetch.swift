@@ -119,8 +119,6 @@ extension PostgresStore {
         }
         var snapshots: [DefaultSnapshot] = []
         snapshots.reserveCapacity(rows.count)
-        var seen: [(Int64, Int64)] = []
-        seen.reserveCapacity(rows.count)
         let layout = table.snapshotLayout
         for (i, row) in rows.enumerated() {
             var values: [SnapshotValue] = []
@@ -149,10 +147,8 @@ extension PostgresStore {
                     return .json(bytes)
                 } ?? .null)
             }
-            snapshots.append(DefaultSnapshot(persistentIdentifier: try identifier(table.name, id), layout: layout, values: values))
-            if let version { seen.append((id, version)) }
+            snapshots.append(DefaultSnapshot(persistentIdentifier: try identifier(table.name, id), layout: layout, values: values, version: version))
         }
-        rememberVersions(table.name, seen)
         return snapshots
     }
 

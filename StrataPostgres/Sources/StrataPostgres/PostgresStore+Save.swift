@@ -29,20 +29,19 @@ extension PostgresStore {
                 throw error
             }
         }
-        for (entity, pairs) in outcome.versions { rememberVersions(entity, pairs) }
-        versions.withLock { versions in
-            for (entity, ids) in outcome.deleted { for id in ids { versions[entity]?[id] = nil } }
-        }
         savedHere()
-        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped)
+        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped, savedVersions: outcome.saved)
     }
 }
 
 /// What a save did, for the store to remember once it committed.
 struct SaveOutcome {
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    /// The rows the save wrote and their new versions, by model.
     var versions: [String: [(Int64, Int64)]] = [:]
-    var deleted: [String: [Int64]] = [:]
+    /// The new version of each inserted and updated object, by the identifier its snapshot had
+    /// (`DataStoreSaveChangesResult.savedVersions`).
+    var saved: [PersistentIdentifier: Int64] = [:]
 }
 
 /// One run of a save's transaction (a retry starts a new one).
@@ -110,7 +109,29 @@ struct SaveRun {
             outcome.remapped[snapshot.persistentIdentifier] = try store.identifier(snapshot.persistentIdentifier.entityName, id)
         }
         if let history { try store.writeHistory((upserted ? upsertsAsUpdates(history) : history).remapped(outcome.remapped), c) }
+        try collectSavedVersions()
         return outcome
+    }
+
+    /// Each saved object's new version, by its snapshot's identifier: the context's objects
+    /// take them, and send them with their next update or deletion.
+    private mutating func collectSavedVersions() throws {
+        guard !request.inserted.isEmpty || !request.updated.isEmpty else { return }
+        var byRow: [String: [Int64: Int64]] = [:]
+        for (name, pairs) in outcome.versions {
+            var rows = [Int64: Int64](minimumCapacity: pairs.count)
+            for (id, version) in pairs { rows[id] = version }
+            byRow[name] = rows
+        }
+        outcome.saved.reserveCapacity(request.inserted.count + request.updated.count)
+        for snapshot in request.inserted {
+            let id = snapshot.persistentIdentifier
+            if let row = final[id], let version = byRow[id.entityName]?[row] { outcome.saved[id] = version }
+        }
+        for snapshot in request.updated {
+            let id = snapshot.persistentIdentifier
+            if let version = byRow[id.entityName]?[try pk(id)] { outcome.saved[id] = version }
+        }
     }
 
     /// The context records an insert for each new object; one that upserted onto a stored row
@@ -570,15 +591,15 @@ struct SaveRun {
         }
     }
 
-    /// Updates stored rows, each at the version this process read (`checked`), raising it.
+    /// Updates stored rows, each at the version its snapshot carries, the one the context read
+    /// (`checked`; a snapshot without one is not checked), raising it.
     /// `comparing`: the attributes each update changed are kept for history (`upsertChanges`),
     /// compared in the statement with the row as it found it (a second reference to the table
     /// reads the rows before the update).
     private mutating func update(_ table: PostgresTable, _ rows: [(id: Int64, snapshot: DefaultSnapshot, checked: Bool)], _ c: SQLConnection,
                                  comparing: Bool = false) throws {
         guard !rows.isEmpty else { return }
-        let known = store.versions.withLock { $0[table.name] ?? [:] }
-        let binds = [SQLArray(rows.map(\.id)), SQLArray(rows.map { $0.checked ? known[$0.id] : nil })] + (try columnArrays(table, rows.map(\.snapshot)))
+        let binds = [SQLArray(rows.map(\.id)), SQLArray(rows.map { $0.checked ? $0.snapshot.version : nil })] + (try columnArrays(table, rows.map(\.snapshot)))
         let (names, values) = columnValues(table)
         let sets = zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]
         let old = comparing ? ", \(table.qualified) old" : ""
@@ -603,17 +624,16 @@ struct SaveRun {
         for row in rows where !done.contains(row.id) { conflicts.append(row.snapshot.persistentIdentifier) }
     }
 
-    /// Deletes stored rows, each at the version this process read.
+    /// Deletes stored rows, each at the version its snapshot carries (the one the context read;
+    /// a snapshot without one is not checked).
     private mutating func delete(_ table: PostgresTable, _ snapshots: [DefaultSnapshot], _ c: SQLConnection) throws {
-        let known = store.versions.withLock { $0[table.name] ?? [:] }
         let ids = try snapshots.map { try pk($0.persistentIdentifier) }
         let returned = try c.query("""
             DELETE FROM \(table.qualified) t USING unnest($1::text[], $2::text[]) AS u(id, v)
             WHERE t."_id" = u.id::bigint AND (u.v IS NULL OR t."_version" = u.v::bigint) RETURNING t."_id"::text
-            """, [PostgresValues.arrayLiteral(ids.map { String($0) }), PostgresValues.arrayLiteral(ids.map { known[$0].map { String($0) } })])
+            """, [PostgresValues.arrayLiteral(ids.map { String($0) }), PostgresValues.arrayLiteral(snapshots.map { $0.version.map { String($0) } })])
         let done = Set(returned.compactMap { $0.first.flatMap { $0 }.flatMap(Int64.init) })
         for (id, snapshot) in zip(ids, snapshots) where !done.contains(id) { conflicts.append(snapshot.persistentIdentifier) }
-        outcome.deleted[table.name, default: []] += Array(done)
     }
 
     // MARK: Relationships and external values

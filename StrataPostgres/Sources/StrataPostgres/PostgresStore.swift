@@ -35,9 +35,6 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     /// The same tables by the schema's model types (a type's name is found without
     /// `String(describing:)` each time: a query asks several times).
     let tablesByType: [ObjectIdentifier: PostgresTable]
-    /// The version of each row this process read or wrote last, by model and id: updates and
-    /// deletions must find the row at that version.
-    let versions = Mutex<[String: [Int64: Int64]]>([:])
     /// Notifications of other processes' saves (LISTEN), and this store's own saves.
     private let changes = Atomic<UInt64>(0)
     private let listener: Mutex<PostgresConnection?> = Mutex(nil)
@@ -143,17 +140,6 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         return id.primaryKey.flatMap { Int64($0) }
     }
 
-    func rememberVersions(_ entity: String, _ pairs: [(Int64, Int64)]) {
-        guard !pairs.isEmpty else { return }
-        versions.withLock { versions in
-            // The model's dictionary taken out while it changes: one lookup by name, and no copy.
-            var ofEntity = versions.removeValue(forKey: entity) ?? [:]
-            ofEntity.reserveCapacity(ofEntity.count + pairs.count)
-            for (id, version) in pairs { ofEntity[id] = version }
-            versions[entity] = ofEntity
-        }
-    }
-
     public func erase() throws {
         guard configuration.allowsSave else { throw StrataError(.readOnly, "The PostgreSQL store at \(configuration.location) was opened with allowsSave: false.") }
         let names = tables.values.flatMap { [$0.qualified] + $0.toManys.map(\.table) + ($0.externals.isEmpty ? [] : [$0.externalTable]) }
@@ -161,7 +147,6 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
             if !names.isEmpty { try c.execute("TRUNCATE \(names.joined(separator: ", "))") }
             try announceChange(c)
         }
-        versions.withLock { $0.removeAll() }
         savedHere()
     }
 }

@@ -525,13 +525,13 @@ struct PGFixture {
         #expect(names == ["Lisboa"], "never a lost update, never a deleted row back")
     }
 
-    /// The version an update is checked against must be the one its context read, not the one
+    /// The version an update is checked against is the one its context read, not the one
     /// another context of the same container read later: a stale object's save is a conflict
-    /// even after the process read the row again elsewhere. A known issue (found 2026-12-01):
-    /// the store keeps one version per row for the whole container (`PostgresStore.versions`,
-    /// the last one read), so the other context's read hides the other machine's change, and
-    /// the stale save overwrites it. The fix needs the version to travel with each context's
-    /// object (Docs/Postgres.md, "Many writers on many machines").
+    /// even after the process read the row again elsewhere. Until 2026-12-01 the store kept one
+    /// version per row for the whole container (the last one read), so the other context's
+    /// read hid the other machine's change, and the stale save overwrote it. Now the version
+    /// travels with each context's object (`DefaultSnapshot.version`; Docs/Postgres.md, "Many
+    /// writers on many machines").
     @Test func anotherContextsLaterReadDoesNotHideALostUpdate() throws {
         let fixture = try PGFixture([PGTrip.self, PGStop.self])
         let seed = ModelContext(try fixture.container())
@@ -552,10 +552,19 @@ struct PGFixture {
         var thrown: StrataError?
         do { try a.save() } catch let error as StrataError { thrown = error }
         let names = try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>()).map(\.name)
-        withKnownIssue("one version per row for the whole container: another context's later read hides the change") {
-            #expect(thrown?.code == .saveConflict, "\(String(describing: thrown))")
-            #expect(names == ["Lisboa"], "never a lost update")
-        }
+        #expect(thrown?.code == .saveConflict, "\(String(describing: thrown))")
+        #expect(names == ["Lisboa"], "never a lost update")
+        // The same for a deletion: read again elsewhere, the stale object is not deleted.
+        a.rollback()
+        let lisboaA = try #require(try a.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first)
+        try #require(try b.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first).name = "Lisboa!"
+        try b.save()
+        #expect(try ModelContext(here).fetch(FetchDescriptor<PGTrip>()).first?.name == "Lisboa!")
+        a.delete(lisboaA)
+        var deleteThrown: StrataError?
+        do { try a.save() } catch let error as StrataError { deleteThrown = error }
+        #expect(deleteThrown?.code == .saveConflict, "\(String(describing: deleteThrown))")
+        #expect(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>()).map(\.name) == ["Lisboa!"])
     }
 
     /// A save that names a stored object while another writer is deleting it: the save waits
