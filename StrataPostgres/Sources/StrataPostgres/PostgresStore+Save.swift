@@ -37,8 +37,6 @@ extension PostgresStore {
 /// What a save did, for the store to remember once it committed.
 struct SaveOutcome {
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
-    /// The rows the save wrote and their new versions, by model.
-    var versions: [String: [(Int64, Int64)]] = [:]
     /// The new version of each inserted and updated object, by the identifier its snapshot had
     /// (`DataStoreSaveChangesResult.savedVersions`).
     var saved: [PersistentIdentifier: Int64] = [:]
@@ -57,6 +55,8 @@ struct SaveRun {
     private var upsertChanges: [PersistentIdentifier: [String]] = [:]
     /// True once an insert went to a stored row (its history change becomes an update).
     private var upserted = false
+    /// The rows an upsert unlinked from the row it went to, and their new versions, by model.
+    private var raisedRows: [String: [Int64: Int64]] = [:]
     private var conflicts: [PersistentIdentifier] = []
     /// The objects a written relationship names that are not in the store when it is written:
     /// deleted by this save (its deletes run first) or before (`checkReferences`). They are
@@ -109,28 +109,26 @@ struct SaveRun {
             outcome.remapped[snapshot.persistentIdentifier] = try store.identifier(snapshot.persistentIdentifier.entityName, id)
         }
         if let history { try store.writeHistory((upserted ? upsertsAsUpdates(history) : history).remapped(outcome.remapped), c) }
-        try collectSavedVersions()
+        if upserted { try raiseUpdatesOfUpsertedRows() }
         return outcome
     }
 
-    /// Each saved object's new version, by its snapshot's identifier: the context's objects
-    /// take them, and send them with their next update or deletion.
-    private mutating func collectSavedVersions() throws {
-        guard !request.inserted.isEmpty || !request.updated.isEmpty else { return }
-        var byRow: [String: [Int64: Int64]] = [:]
-        for (name, pairs) in outcome.versions {
-            var rows = [Int64: Int64](minimumCapacity: pairs.count)
-            for (id, version) in pairs { rows[id] = version }
-            byRow[name] = rows
-        }
-        outcome.saved.reserveCapacity(request.inserted.count + request.updated.count)
+    /// An update of a row that an insert of the same save then upserted onto, or unlinked from
+    /// the row it upserted onto (`raisedRows`): the update's object takes the version the
+    /// row was left at (`outcome.saved` is filled as each statement returns its rows'
+    /// versions, the update's first).
+    private mutating func raiseUpdatesOfUpsertedRows() throws {
+        guard !request.updated.isEmpty else { return }
+        var upsertedRows = raisedRows
         for snapshot in request.inserted {
             let id = snapshot.persistentIdentifier
-            if let row = final[id], let version = byRow[id.entityName]?[row] { outcome.saved[id] = version }
+            guard let row = final[id], row != allocated[id], let version = outcome.saved[id] else { continue }
+            upsertedRows[id.entityName, default: [:]][row] = version
         }
+        guard !upsertedRows.isEmpty else { return }
         for snapshot in request.updated {
             let id = snapshot.persistentIdentifier
-            if let version = byRow[id.entityName]?[try pk(id)] { outcome.saved[id] = version }
+            if let version = upsertedRows[id.entityName]?[try pk(id)] { outcome.saved[id] = version }
         }
     }
 
@@ -425,8 +423,10 @@ struct SaveRun {
             _ = try inParts(table, pending, ids, c) { binds in
                 "INSERT INTO \(table.qualified) (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM \(unnest(binds))"
             }
-            for (snapshot, id) in zip(pending, ids) { final[snapshot.persistentIdentifier] = id }
-            outcome.versions[table.name, default: []] += ids.map { ($0, 1) }
+            for (snapshot, id) in zip(pending, ids) {
+                final[snapshot.persistentIdentifier] = id
+                outcome.saved[snapshot.persistentIdentifier] = 1
+            }
             return
         }
         let unique = table.uniques[0]
@@ -490,13 +490,10 @@ struct SaveRun {
                     throw StrataError(.storeFailure, "The PostgreSQL server inserted \(inserted) of \(pending.count) new \(table.name) objects, but \(heldCount) were found left out.")
                 }
             }
-            var versions: [(Int64, Int64)] = []
-            versions.reserveCapacity(inserted)
             for (i, snapshot) in pending.enumerated() where !held[i] {
                 final[snapshot.persistentIdentifier] = ids[i]
-                versions.append((ids[i], 1))
+                outcome.saved[snapshot.persistentIdentifier] = 1
             }
-            outcome.versions[table.name, default: []] += versions
             guard heldCount > 0 else { return }
             pending = pending.indices.filter { held[$0] }.map { pending[$0] }
             ids = ids.indices.filter { held[$0] }.map { ids[$0] }
@@ -527,7 +524,6 @@ struct SaveRun {
                      RETURNING t."_id", t."_version", \(unique.map { "t.\($0)" }.joined(separator: ", ")))
             \(select) FROM (SELECT * FROM done WHERE done."_version" <> 1) done JOIN (SELECT ord, \(keyColumns) FROM input) k ON \(same("done", "k"))\(withOld)
             """, arrays: binds)
-        var versions: [(Int64, Int64)] = []
         var updated = [Bool](repeating: false, count: pending.count)
         for row in returned {
             guard row.count == 4, let ord = row[0].flatMap(Int.init), ord >= 1, ord <= pending.count,
@@ -535,14 +531,13 @@ struct SaveRun {
             updated[ord - 1] = true
             upserted = true
             final[pending[ord - 1].persistentIdentifier] = id
-            versions.append((id, version))
+            outcome.saved[pending[ord - 1].persistentIdentifier] = version
             if let names = row[3] { upsertChanges[pending[ord - 1].persistentIdentifier] = names.split(separator: ",").map(String.init) }
         }
         for (i, snapshot) in pending.enumerated() where !updated[i] {
             final[snapshot.persistentIdentifier] = ids[i]
-            versions.append((ids[i], 1))
+            outcome.saved[snapshot.persistentIdentifier] = 1
         }
-        outcome.versions[table.name, default: []] += versions
     }
 
     /// For a model with several unique constraints: the row that holds any unique value of
@@ -610,17 +605,14 @@ struct SaveRun {
             WHERE t."_id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint)\(sameRow) RETURNING t."_id"::text, t."_version"::text\(changed)
             """, arrays: binds)
         var done = Set<Int64>()
-        var versions: [(Int64, Int64)] = []
         let snapshots = Dictionary(rows.map { ($0.id, $0.snapshot) }, uniquingKeysWith: { _, last in last })
         for row in returned {
             guard row.count == (comparing ? 3 : 2), let id = row[0].flatMap(Int64.init), let version = row[1].flatMap(Int64.init) else { continue }
             done.insert(id)
-            versions.append((id, version))
-            if comparing, let names = row[2], let snapshot = snapshots[id] {
-                upsertChanges[snapshot.persistentIdentifier] = names.split(separator: ",").map(String.init)
-            }
+            guard let snapshot = snapshots[id] else { continue }
+            outcome.saved[snapshot.persistentIdentifier] = version
+            if comparing, let names = row[2] { upsertChanges[snapshot.persistentIdentifier] = names.split(separator: ",").map(String.init) }
         }
-        outcome.versions[table.name, default: []] += versions
         for row in rows where !done.contains(row.id) { conflicts.append(row.snapshot.persistentIdentifier) }
     }
 
@@ -683,9 +675,9 @@ struct SaveRun {
                         UPDATE \(target.qualified) SET \(column) = NULL, "_version" = "_version" + 1 WHERE \(column) = $1::bigint AND NOT ("_id" = ANY($2::bigint[]))
                         RETURNING "_id"::text, "_version"::text
                         """, [String(row), kept])
-                    outcome.versions[target.name, default: []] += changed.compactMap { r in
-                        guard r.count == 2, let id = r[0].flatMap(Int64.init), let version = r[1].flatMap(Int64.init) else { return nil }
-                        return (id, version)
+                    for r in changed {
+                        guard r.count == 2, let id = r[0].flatMap(Int64.init), let version = r[1].flatMap(Int64.init) else { continue }
+                        raisedRows[target.name, default: [:]][id] = version
                     }
                 } else if let join = target.toManys.first(where: { $0.relationship.name == inverse.name }) {
                     try c.execute("DELETE FROM \(join.table) WHERE \"target_id\" = $1::bigint AND NOT (\"owner_id\" = ANY($2::bigint[]))", [String(row), kept])
