@@ -272,16 +272,23 @@ final class BridgeWriter: BridgeReader, StorageWriter {
 
     func rollback() { finish() }
 
+    /// The save's writes as snapshots, each update and deletion at its version. (A function of
+    /// its own: the copy of the container's steps it reads is let go before `SavePlan.apply`
+    /// notes more, which would otherwise copy them all.)
+    private func makePlan() throws -> SavePlan {
+        let (collections, own) = bridge.withState { ($0.collections, $0.ownSaves) }
+        return try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
+                            deletes: deletes, bridge: bridge) { row, entity, stored in
+            collections[entity.name].flatMap { version(row, $0, stored: stored, entity, own: own) }
+        }
+    }
+
     /// Sends the writes to the store as one save request; the bridge's map and records change
     /// only once the store has saved them.
     func commit() throws {
         defer { finish() }
         let editingState = EditingState(id: bridge.editingState.id, author: author)
-        let (collections, own) = bridge.withState { ($0.collections, $0.ownSaves) }
-        let plan = try SavePlan(puts: putOrder.compactMap { target in puts[target].map { (target.row, $0.entity, $0.record) } },
-                                deletes: deletes, bridge: bridge) { row, entity, stored in
-            collections[entity.name].flatMap { version(row, $0, stored: stored, entity, own: own) }
-        }
+        let plan = try makePlan()
         var answer = DataStoreSaveAnswer()
         if !plan.isEmpty {
             answer = try bridge.box.save(inserted: plan.inserted.map(\.snapshot), updated: plan.updated.map(\.snapshot),
