@@ -3,6 +3,9 @@
 //   StrataPostgresTestHelper writer URL NAMESPACE --writer W --saves N
 //       Saves N times (ManyWriters.save), each its own context save; prints "done" (or
 //       "error: ..." and exits 1 at the first error the store did not retry away).
+//   StrataPostgresTestHelper counter URL NAMESPACE --times N
+//       Adds 1 to the counter N times (ManyWriters.increment), each its own read and save,
+//       retried after a conflict; prints "done C" (C: the conflicts met), or "error: ...".
 //   StrataPostgresTestHelper watch URL NAMESPACE
 //       Follows PGPlain with a ResultsObserver; prints "ready", then "count N" at first and each time
 //       its results change (observation, no polling); exits when stdin closes.
@@ -36,6 +39,17 @@ case "writer":
             try ManyWriters.save(ModelContext(container), writer: writer, save: save)
         }
         say("done")
+    } catch {
+        say("error: \(error)")
+        exit(1)
+    }
+case "counter":
+    let times = option("--times", args).flatMap(Int.init) ?? 1
+    do {
+        let container = try ModelContainer(for: Schema(ManyWriters.models), configurations: ManyWriters.configuration(url: url, namespace: namespace))
+        var conflicts = 0
+        for _ in 0..<times { conflicts += try ManyWriters.increment(container) }
+        say("done \(conflicts)")
     } catch {
         say("error: \(error)")
         exit(1)

@@ -44,6 +44,36 @@ public enum ManyWriters {
         (0..<upsertsPerSave).map { ((save * upsertsPerSave) + $0 + writer * 7) % keys }
     }
 
+    /// Adds 1 to the value of the object keyed `counterKey`, read and saved by one context, and
+    /// retried with a new context after each conflict (another writer changed it since the read).
+    /// Between the read and the save, another context of the container reads the object again, as
+    /// a server's other request would: that read must not hide a change another process made
+    /// meanwhile. The number of conflicts met.
+    public static func increment(_ container: ModelContainer) throws -> Int {
+        var conflicts = 0
+        while true {
+            let context = ModelContext(container)
+            let key = counterKey
+            let descriptor = FetchDescriptor<PGKeyed>(predicate: #Predicate { $0.key == key })
+            guard let counter = try context.fetch(descriptor).first else {
+                throw StrataError(.storeFailure, "No counter (key \(counterKey)) to increment.")
+            }
+            // (A round trip first, which leaves the other processes time to save meanwhile.)
+            _ = try ModelContext(container).fetchCount(FetchDescriptor<PGPlain>())
+            _ = try ModelContext(container).fetch(descriptor)
+            counter.value += 1
+            do {
+                try context.save()
+                return conflicts
+            } catch let error as StrataError where error.code == .saveConflict {
+                conflicts += 1
+            }
+        }
+    }
+
+    /// The key of the counter `increment` adds to.
+    public static let counterKey = -1
+
     /// One save of a writer.
     public static func save(_ context: ModelContext, writer: Int, save: Int) throws {
         for key in keys(writer: writer, save: save) { context.insert(PGKeyed(key: key, value: save, writer: writer)) }
