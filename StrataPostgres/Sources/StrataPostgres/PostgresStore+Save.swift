@@ -98,7 +98,7 @@ struct SaveRun {
         for (table, id, snapshot) in resolvedUpdates { try update(table, [(id, snapshot, false)], c, comparing: history != nil) }
         if !conflicts.isEmpty {
             let shown = conflicts.prefix(10).map(\.description).joined(separator: ", ")
-            throw StrataError(.saveConflict, "The save changes or deletes \(conflicts.count) object(s) that another writer changed or deleted after this process read them (\(shown)). Nothing was saved, and the context keeps its changes: call rollback() or fetch them again, then save.", objects: conflicts)
+            throw StrataError(.saveConflict, "The save changes or deletes \(conflicts.count) object(s) that another writer changed or deleted after this context read them (\(shown)). Nothing was saved, and the context keeps its changes: call rollback() or fetch them again, then save.", objects: conflicts)
         }
         try writeRelationships(c)
         try unlinkWhatUpsertsDropped(c)

@@ -14,7 +14,7 @@ import Synchronization
 /// - `save` is one SQL transaction: identifiers from the server's sequence in one round trip,
 ///   rows written in bulk (`unnest`), upserts by `INSERT … ON CONFLICT … RETURNING`, updates and
 ///   deletions checked against each row's version (a row another writer changed or deleted
-///   since this process read it is a typed conflict), retried on serialization failures and
+///   since the saving context read it is a typed conflict), retried on serialization failures and
 ///   deadlocks.
 /// - Other processes' saves wake this process's observers through LISTEN/NOTIFY, or by polling
 ///   the save counter where an engine has no LISTEN (a standby, CockroachDB).
