@@ -292,7 +292,7 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
                                       objects: stale.map(\.persistentIdentifier))
                 }
             }
-            var saved: [PersistentIdentifier: Int64] = [:]
+            var saved: [PersistentIdentifier: Int64] = [:], replaced: [PersistentIdentifier: Int64] = [:]
             /// The version an object saved over `old` takes.
             func raised(_ old: DefaultSnapshot?) -> Int64? { versioned ? (old?.version ?? 0) + 1 : nil }
             var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
@@ -325,7 +325,10 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
                 // An insert resolved onto a stored object replaces its relationships on both
                 // sides (Docs/CustomStores.md): what its to-manys held and no longer hold is
                 // unlinked from it.
-                if let old = objects[permanent] { unlinkDropped(old, new, &objects) }
+                if let old = objects[permanent] {
+                    unlinkDropped(old, new, &objects)
+                    if let version = old.version { replaced[snapshot.persistentIdentifier] = version }
+                }
                 let version = raised(objects[permanent])
                 objects[permanent] = new.withVersion(version)
                 if let version { saved[snapshot.persistentIdentifier] = version }
@@ -338,7 +341,7 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
                 if let version { saved[snapshot.persistentIdentifier] = version }
             }
             for snapshot in request.deleted { objects[snapshot.persistentIdentifier] = nil }
-            return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, savedVersions: saved)
+            return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, savedVersions: saved, replacedVersions: replaced)
         }
     }
 

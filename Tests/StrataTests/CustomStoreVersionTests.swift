@@ -116,6 +116,35 @@ import Testing
         #expect(saveConflict(d)?.code == .saveConflict)
     }
 
+    /// An upsert by one context over an object another context of the container holds: the
+    /// store says which version the upsert replaced (`replacedVersions`), so the other context's
+    /// save wins over it, as on the engine. A change by another writer after the upsert is still
+    /// a conflict.
+    @Test func anUpsertByAnotherContextOfTheContainerMeetsTheEnginesRule() throws {
+        let configuration = CountingStoreConfiguration(schema: Schema([Journey.self, Leg.self]), uniqueProperty: "name", keepsVersions: true)
+        let container = try ModelContainer(for: Journey.self, Leg.self, configurations: configuration)
+        let seed = ModelContext(container)
+        seed.insert(Journey("Lisbon", day: 1))
+        try seed.save()
+        let b = ModelContext(container)
+        let lisbonB = try journey("Lisbon", in: b)
+        let a = ModelContext(container)
+        a.insert(Journey("Lisbon", day: 5, budget: 9))
+        try a.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Journey>()) == 1, "an upsert, not a second object")
+        lisbonB.tags = ["b"]
+        try b.save()
+        #expect(configuration.lastChanged.withLock { $0.map(\.version) } == [2], "sent at the version the upsert gave")
+        let stored = try journey("Lisbon", in: ModelContext(container))
+        #expect(stored.tags == ["b"] && stored.budget == nil, "the later save wins, whole, as on the engine")
+        // Another writer's change after that: the stale object's save is a conflict.
+        let c = ModelContext(container)
+        let lisbonC = try journey("Lisbon", in: c)
+        configuration.changeElsewhere(lisbonC.persistentModelID) { $0["budget"] = .double(3) }
+        lisbonC.tags = ["c"]
+        #expect(saveConflict(c)?.code == .saveConflict)
+    }
+
     /// A store that keeps no versions is sent none: its updates are not checked.
     @Test func aStoreWithoutVersionsIsSentNone() throws {
         let configuration = CountingStoreConfiguration(schema: Schema([Journey.self, Leg.self]))

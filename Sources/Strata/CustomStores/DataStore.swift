@@ -201,6 +201,14 @@ public final class DataStoreSaveChangesResult<T: DataStoreSnapshot>: Sendable {
     ///
     /// Strata-only: SwiftData's results carry no versions.
     public let savedVersions: [PersistentIdentifier: Int64]
+    /// Strata-only: for each inserted object the store resolved onto an object it held (an
+    /// upsert, `remappedIdentifiers`), the version of that object the insert replaced, keyed by
+    /// the insert's temporary identifier. Another context of the container that holds the
+    /// object at that version then saves over the upsert as the engine lets it (the later save
+    /// wins); without it, that context's save is a conflict. (Docs/CustomStores.md, "Versions".)
+    ///
+    /// Strata-only: SwiftData's results carry no versions.
+    public let replacedVersions: [PersistentIdentifier: Int64]
 
     public init(for storeIdentifier: String, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
                 snapshotsToReregister: [PersistentIdentifier: T] = [:]) {
@@ -208,15 +216,19 @@ public final class DataStoreSaveChangesResult<T: DataStoreSnapshot>: Sendable {
         self.remappedIdentifiers = remappedIdentifiers
         self.snapshotsToReregister = snapshotsToReregister
         savedVersions = [:]
+        replacedVersions = [:]
     }
 
-    /// Strata-only: a result with each saved object's new version (`savedVersions`).
+    /// Strata-only: a result with each saved object's new version (`savedVersions`) and the
+    /// versions its upserts replaced (`replacedVersions`).
     public init(for storeIdentifier: String, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
-                snapshotsToReregister: [PersistentIdentifier: T] = [:], savedVersions: [PersistentIdentifier: Int64]) {
+                snapshotsToReregister: [PersistentIdentifier: T] = [:], savedVersions: [PersistentIdentifier: Int64],
+                replacedVersions: [PersistentIdentifier: Int64] = [:]) {
         self.storeIdentifier = storeIdentifier
         self.remappedIdentifiers = remappedIdentifiers
         self.snapshotsToReregister = snapshotsToReregister
         self.savedVersions = savedVersions
+        self.replacedVersions = replacedVersions
     }
 }
 

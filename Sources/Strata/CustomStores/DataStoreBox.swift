@@ -38,6 +38,7 @@ struct DataStoreSaveAnswer {
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
     var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
     var versions: [PersistentIdentifier: Int64] = [:]
+    var replacedVersions: [PersistentIdentifier: Int64] = [:]
 }
 
 /// `AnyDataStore` over a store of type `S`.
@@ -92,7 +93,7 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
             result = try store.save(request)
         }
         return DataStoreSaveAnswer(remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues(Self.common),
-                                   versions: result.savedVersions)
+                                   versions: result.savedVersions, replacedVersions: result.replacedVersions)
     }
 
     private static func save<R: HistoryRecordingDataStore>(_ store: R, _ request: DataStoreSaveChangesRequest<S.Snapshot>,

@@ -297,7 +297,8 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         if !historyDeletes.isEmpty { try bridge.box.deleteHistoryRecords(historyDeletes) }
         (movedRows, savedVersions) = try bridge.withState { state in
             state.forgetOldRecords()
-            let applied = try plan.apply(remapped: answer.remapped, versions: answer.versions, to: &state, rows: bridge.rows)
+            let applied = try plan.apply(remapped: answer.remapped, versions: answer.versions, replaced: answer.replacedVersions,
+                                         to: &state, rows: bridge.rows)
             for (name, value) in metadataChanges { state.metadata[name] = value }
             if !plan.isEmpty { state.commits += 1 }
             return applied
@@ -403,9 +404,10 @@ struct SavePlan {
     /// After the store saved: each inserted row is named by its permanent identifier (or, an
     /// insert the store resolved onto an object it holds, moves to that object's row), the
     /// records are kept with the store's new versions (`versions`, by the snapshots'
-    /// identifiers), the deleted rows forgotten. Returns the moved rows and the saved rows'
-    /// versions, by collection.
-    func apply(remapped: [PersistentIdentifier: PersistentIdentifier], versions: [PersistentIdentifier: Int64], to state: inout BridgeState,
+    /// identifiers; `replaced`: the versions upserts replaced), the deleted rows forgotten.
+    /// Returns the moved rows and the saved rows' versions, by collection.
+    func apply(remapped: [PersistentIdentifier: PersistentIdentifier], versions: [PersistentIdentifier: Int64],
+               replaced: [PersistentIdentifier: Int64] = [:], to state: inout BridgeState,
                rows: RowAllocator) throws -> (moved: [CollectionID: [RowID: RowID]], versions: [CollectionID: [RowID: Int64]]) {
         var moved: [CollectionID: [RowID: RowID]] = [:]
         var saved: [CollectionID: [RowID: Int64]] = [:]
@@ -449,7 +451,11 @@ struct SavePlan {
                     let version = versions.isEmpty ? nil : versions[id]
                     if let version, let collection {
                         saved[collection, default: [:]][row] = version
-                        if let from = item.snapshot.version, from != version { state.ownSaves.note(collection, row, from: from, to: version) }
+                        // An update's step is from the version it was sent at; an upsert's, from
+                        // the one the store says it replaced.
+                        if let from = item.snapshot.version ?? (replaced.isEmpty ? nil : replaced[id]), from != version {
+                            state.ownSaves.note(collection, row, from: from, to: version)
+                        }
                     }
                     if ownRecords, var record = item.record {
                         if let version { record = try SnapshotRecords.record(record, propertyCount: entity.properties.count, version: version) }

@@ -30,7 +30,8 @@ extension PostgresStore {
             }
         }
         savedHere()
-        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped, savedVersions: outcome.saved)
+        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped, savedVersions: outcome.saved,
+                                          replacedVersions: outcome.replaced)
     }
 }
 
@@ -40,6 +41,10 @@ struct SaveOutcome {
     /// The new version of each inserted and updated object, by the identifier its snapshot had
     /// (`DataStoreSaveChangesResult.savedVersions`).
     var saved: [PersistentIdentifier: Int64] = [:]
+    /// For each insert that upserted onto a stored row, the version of the row it replaced
+    /// (`DataStoreSaveChangesResult.replacedVersions`): one less than the version it left, as
+    /// every statement raises `_version` by one.
+    var replaced: [PersistentIdentifier: Int64] = [:]
 }
 
 /// One run of a save's transaction (a retry starts a new one).
@@ -532,6 +537,7 @@ struct SaveRun {
             upserted = true
             final[pending[ord - 1].persistentIdentifier] = id
             outcome.saved[pending[ord - 1].persistentIdentifier] = version
+            outcome.replaced[pending[ord - 1].persistentIdentifier] = version - 1
             if let names = row[3] { upsertChanges[pending[ord - 1].persistentIdentifier] = names.split(separator: ",").map(String.init) }
         }
         for (i, snapshot) in pending.enumerated() where !updated[i] {
@@ -606,11 +612,14 @@ struct SaveRun {
             """, arrays: binds)
         var done = Set<Int64>()
         let snapshots = Dictionary(rows.map { ($0.id, $0.snapshot) }, uniquingKeysWith: { _, last in last })
+        // Unchecked updates are inserts' that upserted onto stored rows (`run`).
+        let upserts = !rows.contains { $0.checked }
         for row in returned {
             guard row.count == (comparing ? 3 : 2), let id = row[0].flatMap(Int64.init), let version = row[1].flatMap(Int64.init) else { continue }
             done.insert(id)
             guard let snapshot = snapshots[id] else { continue }
             outcome.saved[snapshot.persistentIdentifier] = version
+            if upserts { outcome.replaced[snapshot.persistentIdentifier] = version - 1 }
             if comparing, let names = row[2] { upsertChanges[snapshot.persistentIdentifier] = names.split(separator: ",").map(String.init) }
         }
         for row in rows where !done.contains(row.id) { conflicts.append(row.snapshot.persistentIdentifier) }

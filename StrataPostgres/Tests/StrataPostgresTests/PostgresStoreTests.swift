@@ -567,6 +567,36 @@ struct PGFixture {
         #expect(try ModelContext(try fixture.container()).fetch(FetchDescriptor<PGTrip>()).map(\.name) == ["Lisboa!"])
     }
 
+    /// An upsert by one context over an object another context of the container holds: the
+    /// store answers with the version the upsert replaced (`replacedVersions`), so the other
+    /// context's later save wins over it, as on a file; another machine's change after that is
+    /// still a conflict.
+    @Test func anUpsertByAnotherContextOfTheContainerMeetsTheEnginesRule() throws {
+        let fixture = try PGFixture([PGTrip.self, PGStop.self])
+        let here = try fixture.container(), elsewhere = try fixture.container()
+        let seed = ModelContext(here)
+        seed.insert(PGTrip("LIS", "Lisbon"))
+        try seed.save()
+        let b = ModelContext(here)
+        let lisbonB = try #require(try b.fetch(FetchDescriptor<PGTrip>(predicate: #Predicate { $0.code == "LIS" })).first)
+        let a = ModelContext(here)
+        a.insert(PGTrip("LIS", "Lisboa"))
+        try a.save()
+        lisbonB.budget = 10
+        try b.save()
+        let other = ModelContext(elsewhere)
+        let all = try other.fetch(FetchDescriptor<PGTrip>())
+        #expect(all.map(\.name) == ["Lisbon"], "the later save wins, whole, as on a file")
+        #expect(all.map(\.budget) == [10])
+        // Another machine's change, then a stale save here: a conflict.
+        for trip in all { trip.budget = 20 }
+        try other.save()
+        lisbonB.budget = 30
+        var thrown: StrataError?
+        do { try b.save() } catch let error as StrataError { thrown = error }
+        #expect(thrown?.code == .saveConflict, "\(String(describing: thrown))")
+    }
+
     /// A save that names a stored object while another writer is deleting it: the save waits
     /// for that writer (the rows a save names are locked `FOR KEY SHARE` when it checks them),
     /// and once the deletion commits it writes no reference to the object, as it does for one
