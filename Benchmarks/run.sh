@@ -4,6 +4,8 @@
 #   Benchmarks/run.sh --quick         # a smoke run
 #   Benchmarks/run.sh --n 200k --only E1,E2 --out /tmp/results
 #   Benchmarks/run.sh --n 100k --only W8 --out /tmp/w8   # W8 both ways: macro-free and @Model
+# STRATA_BENCH_BUILD=debug builds in debug instead, for a smoke run whose times mean nothing:
+# CI's (a release build took 6 to 8 of its 25 minutes; a debug one, 1.5 to 3).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -18,8 +20,10 @@ fi
 
 # SwiftPM does not notice a file added to or removed from a path dependency (the root package)
 # and would build the benchmarks on the old file list: the build plan is made anew (seconds).
-rm -f "$here/.build/release.yaml"
-swift build -c release --package-path "$here" >&2
+build="${STRATA_BENCH_BUILD:-release}"
+case "$build" in release|debug) ;; *) echo "run.sh: STRATA_BENCH_BUILD must be release or debug, not $build" >&2; exit 2 ;; esac
+rm -f "$here/.build/$build.yaml"
+swift build -c "$build" --package-path "$here" >&2
 
 # W8 with @Model classes runs StrataData's StrataModelReopen (the macros need swift-syntax,
 # which this package does not build): built in release here, except for a --quick smoke run
@@ -33,4 +37,4 @@ case " $* " in
         export STRATA_BENCH_MODEL_REOPEN="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
         ;;
 esac
-exec "$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks" "$@"
+exec "$(swift build -c "$build" --package-path "$here" --show-bin-path)/StrataBenchmarks" "$@"

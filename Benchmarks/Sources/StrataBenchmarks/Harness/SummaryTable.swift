@@ -28,12 +28,20 @@ struct SummaryTable {
         return s.opsPerSecond / p.opsPerSecond
     }
 
+    /// How the binary was built: figures are judged only from a release build (a debug build is
+    /// CI's smoke run, `STRATA_BENCH_BUILD=debug`).
+    #if DEBUG
+    static let build = "debug build (a smoke run: its times mean nothing)"
+    #else
+    static let build = "release build"
+    #endif
+
     func markdown() -> String {
         let o = bench.options
         var lines: [String] = []
         lines.append("# Strata vs GRDB (SQLite): engine- and object-level benchmarks")
         lines.append("")
-        lines.append("\(Date().formatted(.iso8601)) · \(Machine.description) · release build · "
+        lines.append("\(Date().formatted(.iso8601)) · \(Machine.description) · \(Self.build) · "
                      + "n = \(Format.count(o.n)), lookups = \(Format.count(o.lookupCount)), commits = \(Format.count(o.commits)), "
                      + "repetitions = \(o.repetitions) · whole run \(Format.time(totalSeconds))")
         lines.append("")
