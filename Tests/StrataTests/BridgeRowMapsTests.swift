@@ -64,6 +64,8 @@ import StrataEngine
             let row: RowID = switch r % 10 {
             case 0: RowID(1 << 40) + r >> 8 % 50        // far out
             case 1: 0
+            case 2, 3: BridgeRows.firstAllocated + r >> 8 % (UInt64(step) / 2 + 100)   // the bridge's own rows
+            case 4: BridgeRows.firstAllocated + RowID(1 << 40) + r >> 8 % 50          // far out among them
             default: r >> 8 % (UInt64(step) + 100)
             }
             let id: PersistentIdentifier? = r % 9 == 0 ? nil : ids[Int(r >> 20 % 50)]

@@ -59,14 +59,14 @@ private let customStoreRandomCaseShare = 0.25
 
     /// The counting store: its objects live in its configuration, which a reopen shares. It
     /// resolves one unique property by name (`code`, as every scenario model spells it).
-    private static func counting() -> ConformanceStore {
+    private static func counting(integerKeys: Bool = false) -> ConformanceStore {
         var lacks = customStoreLacks
         lacks[.resolvesUniqueValuesAfterTheSavesUpdates] = "the counting store resolves a request's inserts against its objects as they were before the request, and applies the request's updates after its inserts"
         lacks[.stableIdentifiers] = "the counting store names itself with a new UUID in each container (CountingStore.identifier), so another container's identifiers name another store"
         lacks[.batchesReadOneSnapshot] = "the counting store fetches in batches (DataStoreBatchedFetching): fetch(_:batchSize:) reads each batch when it is first read, as the rows are then (BatchedEnumerationTests)"
         return ConformanceStore(name: "counting", lacks: lacks, randomCaseShare: customStoreRandomCaseShare) { schema, _ in
             // It keeps versions, as StrataPostgres does: every scenario runs with them checked.
-            let configuration = CountingStoreConfiguration(schema: schema, uniqueProperty: "code", keepsVersions: true)
+            let configuration = CountingStoreConfiguration(schema: schema, uniqueProperty: "code", keepsVersions: true, integerKeys: integerKeys)
             // It declines batch deletions (it does not evaluate predicates): the context deletes
             // what they select row by row, reads before the save included.
             configuration.batchDeleteError.withLock { $0 = .preferInMemoryFilter }
@@ -77,9 +77,11 @@ private let customStoreRandomCaseShare = 0.25
 
     /// The counting store, its bridge keeping no record from one read or save to the next
     /// (`DataStoreStorage.recordBudget` 0): every record the context asks for again is read
-    /// from the store, so no scenario's answer may depend on what the bridge kept.
+    /// from the store, so no scenario's answer may depend on what the bridge kept. Its keys
+    /// are integers, as StrataPostgres's are: the bridge names the rows it reads by their keys
+    /// and keeps no map of them (`BridgeRows`).
     private static func countingKeepingNothing() -> ConformanceStore {
-        let store = counting()
+        let store = counting(integerKeys: true)
         return ConformanceStore(name: "counting", lacks: store.lacks, randomCaseShare: store.randomCaseShare) { schema, scenario in
             let session = try store.fresh(schema, scenario)
             func keepingNothing(_ container: ModelContainer) -> ModelContainer {

@@ -136,9 +136,21 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     let keepsVersions: Bool
     /// The snapshots of updates and deletions of the last save request, as the store received them.
     let lastChanged = Mutex<[DefaultSnapshot]>([])
+    /// Whether new objects' primary keys are integers from a sequence (1, 2, 3, ...), as
+    /// StrataPostgres's `bigint` ids are (the bridge then names each object's row by its key,
+    /// `BridgeRows`), rather than UUIDs.
+    let integerKeys: Bool
+    private let lastKey = Mutex<Int64>(0)
+
+    /// The store's identifier in every container, with `integerKeys` (as a server's is, which
+    /// each process reaches): otherwise each container's store names itself anew.
+    let sharedIdentifier = "counting-\(UUID().uuidString)"
+
+    /// The next key of the sequence (`integerKeys`).
+    func nextKey() -> Int64 { lastKey.withLock { $0 += 1; return $0 } }
 
     init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false, answersInLayouts: Bool = false,
-         answersIdentifierFetches: Bool = false, keepsVersions: Bool = false) {
+         answersIdentifierFetches: Bool = false, keepsVersions: Bool = false, integerKeys: Bool = false) {
         self.name = name
         self.schema = schema
         self.uniqueProperty = uniqueProperty
@@ -146,6 +158,7 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
         self.answersInLayouts = answersInLayouts
         self.answersIdentifierFetches = answersIdentifierFetches
         self.keepsVersions = keepsVersions
+        self.integerKeys = integerKeys
     }
 
     /// Another writer's change of a stored object (another process's save): `change` edits its
@@ -188,10 +201,11 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
     typealias Snapshot = DefaultSnapshot
     let configuration: CountingStoreConfiguration
     let schema: Schema
-    let identifier = "counting-\(UUID().uuidString)"
+    let identifier: String
 
     init(_ configuration: CountingStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         self.configuration = configuration
+        identifier = configuration.integerKeys ? configuration.sharedIdentifier : "counting-\(UUID().uuidString)"
         schema = configuration.schema ?? Schema([])
         note("init")
     }
@@ -315,7 +329,9 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
                     remapped[snapshot.persistentIdentifier] = holder
                     continue
                 }
-                let permanent = try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: UUID())
+                let permanent = configuration.integerKeys
+                    ? try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: configuration.nextKey())
+                    : try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: UUID())
                 remapped[snapshot.persistentIdentifier] = permanent
                 configuration.insertionOrder.withLock { $0[permanent] = $0.count }
             }

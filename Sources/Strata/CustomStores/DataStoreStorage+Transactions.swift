@@ -28,7 +28,8 @@ class BridgeReader: StorageReader {
     func nextRowID(in collection: CollectionID) throws -> RowID {
         // (A history token is the store's to give: this one only names the save's record.)
         if bridge.isHistory(collection) { return RowID(max(0, try bridge.box.newestHistoryToken())) + 1 }
-        return 1
+        // The bridge's own rows (`BridgeRows`): below them, rows are keys.
+        return BridgeRows.firstAllocated
     }
 
     func visitRecord(_ row: RowID, in collection: CollectionID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
@@ -199,7 +200,7 @@ final class BridgeWriter: BridgeReader, StorageWriter {
     }
 
     private func isStored(_ row: RowID, _ entity: Entity) -> Bool {
-        bridge.withState { $0.tables[entity.name].map { $0.idByRow[row] != nil && !$0.deleted.contains(row) } ?? false }
+        bridge.withState { $0.tables[entity.name].map { $0.identifier(row) != nil && !$0.deleted.contains(row) } ?? false }
     }
 
     /// Room for `count` records at once (at most one per object of the save): grown from
@@ -415,20 +416,21 @@ struct SavePlan {
         // is hashed once, not four times an object, and its maps grow once.
         for run in inserted.runs(by: { ObjectIdentifier($0.entity) }) {
             let name = inserted[run.lowerBound].entity.name
-            var table = state.tables.removeValue(forKey: name) ?? BridgeState.EntityRows()
-            table.idByRow.reserveCapacity(table.idByRow.count + run.count)
+            var table = state.takeTable(name)
+            table.idByRow.reserveCapacity(run.count)
             for item in inserted[run] {
                 let temporary = item.snapshot.persistentIdentifier
                 let permanent = remapped[temporary] ?? temporary
-                if let existing = table.rowByID[permanent], existing != item.row {
+                if let existing = table.rowHeld(by: permanent), existing != item.row {
                     // Only an insert that moved needs its temporary identifier kept: any other
                     // names its own row (`BridgeState.row(for:)`), and the map would grow by
                     // every object a process ever inserts.
                     state.remapped[temporary] = permanent
                     if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
                 } else {
-                    table.rowByID[permanent] = item.row
-                    table.idByRow[item.row] = permanent
+                    // (The insert keeps the row it was made at, named by the store's
+                    // identifier: a key no object had is mapped to it.)
+                    table.map(permanent, to: item.row)
                 }
             }
             state.tables[name] = table
@@ -441,11 +443,12 @@ struct SavePlan {
                 // made anew from its snapshot, with the whole state in place.
                 let ownRecords = (moved.isEmpty || entity.relationships.isEmpty) && items[run].allSatisfy { $0.record != nil }
                 let collection = state.collections[entity.name]
-                var table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
-                if ownRecords { table.records.reserveCapacity(table.records.count + run.count) }
+                var table = state.takeTable(entity.name)
+                if ownRecords { table.records.reserveCapacity(run.count) }
                 for item in items[run] {
                     let id = item.snapshot.persistentIdentifier
-                    let row = table.rowByID[state.remapped[id] ?? id] ?? item.row
+                    let known = state.remapped[id] ?? id
+                    let row = table.rowByID[known] ?? table.keyedRow(known) ?? item.row
                     // The record is kept with the version the store gave it now, or with none
                     // (never the one the update was sent with).
                     let version = versions.isEmpty ? nil : versions[id]
@@ -464,7 +467,7 @@ struct SavePlan {
                     } else {
                         state.tables[entity.name] = table
                         let record = try state.record(of: item.snapshot.withVersion(version), entity, rows: rows)
-                        table = state.tables.removeValue(forKey: entity.name) ?? BridgeState.EntityRows()
+                        table = state.takeTable(entity.name)
                         table.records[row] = record
                         state.kept.note(entity.name, row, record)
                     }

@@ -22,7 +22,8 @@ import StrataEngine
 ///   bridge, for the process's life. Its indexes hold no entries; no read asks them.
 final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     let box: any AnyDataStore
-    let rows = RowAllocator()
+    /// The bridge's own rows (`BridgeRows`): below them, a row is an integer key.
+    let rows = RowAllocator(firstRow: BridgeRows.firstAllocated)
     let editingState = EditingState(id: UUID(), author: nil)
     let isReadOnly = false
     let evaluatesQueries = true
@@ -45,6 +46,7 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
     init(_ box: any AnyDataStore, entities: [Entity]) {
         self.box = box
         self.entities = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        state.storeIdentifier = box.identifier
         state.metadata[HistoryRecord.storeIdentifierMetadata] = Array(box.identifier.utf8)
         // The history collection stands for the store's history records
         // (`HistoryRecordingDataStore`): the context reads and writes it as on the engine.
@@ -69,7 +71,12 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
 
     /// The identifier of `entity`'s row: the store's, or a temporary one before the first save.
     func identifier(_ entity: Entity, _ row: RowID) -> PersistentIdentifier {
-        withState { $0.tables[entity.name]?.idByRow[row] } ?? Self.temporary(entity, row)
+        if let id = withState({ $0.tables[entity.name]?.identifier(row) }) { return id }
+        // (A key's row is its identifier's whether or not the model's maps are made yet.)
+        if row > 0, row < BridgeRows.firstAllocated {
+            return PersistentIdentifier(scope: .keyedByRow(entityName: entity.name, storeIdentifier: box.identifier), rowID: Int64(row))
+        }
+        return Self.temporary(entity, row)
     }
 
     static func temporary(_ entity: Entity, _ row: RowID) -> PersistentIdentifier {
@@ -155,7 +162,7 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         let ids = withState { state in
             rows.compactMap { row -> PersistentIdentifier? in
                 guard let table = state.tables[entity.name], table.records[row] == nil, !table.deleted.contains(row) else { return nil }
-                return table.idByRow[row]
+                return table.identifier(row)
             }
         }
         guard !ids.isEmpty else { return }
@@ -183,7 +190,7 @@ final class DataStoreStorage: StorageBackend, @unchecked Sendable {
         let (kept, id) = withState { state -> ([UInt8]?, PersistentIdentifier?) in
             if let kept = state.tables[entity.name]?.records[row] { return (kept, nil) }
             guard let table = state.tables[entity.name], !table.deleted.contains(row) else { return (nil, nil) }
-            return (nil, table.idByRow[row])
+            return (nil, table.identifier(row))
         }
         if let kept { return kept }
         guard let id else { return nil }
@@ -208,6 +215,8 @@ struct BridgeState {
     var nextIndex: UInt32 = 1
     var metadata: [String: [UInt8]] = [:]
     var tables: [String: EntityRows] = [:]
+    /// The store's identifier: its models' integer-keyed scopes are this store's.
+    var storeIdentifier: String?
     var commits: UInt64 = 0
     /// The temporary identifiers of inserts the store resolved onto objects it held, and those
     /// objects' identifiers (a store that kept a reference to such a temporary identifier is
@@ -322,23 +331,92 @@ struct BridgeState {
         }
     }
 
+    /// One model's rows. An identifier of the model's integer-keyed scope names the row equal
+    /// to its key, and no map holds it (`BridgeRows`); the maps hold the bridge's own rows
+    /// (inserts, keys of other kinds) and the records kept.
     struct EntityRows {
+        /// The scope of the model's identifiers in this store whose keys are rows.
+        let keyedScope: IdentifierScope
         var rowByID = RowsByIdentifier()
         var idByRow = ValuesByRow<PersistentIdentifier>()
         var records = ValuesByRow<[UInt8]>()
         /// Rows this bridge saw deleted: they keep their identifier (a deleted object's
         /// `persistentModelID`, a conflict's objects), and are stored no more.
         var deleted = Set<RowID>()
+        /// The keys handed out as rows: an insert the store resolves onto one of them moves
+        /// to it (`SavePlan.apply`), as onto an object of the maps. A bit a row where keys are
+        /// dense, as a sequence's are: about an eighth of a byte a row read, where the maps
+        /// took about 50.
+        var keyedRowsSeen = RowSet()
+
+        init(_ name: String, storeIdentifier: String?) {
+            keyedScope = .keyedByRow(entityName: name, storeIdentifier: storeIdentifier)
+        }
+
+        /// The row an identifier of the keyed scope names (its key), without a map; nil for
+        /// any other identifier.
+        func keyedRow(_ id: PersistentIdentifier) -> RowID? {
+            guard id.rowID > 0, UInt64(id.rowID) < BridgeRows.firstAllocated else { return nil }
+            // (One scope a model for the process's life; compared as identifiers compare
+            // scopes, should another be equal.)
+            guard id.scope === keyedScope || (id.scope.keyIsRow && id.scope.hash == keyedScope.hash
+                && id.entityName == keyedScope.entityName && id.storeIdentifier == keyedScope.storeIdentifier) else { return nil }
+            return RowID(id.rowID)
+        }
+
+        /// The identifier of a row this bridge handed out; nil for a new object's row (no
+        /// identifier from the store yet).
+        func identifier(_ row: RowID) -> PersistentIdentifier? {
+            if row < BridgeRows.firstAllocated {
+                return row > 0 ? PersistentIdentifier(scope: keyedScope, rowID: Int64(row)) : nil
+            }
+            return idByRow[row]
+        }
+
+        /// The row of an identifier the bridge knows or that names its own (a key), noted as
+        /// handed out; nil when it needs a row of the bridge's.
+        mutating func knownRow(_ id: PersistentIdentifier) -> RowID? {
+            if let row = rowByID[id] { return row }
+            guard let row = keyedRow(id) else { return nil }
+            keyedRowsSeen.insert(row)
+            return row
+        }
+
+        /// The row an insert the store resolved onto `id` moves to, if some object already
+        /// has it: a row of the maps, or a key handed out.
+        func rowHeld(by id: PersistentIdentifier) -> RowID? {
+            if let row = rowByID[id] { return row }
+            guard let row = keyedRow(id), keyedRowsSeen.contains(row) else { return nil }
+            return row
+        }
+
+        /// Names a row of the bridge's by an identifier.
+        mutating func map(_ id: PersistentIdentifier, to row: RowID) {
+            rowByID[id] = row
+            idByRow[row] = id
+        }
+    }
+
+    /// A model's rows taken out of the state (or made), to be put back (`tables[name] = `):
+    /// its name hashed once for a run of changes.
+    mutating func takeTable(_ name: String) -> EntityRows {
+        tables.removeValue(forKey: name) ?? EntityRows(name, storeIdentifier: storeIdentifier)
+    }
+
+    /// `body` on a model's rows (made first if need be), in place.
+    mutating func withTable<R>(_ name: String, _ body: (inout EntityRows) throws -> R) rethrows -> R {
+        try body(&tables[name, default: EntityRows(name, storeIdentifier: storeIdentifier)])
     }
 
     mutating func row(for id: PersistentIdentifier, _ entity: Entity, rows: RowAllocator) -> RowID {
-        let id = remapped[id] ?? id
-        if let row = tables[entity.name]?.rowByID[id] { return row }
-        if id.isTemporary { return RowID(-id.rowID) }
-        let row = rows.allocate(entity.name)
-        tables[entity.name, default: EntityRows()].rowByID[id] = row
-        tables[entity.name, default: EntityRows()].idByRow[row] = id
-        return row
+        let id = remapped.isEmpty ? id : remapped[id] ?? id
+        return withTable(entity.name) { table in
+            if let row = table.knownRow(id) { return row }
+            if id.isTemporary { return RowID(-id.rowID) }
+            let row = rows.allocate(entity.name)
+            table.map(id, to: row)
+            return row
+        }
     }
 
     /// Keeps a snapshot as its row's record; its row (nil for a model this store does not keep).
@@ -348,9 +426,11 @@ struct BridgeState {
         }
         let row = row(for: snapshot.persistentIdentifier, entity, rows: rows)
         let record = try record(of: snapshot, entity, rows: rows)
-        tables[entity.name, default: EntityRows()].records[row] = record
+        withTable(entity.name) { table in
+            table.records[row] = record
+            table.deleted.remove(row)
+        }
         kept.note(entity.name, row, record)
-        tables[entity.name]?.deleted.remove(row)
         return row
     }
 
@@ -368,24 +448,21 @@ struct BridgeState {
                 }
                 continue
             }
-            var table = tables.removeValue(forKey: name) ?? EntityRows()
+            var table = takeTable(name)
             defer { tables[name] = table }
-            table.records.reserveCapacity(table.records.count + run.count)
-            table.idByRow.reserveCapacity(table.idByRow.count + run.count)
             let records = SnapshotRecords(entity: entity)
             // A layout's positions, found once for its run of snapshots.
             var positions: SnapshotRecords.LayoutPositions? = nil
             for snapshot in snapshots[run] {
                 let id = remapped.isEmpty ? snapshot.persistentIdentifier : remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
                 let row: RowID
-                if let known = table.rowByID[id] {
+                if let known = table.knownRow(id) {
                     row = known
                 } else if id.isTemporary {
                     row = RowID(-id.rowID)
                 } else {
                     row = rows.allocate(name)
-                    table.rowByID[id] = row
-                    table.idByRow[row] = id
+                    table.map(id, to: row)
                 }
                 let record = try records.record(of: snapshot, positions: &positions) { target, id in
                     throw StrataError(.corruptRecord, "A custom store's snapshot of \(name) refers to \(id), which is not a \(target.name).")

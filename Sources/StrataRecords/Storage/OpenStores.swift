@@ -128,8 +128,12 @@ public final class RowAllocator: Sendable {
         package var lastPosition: Dictionary<String, RowID>.Index?
     }
     private let next = Mutex(Counters())
+    /// Each model's first row.
+    private let firstRow: RowID
 
-    public init() {}
+    /// Rows from `firstRow` (1 for a store's own rows; a custom store's bridge numbers its own
+    /// rows above the integer keys, `BridgeRows`).
+    public init(firstRow: RowID = 1) { self.firstRow = firstRow }
 
     /// A row id for a new object of the model named `name`.
     public func allocate(_ name: String) -> RowID {
@@ -139,11 +143,11 @@ public final class RowAllocator: Sendable {
                 return counters.rows.values[position]
             }
             guard let position = counters.rows.index(forKey: name) else {
-                // A model not started: its rows start at 1. (The new key may move every entry.)
-                counters.rows[name] = 2
+                // A model not started: its rows start at `firstRow`. (The new key may move every entry.)
+                counters.rows[name] = firstRow + 1
                 counters.lastName = nil
                 counters.lastPosition = nil
-                return 1
+                return firstRow
             }
             counters.lastName = name
             counters.lastPosition = position

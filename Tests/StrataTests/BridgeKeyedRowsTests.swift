@@ -1,0 +1,133 @@
+// A custom store whose primary keys are integers (StrataPostgres's `bigint` ids): the bridge
+// names each object it reads by its key (`BridgeRows`), so a long-lived process that reads
+// many objects keeps no map of them, and an object keeps one identity whichever way it comes.
+import Foundation
+import Testing
+@testable import Strata
+
+@Suite struct BridgeKeyedRowsTests {
+    /// The entries of the bridge's maps of `model`'s rows (identifiers by row and rows by
+    /// identifier), and the keys it noted as handed out. (Taken into locals before an
+    /// `#expect`: a failed one would otherwise describe the whole bridge.)
+    private func mapped(_ bridge: DataStoreStorage, _ model: String) -> (maps: Int, seen: Int) {
+        bridge.withState { state in
+            guard let table = state.tables[model] else { return (0, 0) }
+            return (table.idByRow.count + table.rowByID.count, table.keyedRowsSeen.count)
+        }
+    }
+
+    private func store(_ models: [any PersistentModel.Type], unique: String? = nil) throws -> (CountingStoreConfiguration, ModelContainer, DataStoreStorage) {
+        let configuration = CountingStoreConfiguration(schema: Schema(models), uniqueProperty: unique, integerKeys: true)
+        let container = try ModelContainer(for: Schema(models), configurations: [configuration] as [any DataStoreConfiguration])
+        let bridge = try #require(container.handles.compactMap(\.custom).first)
+        return (configuration, container, bridge)
+    }
+
+    /// Objects another process stored, read by a container that never saw them: no map entry
+    /// for any of them, however many; each object is one object, by fetch, by identifier and by
+    /// relationship.
+    @Test func objectsReadAreNamedByTheirKeysAndTakeNoMapEntry() throws {
+        let (configuration, writer, _) = try store([Journey.self, Leg.self])
+        let context = ModelContext(writer)
+        for day in 0..<300 {
+            let journey = Journey("journey \(day)", day: day)
+            context.insert(journey)
+            let leg = Leg("leg \(day)")
+            context.insert(leg)
+            leg.journey = journey
+        }
+        try context.save()
+
+        // Another container (another process, as far as its bridge knows) on the same objects.
+        let reader = try ModelContainer(for: Schema([Journey.self, Leg.self]), configurations: [configuration] as [any DataStoreConfiguration])
+        let bridge = try #require(reader.handles.compactMap(\.custom).first)
+        let readContext = ModelContext(reader)
+        let journeys = try readContext.fetch(FetchDescriptor<Journey>(sortBy: [SortDescriptor(\.name)]))
+        let legs = try readContext.fetch(FetchDescriptor<Leg>())
+        #expect(journeys.count == 300 && legs.count == 300)
+        let mapsOfJourney = mapped(bridge, "Journey").maps
+        #expect(mapsOfJourney == 0)
+        let mapsOfLeg = mapped(bridge, "Leg").maps
+        #expect(mapsOfLeg == 0)
+        let seenOfJourney = mapped(bridge, "Journey").seen
+        #expect(seenOfJourney == 300)
+
+        // One object each, whichever way it is reached.
+        for leg in legs {
+            let journey = try #require(leg.journey)
+            #expect(journey.name == "journey " + leg.place.dropFirst("leg ".count))
+            #expect(journeys.contains { $0 === journey })
+            let id = journey.persistentModelID
+            #expect(!id.isTemporary && id.primaryKey != nil)
+            #expect(readContext.model(for: id) === journey)
+            #expect(try readContext.fetch(FetchDescriptor<Journey>(predicate: #Predicate { $0.persistentModelID == id })).first === journey)
+        }
+        // A context of its own reads the same identifiers, and as many objects.
+        let again = try ModelContext(reader).fetch(FetchDescriptor<Journey>(sortBy: [SortDescriptor(\.name)]))
+        #expect(again.map(\.persistentModelID) == journeys.map(\.persistentModelID))
+        let mapsAfterASecondContext = mapped(bridge, "Journey").maps
+        #expect(mapsAfterASecondContext == 0)
+
+        // Changes and deletions of objects read so go to the store under their identifiers.
+        journeys[0].name = "renamed"
+        readContext.delete(journeys[1])
+        try readContext.save()
+        let stored = try ModelContext(writer).fetch(FetchDescriptor<Journey>())
+        #expect(stored.count == 299)
+        #expect(stored.contains { $0.name == "renamed" })
+        let mapsAfterSaving = mapped(bridge, "Journey").maps
+        #expect(mapsAfterSaving == 0)
+    }
+
+    /// An insert takes a row of the bridge's own, mapped to the key the store gives it: read
+    /// again by another context of the container, it is the same row.
+    @Test func anInsertKeepsItsRowUnderTheKeyTheStoreGave() throws {
+        let (_, container, bridge) = try store([Journey.self, Leg.self])
+        let context = ModelContext(container)
+        let journey = Journey("new", day: 1)
+        context.insert(journey)
+        #expect(journey.persistentModelID.isTemporary)
+        try context.save()
+        let id = journey.persistentModelID
+        #expect(!id.isTemporary)
+        let mapsOfJourney = mapped(bridge, "Journey").maps
+        #expect(mapsOfJourney == 2)
+
+        let other = ModelContext(container)
+        let read = try #require(try other.fetch(FetchDescriptor<Journey>()).first)
+        #expect(read.persistentModelID == id)
+        #expect(try context.fetch(FetchDescriptor<Journey>()).first === journey)
+        read.name = "changed elsewhere"
+        try other.save()
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Journey>()).map(\.name) == ["changed elsewhere"])
+    }
+
+    /// An insert the store resolves onto an object it holds (an upsert by a unique value) that
+    /// this process read by its key is that object: the context that read it sees the upsert's
+    /// values on it, and no second object appears.
+    @Test func anUpsertOntoAnObjectReadByItsKeyIsThatObject() throws {
+        let (configuration, writer, _) = try store([Badge.self], unique: "code")
+        let seed = ModelContext(writer)
+        seed.insert(Badge("gold", "first"))
+        try seed.save()
+
+        let container = try ModelContainer(for: Schema([Badge.self]), configurations: [configuration] as [any DataStoreConfiguration])
+        let bridge = try #require(container.handles.compactMap(\.custom).first)
+        let reading = ModelContext(container)
+        let read = try #require(try reading.fetch(FetchDescriptor<Badge>()).first)
+        let mapsOfBadge = mapped(bridge, "Badge").maps
+        #expect(mapsOfBadge == 0)
+
+        let upserting = ModelContext(container)
+        let upsert = Badge("gold", "second")
+        upserting.insert(upsert)
+        try upserting.save()
+        #expect(upsert.persistentModelID == read.persistentModelID)
+        // The row the reading context holds is the upsert's: a fetch there finds its object,
+        // with the stored values.
+        let again = try reading.fetch(FetchDescriptor<Badge>())
+        #expect(again.count == 1)
+        #expect(again.first === read)
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Badge>()).map(\.label) == ["second"])
+    }
+}
