@@ -130,4 +130,28 @@ import Testing
         #expect(again.first === read)
         #expect(try ModelContext(container).fetch(FetchDescriptor<Badge>()).map(\.label) == ["second"])
     }
+
+    /// The temporary identifiers of upserts the store resolved onto stored objects are kept for
+    /// the newest saves only (`BridgeState.Remapped`): a server upserting all day does not grow
+    /// by an entry an upsert. Each save's upserts still land on their objects.
+    @Test func upsertsKeepABoundedNumberOfTemporaryIdentifiers() throws {
+        let (_, container, bridge) = try store([Badge.self], unique: "code")
+        bridge.withState { $0.remapped.limit = 20 }
+        let seed = ModelContext(container)
+        for i in 0..<30 { seed.insert(Badge("code \(i)", "v0")) }
+        try seed.save()
+        for round in 1...6 {
+            let context = ModelContext(container)
+            let upserts = (0..<30).map { Badge("code \($0)", "v\(round)") }
+            for badge in upserts { context.insert(badge) }
+            try context.save()
+            let kept = bridge.withState { $0.remapped.count }
+            #expect(kept <= 20 + 30, "round \(round)")
+            #expect(kept >= 30, "round \(round): the last save's are all kept")
+            let stored = try ModelContext(container).fetch(FetchDescriptor<Badge>(sortBy: [SortDescriptor(\.code)]))
+            #expect(stored.count == 30)
+            #expect(stored.allSatisfy { $0.label == "v\(round)" })
+            #expect(Set(upserts.map(\.persistentModelID)) == Set(stored.map(\.persistentModelID)))
+        }
+    }
 }

@@ -414,6 +414,7 @@ struct SavePlan {
         var saved: [CollectionID: [RowID: Int64]] = [:]
         // Each model's rows are taken out of the state while its new objects go in: its name
         // is hashed once, not four times an object, and its maps grow once.
+        if !inserted.isEmpty { state.remapped.trim() }
         for run in inserted.runs(by: { ObjectIdentifier($0.entity) }) {
             let name = inserted[run.lowerBound].entity.name
             var table = state.takeTable(name)
@@ -425,7 +426,7 @@ struct SavePlan {
                     // Only an insert that moved needs its temporary identifier kept: any other
                     // names its own row (`BridgeState.row(for:)`), and the map would grow by
                     // every object a process ever inserts.
-                    state.remapped[temporary] = permanent
+                    state.remapped.note(temporary, permanent)
                     if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
                 } else {
                     // (The insert keeps the row it was made at, named by the store's

@@ -221,7 +221,41 @@ struct BridgeState {
     /// The temporary identifiers of inserts the store resolved onto objects it held, and those
     /// objects' identifiers (a store that kept a reference to such a temporary identifier is
     /// read as referring to the object). Any other temporary identifier names its own row.
-    var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    var remapped = Remapped()
+
+    /// `remapped`: the newest `limit` entries, and always all of the last save's (its records
+    /// are made from its snapshots with them). Kept for the process's life, a server upserting
+    /// onto stored objects grew by an entry for each upsert, without bound. An older temporary
+    /// identifier that a store still answers with names the row its insert was made at, which
+    /// no object holds any more.
+    struct Remapped {
+        private var map: [PersistentIdentifier: PersistentIdentifier] = [:]
+        private var order: [PersistentIdentifier] = []
+        /// Entries of `order` before it are gone.
+        private var first = 0
+        var limit = 1 << 16
+
+        var isEmpty: Bool { map.isEmpty }
+        var count: Int { map.count }
+
+        subscript(temporary: PersistentIdentifier) -> PersistentIdentifier? { map.isEmpty ? nil : map[temporary] }
+
+        mutating func note(_ temporary: PersistentIdentifier, _ permanent: PersistentIdentifier) {
+            if map.updateValue(permanent, forKey: temporary) == nil { order.append(temporary) }
+        }
+
+        /// Lets go of the oldest entries past `limit`: called before a save notes its own.
+        mutating func trim() {
+            while order.count - first > limit {
+                map[order[first]] = nil
+                first += 1
+            }
+            if first > 0, 2 * first >= order.count {
+                order.removeFirst(first)
+                first = 0
+            }
+        }
+    }
     /// The records kept, oldest first (`forgetOldRecords`).
     var kept = KeptRecords()
     /// The versions this container's own saves moved rows from and to.
@@ -409,7 +443,7 @@ struct BridgeState {
     }
 
     mutating func row(for id: PersistentIdentifier, _ entity: Entity, rows: RowAllocator) -> RowID {
-        let id = remapped.isEmpty ? id : remapped[id] ?? id
+        let id = remapped[id] ?? id
         return withTable(entity.name) { table in
             if let row = table.knownRow(id) { return row }
             if id.isTemporary { return RowID(-id.rowID) }
@@ -454,7 +488,7 @@ struct BridgeState {
             // A layout's positions, found once for its run of snapshots.
             var positions: SnapshotRecords.LayoutPositions? = nil
             for snapshot in snapshots[run] {
-                let id = remapped.isEmpty ? snapshot.persistentIdentifier : remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
+                let id = remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
                 let row: RowID
                 if let known = table.knownRow(id) {
                     row = known
