@@ -375,8 +375,9 @@ struct BridgeState {
         var idByRow = ValuesByRow<PersistentIdentifier>()
         var records = ValuesByRow<[UInt8]>()
         /// Rows this bridge saw deleted: they keep their identifier (a deleted object's
-        /// `persistentModelID`, a conflict's objects), and are stored no more.
-        var deleted = Set<RowID>()
+        /// `persistentModelID`, a conflict's objects), and are stored no more. A bit a row
+        /// where they are dense (keys), as `keyedRowsSeen`.
+        var deleted = RowSet()
         /// The keys handed out as rows: an insert the store resolves onto one of them moves
         /// to it (`SavePlan.apply`), as onto an object of the maps. A bit a row where keys are
         /// dense, as a sequence's are: about an eighth of a byte a row read, where the maps
