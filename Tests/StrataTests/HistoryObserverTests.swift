@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import Testing
 import Strata
+import Synchronization
 
 // ResultsObserver and HistoryChanges in one process: they follow saves made through other
 // contexts of the container and through another container on the same file. (A second
@@ -162,5 +163,120 @@ actor NoteHistoryWatcher {
             return all == 2 && imported == 1
         })
         #expect(await watcher.newest == 4)
+    }
+}
+
+// MARK: Observers while Swift's global executor is busy
+
+/// A serial executor of its own, and a task executor: a Dispatch queue, off Swift's global
+/// executor. (A task that prefers it resumes there after a continuation, too; without the
+/// preference a resumed task passes through the global executor first.)
+final class QueueExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "strata.tests.queue-executor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(isolatedTo: self.asUnownedSerialExecutor(), taskExecutor: self.asUnownedTaskExecutor()) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+}
+
+/// Tasks that hold threads of Swift's global executor (blocked, as a synchronous test or a
+/// blocking call holds one) until released, or until `bound` passes.
+final class GlobalExecutorHolder: Sendable {
+    private let started = DispatchSemaphore(value: 0)
+    private let release = DispatchSemaphore(value: 0)
+    let count: Int
+
+    /// Starts `count` holding tasks (one per thread of the executor: it has one per core), and
+    /// waits for them to start, up to `bound` (threads held by other tests make it fewer).
+    init(count: Int = ProcessInfo.processInfo.activeProcessorCount, bound: Duration) {
+        self.count = count
+        let deadline = DispatchTime.now() + bound.timeInterval
+        for _ in 0..<count {
+            Task.detached { [started, release] in
+                started.signal()
+                _ = release.wait(timeout: deadline)
+            }
+        }
+        for _ in 0..<count where started.wait(timeout: deadline) == .timedOut { break }
+    }
+
+    func releaseAll() { for _ in 0..<count { release.signal() } }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// An observer on an actor whose executor is a queue of its own, as a server's would be: it
+/// holds every thread of the global executor, saves, and looks whether the observer followed
+/// before it lets them go.
+actor StarvedObserverRun {
+    nonisolated let executor = QueueExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A results observer's keys and a history observer's count after a save through another
+    /// context of `container`, then after one through `other` (a second container on the same
+    /// file), each read once the observers show it or `bound` passed, all while the global
+    /// executor's threads are held.
+    func run(_ container: ModelContainer, other: ModelContainer, bound: Duration) async throws -> [(keys: [Int], transactions: Int)] {
+        let observer = try ResultsObserver(fetchDescriptor: FetchDescriptor<HNote>(sortBy: [SortDescriptor(\.key)]), modelContainer: container)
+        let history = try HistoryObserver(observedModels: [HNote.self], modelContainer: container)
+        let holder = GlobalExecutorHolder(bound: bound)
+        defer { holder.releaseAll() }
+        var seen: [(keys: [Int], transactions: Int)] = []
+        for (key, saver) in [(1, container), (2, other)] {
+            let context = ModelContext(saver)
+            context.insert(HNote(key, "n\(key)"))
+            try context.save()
+            let keys = await value({ observer.results.map(\.key) }, once: Array(1...key), bound: bound)
+            seen.append((keys, await value({ history.eventCounter }, once: key, bound: bound)))
+        }
+        return seen
+    }
+
+    /// `read()` once it is `expected`, or when `bound` passed first; looked at again after
+    /// each change of what it reads.
+    private func value<T: Equatable>(_ read: () -> T, once expected: T, bound: Duration) async -> T {
+        let deadline = DispatchTime.now() + bound.timeInterval
+        while true {
+            let value = read()
+            if value == expected || DispatchTime.now() >= deadline { return value }
+            let resumed = Mutex(false)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resume: @Sendable () -> Void = {
+                    if resumed.withLock({ was in defer { was = true }; return !was }) { continuation.resume() }
+                }
+                withObservationTracking { _ = read() } onChange: { resume() }
+                DispatchQueue.global().asyncAfter(deadline: deadline, execute: resume)
+            }
+        }
+    }
+}
+
+@Suite struct ObserversWithABusyGlobalExecutorTests {
+    let dir = TemporaryDirectory()
+
+    /// A save through another context raises the hub's generation before it returns, another
+    /// container's is polled from a Dispatch queue, and the observers' work is enqueued on their
+    /// actor directly: none of it waits for a thread of Swift's global executor. (The poller
+    /// once slept in a task, queued behind every synchronous test case, and the conformance
+    /// suite's observer scenarios failed in CI.)
+    @Test func observersOnTheirOwnActorFollowSavesWhileEveryGlobalExecutorThreadIsHeld() async throws {
+        let url = dir.store()
+        let container = try ModelContainer(for: HNote.self, HLine.self, HTag.self, configurations: ModelConfiguration(url: url))
+        let other = try ModelContainer(for: HNote.self, HLine.self, HTag.self, configurations: ModelConfiguration(url: url))
+        let run = StarvedObserverRun()
+        let seen = try await Task(executorPreference: run.executor) {
+            try await run.run(container, other: other, bound: .seconds(30))
+        }.value
+        try #require(seen.count == 2)
+        let (own, elsewhere) = (seen[0], seen[1])
+        #expect(own.keys == [1], "the results observer followed a save through another context of its container")
+        #expect(own.transactions == 1, "the history observer counted it")
+        #expect(elsewhere.keys == [1, 2], "the results observer followed a save through another container on the same file")
+        #expect(elsewhere.transactions == 2, "the history observer counted it")
     }
 }

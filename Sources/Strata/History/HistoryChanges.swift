@@ -55,6 +55,7 @@ public struct HistoryChanges: AsyncSequence, Sendable {
 
         init(container: ModelContainer, after: [DefaultHistoryToken]?) {
             self.container = container
+            container.changeHub.observe()
             if let after { last = Dictionary(after.map { ($0.storeIdentifier, $0.tokenValue) }, uniquingKeysWith: Swift.max) }
         }
 
@@ -67,6 +68,13 @@ public struct HistoryChanges: AsyncSequence, Sendable {
                 buffer = try read()
                 if buffer.isEmpty { await container.changeHub.wait(after: generation) }
             }
+        }
+
+        /// The transactions committed since the last read, at once (none when there are none).
+        mutating func available() throws -> [HistoryNotice] {
+            if last == nil { last = try HistoryChanges.newest(container) }
+            defer { buffer = [] }
+            return buffer + (try read())
         }
 
 

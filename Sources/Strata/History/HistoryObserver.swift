@@ -25,7 +25,10 @@ public final class HistoryObserver: Observable {
     private let authors: Set<String>
     private var counter = 0
     private var tokens: [String: any HistoryToken]
-    private var follower: Task<Void, Never>?
+    /// Where the transactions are read from, and the hub's identifier of the follower that
+    /// reads them after each commit (nil once the history it had yet to read was pruned).
+    private var changes: HistoryChanges.Iterator
+    private var follower: UInt64?
 
     /// Grows by one for each relevant transaction. Same as SwiftData.
     public var eventCounter: Int {
@@ -49,10 +52,26 @@ public final class HistoryObserver: Observable {
         let start = try historyTokens?.compactMapValues { $0 as? DefaultHistoryToken }
             ?? HistoryChanges.newest(modelContainer).reduce(into: [:]) { $0[$1.key] = DefaultHistoryToken(tokenValue: $1.value, storeIdentifier: $1.key) }
         self.tokens = start
-        follower = startObserving(WeakHistoryObserver(self), modelContainer.historyChanges(after: Array(start.values)), on: isolation)
+        changes = modelContainer.historyChanges(after: Array(start.values)).makeAsyncIterator()
+        let hub = modelContainer.changeHub
+        let generation = hub.generation
+        let weak = WeakHistoryObserver(self)
+        follower = hub.follow(CommitFollower(isolation: isolation) { weak.observer?.catchUp() }, since: generation)
     }
 
-    deinit { follower?.cancel() }
+    deinit { if let follower { modelContainer.changeHub.unfollow(follower) } }
+
+    /// Hands each transaction committed since the last read to `receive`, on the observer's
+    /// actor (after each commit). Stops following when the history it has yet to read was
+    /// pruned, as SwiftData's ends.
+    fileprivate func catchUp() {
+        do {
+            for notice in try changes.available() { receive(notice) }
+        } catch {
+            if let follower { modelContainer.changeHub.unfollow(follower) }
+            follower = nil
+        }
+    }
 
     fileprivate func receive(_ notice: HistoryNotice) {
         registrar.withMutation(of: self, keyPath: \.historyTokens) { tokens[notice.token.storeIdentifier] = notice.token }
@@ -68,18 +87,4 @@ public final class HistoryObserver: Observable {
 private final class WeakHistoryObserver: @unchecked Sendable {
     weak var observer: HistoryObserver?
     init(_ observer: HistoryObserver) { self.observer = observer }
-}
-
-private func startObserving(_ weak: WeakHistoryObserver, _ changes: HistoryChanges, on actor: (any Actor)?) -> Task<Void, Never> {
-    Task { await observe(weak, changes, isolation: actor) }
-}
-
-/// Hands each transaction to the observer on its actor, until it goes (or the history it has
-/// yet to read was pruned).
-private func observe(_ weak: WeakHistoryObserver, _ changes: HistoryChanges, isolation: isolated (any Actor)?) async {
-    var iterator = changes.makeAsyncIterator()
-    while weak.observer != nil, let notice = try? await iterator.next() {
-        guard let observer = weak.observer else { return }
-        observer.receive(notice)
-    }
 }

@@ -32,7 +32,8 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
     private var current: FetchResultsCollection<Element>
     /// The hub generation the current results were fetched at.
     private(set) var generation: UInt64
-    private var follower: Task<Void, Never>?
+    /// The hub's identifier of this observer's follower.
+    private var follower: UInt64?
     /// The section key path's value of an object, and its sort (put first), when sectioned.
     private let sectionTitle: ((Element) -> SectionTitle)?
     private let sectionSort: SortDescriptor<Element>?
@@ -101,7 +102,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         self.lastContext = fetching
         self.current = try fetching.fetch(descriptor, batchSize: Self.batchSize)
         self.currentSections = sectionTitle.map { SectionedResults(current, title: $0) }
-        follower = startFollowing(WeakObserver(self), container.changeHub, on: isolation)
+        follower = startFollowing(self, container.changeHub, since: generation, isolation: isolation)
     }
 
     /// `sort` with the section's sort first (once).
@@ -110,7 +111,7 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         return [section] + sort.filter { $0 != section }
     }
 
-    deinit { follower?.cancel() }
+    deinit { if let follower { container.changeHub.unfollow(follower) } }
 
     static var batchSize: Int { 1000 }
 
@@ -189,30 +190,24 @@ extension ResultsObserver where SectionTitle == String? {
     }
 }
 
-/// What the task that follows the commits calls (not generic, so that the task captures no
-/// model type).
+/// What the follower calls (not generic, so that it captures no model type).
 protocol RefetchingObserver: AnyObject {
-    var generation: UInt64 { get }
     func refresh()
 }
 
 extension ResultsObserver: RefetchingObserver {}
 
-/// The observer, unretained, for the task that follows the commits.
+/// The observer, unretained, for its follower.
 private final class WeakObserver: @unchecked Sendable {
     weak var observer: (any RefetchingObserver)?
     init(_ observer: any RefetchingObserver) { self.observer = observer }
 }
 
-private func startFollowing(_ weak: WeakObserver, _ hub: ChangeHub, on actor: (any Actor)?) -> Task<Void, Never> {
-    Task { await follow(weak, hub, isolation: actor) }
-}
-
-/// Refetches after each commit, on the observer's actor, until the observer goes.
-private func follow(_ weak: WeakObserver, _ hub: ChangeHub, isolation: isolated (any Actor)?) async {
-    while let generation = weak.observer?.generation {
-        await hub.wait(after: generation)
-        guard !Task.isCancelled, let observer = weak.observer else { return }
-        observer.refresh()
-    }
+/// Registers the observer with the hub: each commit from now on refetches on its actor (see
+/// `CommitFollower`), and one now if the hub saw a commit since `generation`, the results'.
+/// Returns the identifier to unfollow with.
+private func startFollowing(_ observer: any RefetchingObserver, _ hub: ChangeHub, since generation: UInt64,
+                            isolation: isolated (any Actor)?) -> UInt64 {
+    let weak = WeakObserver(observer)
+    return hub.follow(CommitFollower(isolation: isolation) { weak.observer?.refresh() }, since: generation)
 }
