@@ -189,8 +189,10 @@ final class GlobalExecutorHolder: Sendable {
     private let release = DispatchSemaphore(value: 0)
     let count: Int
 
-    /// Starts `count` holding tasks (one per thread of the executor: it has one per core), and
-    /// waits for them to start, up to `bound` (threads held by other tests make it fewer).
+    /// Starts `count` holding tasks (one per thread of the executor: it has one per core), each
+    /// held until released or until `bound` passed, and waits up to 2 s for them to start. (A
+    /// thread another test holds is busy anyway; waiting longer for it would hold the threads
+    /// already taken from every other test meanwhile.)
     init(count: Int = ProcessInfo.processInfo.activeProcessorCount, bound: Duration) {
         self.count = count
         let deadline = DispatchTime.now() + bound.timeInterval
@@ -200,7 +202,8 @@ final class GlobalExecutorHolder: Sendable {
                 _ = release.wait(timeout: deadline)
             }
         }
-        for _ in 0..<count where started.wait(timeout: deadline) == .timedOut { break }
+        let startBound = DispatchTime.now() + 2
+        for _ in 0..<count where started.wait(timeout: startBound) == .timedOut { break }
     }
 
     func releaseAll() { for _ in 0..<count { release.signal() } }
