@@ -53,14 +53,17 @@ import Testing
         #expect(seenOfJourney == 300)
 
         // One object each, whichever way it is reached.
-        for leg in legs {
+        for (i, leg) in legs.enumerated() {
             let journey = try #require(leg.journey)
             #expect(journey.name == "journey " + leg.place.dropFirst("leg ".count))
             #expect(journeys.contains { $0 === journey })
             let id = journey.persistentModelID
             #expect(!id.isTemporary && id.primaryKey != nil)
             #expect(readContext.model(for: id) === journey)
-            #expect(try readContext.fetch(FetchDescriptor<Journey>(predicate: #Predicate { $0.persistentModelID == id })).first === journey)
+            // (A fetch by identifier reads every snapshot of the counting store: a sample.)
+            if i % 20 == 0 {
+                #expect(try readContext.fetch(FetchDescriptor<Journey>(predicate: #Predicate { $0.persistentModelID == id })).first === journey)
+            }
         }
         // A context of its own reads the same identifiers, and as many objects.
         let again = try ModelContext(reader).fetch(FetchDescriptor<Journey>(sortBy: [SortDescriptor(\.name)]))
@@ -79,9 +82,11 @@ import Testing
         #expect(mapsAfterSaving == 0)
     }
 
-    /// An insert takes a row of the bridge's own, mapped to the key the store gives it: read
-    /// again by another context of the container, it is the same row.
-    @Test func anInsertKeepsItsRowUnderTheKeyTheStoreGave() throws {
+    /// An insert takes a row of the bridge's own until the store gives it its key, then moves
+    /// to the row that is its key: no map holds it, however many a process inserts. Its
+    /// relationships follow it (to other inserts of the same save, to objects of earlier saves,
+    /// and back), and another context of the container reads it as the same object.
+    @Test func insertsMoveToTheirKeysRowsAndTakeNoMapEntry() throws {
         let (_, container, bridge) = try store([Journey.self, Leg.self])
         let context = ModelContext(container)
         let journey = Journey("new", day: 1)
@@ -91,15 +96,59 @@ import Testing
         let id = journey.persistentModelID
         #expect(!id.isTemporary)
         let mapsOfJourney = mapped(bridge, "Journey").maps
-        #expect(mapsOfJourney == 2)
+        #expect(mapsOfJourney == 0)
 
         let other = ModelContext(container)
         let read = try #require(try other.fetch(FetchDescriptor<Journey>()).first)
         #expect(read.persistentModelID == id)
+        #expect(context.model(for: id) === journey)
         #expect(try context.fetch(FetchDescriptor<Journey>()).first === journey)
         read.name = "changed elsewhere"
         try other.save()
         #expect(try ModelContext(container).fetch(FetchDescriptor<Journey>()).map(\.name) == ["changed elsewhere"])
+
+        // Saves of journeys with legs: legs of this save's journeys, and legs added to an
+        // earlier save's journey.
+        var journeys = [journey]
+        for round in 0..<4 {
+            for day in 0..<50 {
+                let new = Journey("journey \(round).\(day)", day: day)
+                context.insert(new)
+                journeys.append(new)
+                let leg = Leg("leg \(round).\(day)")
+                context.insert(leg)
+                leg.journey = new
+            }
+            let late = Leg("late \(round)")
+            context.insert(late)
+            late.journey = journey
+            try context.save()
+        }
+        let mapsOfJourneys = mapped(bridge, "Journey").maps
+        #expect(mapsOfJourneys == 0)
+        let mapsOfLegs = mapped(bridge, "Leg").maps
+        #expect(mapsOfLegs == 0)
+        for journey in journeys {
+            #expect(!journey.persistentModelID.isTemporary)
+            #expect(context.model(for: journey.persistentModelID) === journey)
+            for leg in journey.legs { #expect(leg.journey === journey) }
+        }
+        #expect(journey.legs.count == 4)
+
+        // A context that never saw them reads the same links from the store.
+        let fresh = ModelContext(container)
+        let legs = try fresh.fetch(FetchDescriptor<Leg>())
+        #expect(legs.count == 204)
+        for leg in legs {
+            let owner = try #require(leg.journey)
+            if leg.place.hasPrefix("late") {
+                #expect(owner.persistentModelID == id)
+            } else {
+                #expect(owner.name == "journey " + leg.place.dropFirst("leg ".count))
+            }
+        }
+        let byID = try fresh.fetch(FetchDescriptor<Journey>(predicate: #Predicate { $0.persistentModelID == id }))
+        #expect(byID.map(\.legs.count) == [4])
     }
 
     /// An insert the store resolves onto an object it holds (an upsert by a unique value) that

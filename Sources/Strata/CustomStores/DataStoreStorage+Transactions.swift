@@ -428,6 +428,14 @@ struct SavePlan {
                     // every object a process ever inserts.
                     state.remapped.note(temporary, permanent)
                     if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
+                } else if let key = table.keyedRow(permanent), let collection = state.collections[name] {
+                    // A key that is a row (`BridgeRows`): the insert moves to it, as an upsert
+                    // moves to the row of the object it updated, and no map holds it. (Kept
+                    // under its own row, each object a process inserts would stay in the maps
+                    // for the process's life.)
+                    state.remapped.note(temporary, permanent)
+                    table.keyedRowsSeen.insert(key)
+                    moved[collection, default: [:]][item.row] = key
                 } else {
                     // (The insert keeps the row it was made at, named by the store's
                     // identifier: a key no object had is mapped to it.)
