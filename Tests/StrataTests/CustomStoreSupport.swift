@@ -149,6 +149,10 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     /// The next key of the sequence (`integerKeys`).
     func nextKey() -> Int64 { lastKey.withLock { $0 += 1; return $0 } }
 
+    /// Makes the sequence give `key + 1` next: a store that gives a deleted object's key to a
+    /// new one (as a `max(id) + 1` allocator does).
+    func rewindKeys(to key: Int64) { lastKey.withLock { $0 = key } }
+
     init(name: String = "Counting", schema: Schema? = nil, uniqueProperty: String? = nil, evaluates: Bool = false, answersInLayouts: Bool = false,
          answersIdentifierFetches: Bool = false, keepsVersions: Bool = false, integerKeys: Bool = false) {
         self.name = name

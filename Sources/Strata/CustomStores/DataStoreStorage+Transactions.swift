@@ -428,6 +428,7 @@ struct SavePlan {
                     // every object a process ever inserts.
                     state.remapped.note(temporary, permanent)
                     if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
+                    if table.deleted.contains(existing) { reuse(existing, of: name, version: versions[temporary], &table, &state) }
                 } else if let key = table.keyedRow(permanent), let collection = state.collections[name] {
                     // A key that is a row (`BridgeRows`): the insert moves to it, as an upsert
                     // moves to the row of the object it updated, and no map holds it. (Kept
@@ -435,6 +436,7 @@ struct SavePlan {
                     // for the process's life.)
                     state.remapped.note(temporary, permanent)
                     table.keyedRowsSeen.insert(key)
+                    if table.deleted.contains(key) { reuse(key, of: name, version: versions[temporary], &table, &state) }
                     moved[collection, default: [:]][item.row] = key
                 } else {
                     // (The insert keeps the row it was made at, named by the store's
@@ -490,5 +492,15 @@ struct SavePlan {
             state.tables[item.entity.name]?.deleted.insert(item.row)
         }
         return (moved, saved)
+    }
+
+    /// A new object at the row of a deleted one: a store may give a deleted object's key to a
+    /// new object. The row holds a stored object again (else its changes were taken for a
+    /// conflict and its deletion never sent), and the version steps this container's saves
+    /// made of the deleted object are not the new one's (else its first update was sent at the
+    /// old object's version).
+    private func reuse(_ row: RowID, of name: String, version: Int64?, _ table: inout BridgeState.EntityRows, _ state: inout BridgeState) {
+        table.deleted.remove(row)
+        if let version, let collection = state.collections[name] { state.ownSaves.forget(collection, row, from: version) }
     }
 }

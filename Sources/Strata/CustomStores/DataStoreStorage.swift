@@ -296,6 +296,17 @@ struct BridgeState {
             }
         }
 
+        /// Forgets the steps that lead on from `version` of `row`: an earlier object's, when a
+        /// new object comes to the row of a deleted one (a store that gives keys again).
+        mutating func forget(_ collection: CollectionID, _ row: RowID, from version: Int64) {
+            var version = version
+            var steps = 0
+            while let to = next.removeValue(forKey: Step(collection: collection.rawValue, row: row, from: version)), steps <= Self.limit {
+                version = to
+                steps += 1
+            }
+        }
+
         /// The version this container's saves took `row` to from `version` (itself, when none did).
         func latest(_ collection: CollectionID, _ row: RowID, from version: Int64) -> Int64 {
             var version = version
