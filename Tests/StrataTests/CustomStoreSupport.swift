@@ -111,6 +111,8 @@ final class CountingStoreConfiguration: DataStoreConfiguration {
     let failNextSave = Mutex<(any Error)?>(nil)
     /// Thrown by the next `fetch` (a server's dropped connection, say), then forgotten.
     let failNextFetch = Mutex<(any Error)?>(nil)
+    /// Thrown by every `fetch` while set (a server that stays away).
+    let failFetches = Mutex<(any Error)?>(nil)
     let calls = Mutex<[String: Int]>([:])
     /// The offset and limit of each `fetch(_:)` request, in order.
     let askedPaging = Mutex<[(offset: Int?, limit: Int?)]>([])
@@ -248,6 +250,7 @@ final class CountingStore: DataStore, DataStoreBatching, DataStoreBatchedFetchin
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         note("fetch")
         if let failure = configuration.failNextFetch.withLock({ f -> (any Error)? in defer { f = nil }; return f }) { throw failure }
+        if let failure = configuration.failFetches.withLock({ $0 }) { throw failure }
         configuration.askedPaging.withLock { $0.append((request.descriptor.fetchOffset, request.descriptor.fetchLimit)) }
         if configuration.answersIdentifierFetches, let ids = Self.identifiers(asked: request.descriptor.predicate) {
             note("fetchByIdentifiers")

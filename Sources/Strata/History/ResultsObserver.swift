@@ -66,6 +66,16 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
         }
     }
 
+    /// Why the last refetch failed (a failing disk, a lost server connection, a store being
+    /// replaced), nil when it succeeded: `results` then still holds what the last successful
+    /// fetch found, as of an older commit, and the next commit fetches again. Observable, so a
+    /// view can say the results are stale rather than show them as current. Strata extra.
+    public var fetchError: (any Error)? {
+        registrar.access(self, keyPath: \.fetchError)
+        return lastError
+    }
+    private var lastError: (any Error)?
+
     /// The descriptor the results follow. Same as SwiftData.
     public var fetchDescriptor: FetchDescriptor<Element> { descriptor }
 
@@ -115,12 +125,19 @@ public final class ResultsObserver<Element: PersistentModel, SectionTitle: Hasha
 
     static var batchSize: Int { 1000 }
 
-    /// Fetches again (keeping the results when the fetch fails: a failing disk, a store
-    /// being replaced; the next commit tries again).
+    /// Fetches again. When the fetch fails, the results are kept and `fetchError` says why;
+    /// the next commit tries again.
     func refresh() {
         let generation = container.changeHub.generation
         let fetching = givenContext ?? ModelContext(container)
-        guard let fetched = try? fetching.fetch(descriptor, batchSize: Self.batchSize) else { return }
+        let fetched: FetchResultsCollection<Element>
+        do {
+            fetched = try fetching.fetch(descriptor, batchSize: Self.batchSize)
+        } catch {
+            registrar.withMutation(of: self, keyPath: \.fetchError) { lastError = error }
+            return
+        }
+        if lastError != nil { registrar.withMutation(of: self, keyPath: \.fetchError) { lastError = nil } }
         self.generation = generation
         lastContext = fetching
         results = fetched
