@@ -273,7 +273,7 @@ actor StarvedObserverRun {
         let other = try ModelContainer(for: HNote.self, HLine.self, HTag.self, configurations: ModelConfiguration(url: url))
         let run = StarvedObserverRun()
         let seen = try await Task(executorPreference: run.executor) {
-            try await run.run(container, other: other, bound: .seconds(30))
+            try await run.run(container, other: other, bound: .seconds(60))
         }.value
         try #require(seen.count == 2)
         let (own, elsewhere) = (seen[0], seen[1])
