@@ -9,7 +9,7 @@ import StrataEngine
 /// process writing it). Another process's commit is noticed by polling: each poll begins a
 /// read of each store, which for a store opened read-only reads the commit the writer
 /// published in the lock file through its shared mapping (after one `F_OFD_GETLK` to see
-/// that the writer is alive). It polls only while something waits.
+/// that the writer is alive). It polls only while something waits or follows.
 ///
 /// Neither path needs Swift's global executor. A save through the container raises the
 /// generation before `save()` returns (once anything observes the container), and the poller

@@ -63,7 +63,7 @@ public final class HistoryObserver: Observable {
 
     /// Hands each transaction committed since the last read to `receive`, on the observer's
     /// actor (after each commit). Stops following when the history it has yet to read was
-    /// pruned, as SwiftData's ends.
+    /// pruned (the counter then stays where it was, as it did when this read a `HistoryChanges`).
     fileprivate func catchUp() {
         do {
             for notice in try changes.available() { receive(notice) }
