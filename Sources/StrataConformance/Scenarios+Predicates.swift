@@ -324,10 +324,13 @@ extension Conformance {
             let harness = GraphHarness(keepsRowOrder: false)
             let s = try env.open(GOwner.self, GPet.self, GTag.self)
             var opened = false
+            // A store that runs a share of the cases runs one session (seeded, then reopened):
+            // on the tests' custom stores, which answer each fetch by reading all their objects,
+            // the second session cost 5 to 6 of about 9 s of CPU, each.
             try harness.runSessions(open: {
                 defer { opened = true }
                 return opened ? try s.reopen() : s.container
-            }, scale: env.store.randomCaseShare, sessions: 2, rounds: 1)
+            }, scale: env.store.randomCaseShare, sessions: env.store.randomCaseShare < 1 ? 1 : 2, rounds: 1)
             guard harness.failures.isEmpty else {
                 throw ConformanceFailure("\(harness.failures.count) checks of \(harness.cases) random cases failed "
                                          + "(replay with STRATA_SEED=\(harness.seed)):\n" + harness.failures.joined(separator: "\n"),
