@@ -164,6 +164,53 @@ actor NoteHistoryWatcher {
         })
         #expect(await watcher.newest == 4)
     }
+
+    /// History pruned before the observer read it: the observer counts it as one event, says
+    /// why (`historyError`), and follows the saves after it. (It once stopped following, its
+    /// counter still: a reader saw nothing, then nothing more.)
+    @Test func aHistoryObserverWhoseUnreadHistoryWasPrunedCountsItAndFollowsOn() async throws {
+        let container = try ModelContainer(for: HNote.self, HLine.self, HTag.self, configurations: ModelConfiguration(url: dir.store()))
+        let run = PrunedHistoryRun()
+        try await run.startThenSaveAndPrune(container)
+        #expect(await eventually { await run.state == .init(events: 1, expired: true, failed: true) })
+        let context = ModelContext(container)
+        context.insert(HNote(3, "three"))
+        try context.save()
+        #expect(await eventually { await run.state == .init(events: 2, expired: false, failed: false) })
+        // The tokens it started from are gone: a reader's fetch after them says so.
+        let start = DefaultHistoryToken(tokenValue: 0, storeIdentifier: try #require(await run.newestStore))
+        #expect(throws: StrataError.self) {
+            try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token > start }))
+        }
+    }
+}
+
+/// A HistoryObserver whose actor is kept busy until the history the observer has yet to read
+/// was deleted.
+actor PrunedHistoryRun {
+    struct State: Equatable { var events: Int, expired: Bool, failed: Bool }
+    private var observer: HistoryObserver?
+
+    /// Makes the observer, then saves two notes and deletes the history of both, all without
+    /// a suspension: the observer's reads after the saves wait for this actor, and find them
+    /// pruned.
+    func startThenSaveAndPrune(_ container: ModelContainer) throws {
+        observer = try HistoryObserver(observedModels: [HNote.self], modelContainer: container)
+        let context = ModelContext(container)
+        for key in 1...2 {
+            context.insert(HNote(key, "n\(key)"))
+            try context.save()
+        }
+        try context.deleteHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+    }
+
+    var state: State {
+        let error = observer?.historyError
+        let expired = (error as? StrataError)?.code == .historyTokenExpired
+        return State(events: observer?.eventCounter ?? -1, expired: expired, failed: error != nil)
+    }
+
+    var newestStore: String? { observer?.historyTokens.keys.first }
 }
 
 // MARK: Observers while Swift's global executor is busy

@@ -78,11 +78,14 @@ public struct HistoryChanges: AsyncSequence, Sendable {
         }
 
 
-        /// The transactions after `last`, each store's read from one snapshot.
+        /// The transactions after `last`, each store's read from one snapshot. All or nothing:
+        /// when one store's read fails, `last` stays as it was for every store, so that the
+        /// transactions of the stores read before it are read again, not skipped.
         private mutating func read() throws -> [HistoryNotice] {
             var found: [HistoryNotice] = []
+            var read = last
             for handle in container.handles {
-                let after = last?[handle.storeIdentifier] ?? 0
+                let after = read?[handle.storeIdentifier] ?? 0
                 try handle.storage.read { reader in
                     let pruned = Int64(try HistoryStore.pruned(reader))
                     if after < pruned {
@@ -94,9 +97,10 @@ public struct HistoryChanges: AsyncSequence, Sendable {
                     }
                 }
                 if let newest = found.last(where: { $0.token.storeIdentifier == handle.storeIdentifier }) {
-                    last?[handle.storeIdentifier] = newest.token.tokenValue
+                    read?[handle.storeIdentifier] = newest.token.tokenValue
                 }
             }
+            last = read
             return found
         }
 

@@ -15,6 +15,12 @@ extension DefaultHistoryToken: HistoryToken {}
 /// store. Observe `eventCounter`, then fetch the history after the tokens you kept. Same as
 /// SwiftData's `HistoryObserver` (iOS 27); make it on the actor that reads it.
 ///
+/// When the history it had yet to read was pruned (it fell more than the store's retention
+/// behind, or `deleteHistory` removed it), `eventCounter` grows by one, `historyError` is
+/// `historyTokenExpired`, and it follows on from the newest transactions: a fetch of the history
+/// after the tokens you kept then throws `historyTokenExpired` too, which says to fetch the
+/// objects again. No transaction is skipped silently.
+///
 /// Differs from SwiftData: the meaning of `authors` is a guess (transactions by those
 /// authors count, others do not); related models of `observedModels` are not added.
 public final class HistoryObserver: Observable {
@@ -26,9 +32,10 @@ public final class HistoryObserver: Observable {
     private var counter = 0
     private var tokens: [String: any HistoryToken]
     /// Where the transactions are read from, and the hub's identifier of the follower that
-    /// reads them after each commit (nil once the history it had yet to read was pruned).
+    /// reads them after each commit.
     private var changes: HistoryChanges.Iterator
     private var follower: UInt64?
+    private var lastError: (any Error)?
 
     /// Grows by one for each relevant transaction. Same as SwiftData.
     public var eventCounter: Int {
@@ -40,6 +47,16 @@ public final class HistoryObserver: Observable {
     public var historyTokens: [String: any HistoryToken] {
         registrar.access(self, keyPath: \.historyTokens)
         return tokens
+    }
+
+    /// Why the last read of the history after a commit failed, nil when it succeeded:
+    /// `historyTokenExpired` when the history this had yet to read was pruned (then
+    /// `eventCounter` grew by one, and this follows on from the newest transactions), or what
+    /// the read threw (then the next commit reads again from where this was). Observable.
+    /// Strata extra.
+    public var historyError: (any Error)? {
+        registrar.access(self, keyPath: \.historyError)
+        return lastError
     }
 
     /// Same as SwiftData's `init(historyTokens:observedModels:authors:modelContainer:isolation:)`.
@@ -62,15 +79,24 @@ public final class HistoryObserver: Observable {
     deinit { if let follower { modelContainer.changeHub.unfollow(follower) } }
 
     /// Hands each transaction committed since the last read to `receive`, on the observer's
-    /// actor (after each commit). Stops following when the history it has yet to read was
-    /// pruned (the counter then stays where it was, as it did when this read a `HistoryChanges`).
+    /// actor (after each commit). When the history it had yet to read was pruned, counts one
+    /// event (the transactions it missed may have been relevant; the reader's fetch after its
+    /// tokens then says they are gone) and follows on from the newest transactions.
     fileprivate func catchUp() {
+        let notices: [HistoryNotice]
         do {
-            for notice in try changes.available() { receive(notice) }
+            notices = try changes.available()
+        } catch let error as StrataError where error.code == .historyTokenExpired {
+            changes = modelContainer.historyChanges().makeAsyncIterator()
+            registrar.withMutation(of: self, keyPath: \.historyError) { lastError = error }
+            registrar.withMutation(of: self, keyPath: \.eventCounter) { counter += 1 }
+            return
         } catch {
-            if let follower { modelContainer.changeHub.unfollow(follower) }
-            follower = nil
+            registrar.withMutation(of: self, keyPath: \.historyError) { lastError = error }
+            return
         }
+        if lastError != nil { registrar.withMutation(of: self, keyPath: \.historyError) { lastError = nil } }
+        for notice in notices { receive(notice) }
     }
 
     fileprivate func receive(_ notice: HistoryNotice) {
