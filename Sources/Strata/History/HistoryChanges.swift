@@ -71,10 +71,12 @@ public struct HistoryChanges: AsyncSequence, Sendable {
         }
 
         /// The transactions committed since the last read, at once (none when there are none).
+        /// When the read fails, what `next()` had buffered stays for the next call.
         mutating func available() throws -> [HistoryNotice] {
             if last == nil { last = try HistoryChanges.newest(container) }
+            let fresh = try read()
             defer { buffer = [] }
-            return buffer + (try read())
+            return buffer + fresh
         }
 
 
