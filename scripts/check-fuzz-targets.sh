@@ -38,8 +38,6 @@ check() { swiftc -typecheck "${flags[@]}" "$@" & pids+=($!); }
 for entry in OpenStore DamagedStore DecodeEngine; do
     check -D STRATA_FUZZ_NO_CHECKSUMS -module-name StrataEngine "${engine_fuzz[@]}" "Fuzz/$entry.swift"
 done
-objects=()
-while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
 if [[ -n $build ]]; then
     # The object layer's targets against the Strata module the build made (a debug build is
     # made with -enable-testing): each target a module of its own that imports it @testable,
@@ -58,6 +56,8 @@ else
     records=()
     while IFS= read -r file; do records+=("$file"); done < <(find Sources/StrataRecords -name '*.swift' | sort)
     swiftc -emit-module -emit-module-path "$modules/StrataRecords.swiftmodule" "${flags[@]}" -module-name StrataRecords -I "$modules" "${records[@]}"
+    objects=()
+    while IFS= read -r file; do objects+=("$file"); done < <(find Sources/Strata -name '*.swift' | sort)
     check -module-name Strata -I "$modules" "${objects[@]}" Fuzz/DecodeObjectRecord.swift
     check -module-name Strata -I "$modules" "${objects[@]}" Sources/StrataTestSupport/SimulatedFileSystem.swift Sources/StrataConformance/SeededGenerator.swift Fuzz/DamagedObjectStore.swift
 fi
