@@ -31,8 +31,13 @@ final class MemoryStores: @unchecked Sendable {
     private let lock = NSLock()
     private var states: [String: MemoryState] = [:]
     private var candidateCalls = 0
+    private var failing: String? = nil
 
     func state(_ location: String) -> MemoryState? { lock.withLock { states[location] } }
+    /// Makes every read of the store at `location` fail from now on (nil: none fails), as a
+    /// server that went away or a file that could not be read would.
+    func failReads(of location: String?) { lock.withLock { failing = location } }
+    func readsFail(_ location: String) -> Bool { lock.withLock { failing == location } }
     func set(_ location: String, _ state: MemoryState?) { lock.withLock { states[location] = state } }
     func countCandidates() { lock.withLock { candidateCalls += 1 } }
     var candidatesAsked: Int { lock.withLock { candidateCalls } }
@@ -56,6 +61,11 @@ struct MemoryProvider: StorageProvider {
     }
 }
 
+/// The error of a read `MemoryStores.failReads(of:)` made fail.
+struct MemoryReadFailure: Error, Equatable {
+    let location: String
+}
+
 final class MemoryBackend: StorageBackend, @unchecked Sendable {
     let stores: MemoryStores
     let location: String
@@ -72,7 +82,10 @@ final class MemoryBackend: StorageBackend, @unchecked Sendable {
     }
 
     func read(_ body: (any StorageReader) throws -> Void) throws { try body(try beginRead()) }
-    func beginRead() throws -> any StorageReader { MemoryReader(stores.state(location) ?? MemoryState(), stores: stores) }
+    func beginRead() throws -> any StorageReader {
+        if stores.readsFail(location) { throw MemoryReadFailure(location: location) }
+        return MemoryReader(stores.state(location) ?? MemoryState(), stores: stores)
+    }
     func beginWrite() throws -> any StorageWriter {
         writerGate.lock()
         return MemoryWriter(stores.state(location) ?? MemoryState(), stores: stores, location: location) { [writerGate] in writerGate.unlock() }
