@@ -28,16 +28,16 @@ if [ "$mode" = W8-model ]; then
     rm -f "$strata_data/.build/release.yaml"
     swift build -c release --package-path "$strata_data" --product StrataModelReopen >&2
     child="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
-    # Counted: the child's `measure` (the container, the context and the fetch it times, then
-    # the few lines that print them).
-    symbols=$(nm "$child" | awk '$2 == "t" || $2 == "T" { print $3 }' | grep -E '^\$s17StrataModelReopen7measure' || true)
+    # Counted: what the child times (`openAndFetch`: the container, the context and the fetch),
+    # as W8's count below; not the report it prints after.
+    symbols=$(nm "$child" | awk '$2 == "t" || $2 == "T" { print $3 }' | grep -E '^\$s17StrataModelReopen12openAndFetch' || true)
     toggles=()
     for s in $symbols; do toggles+=("--toggle-collect=$s"); done
-    [ ${#toggles[@]} -ge 1 ] || { echo "profile.sh: W8-model's measure() not found in $child" >&2; exit 1; }
+    [ ${#toggles[@]} -ge 1 ] || { echo "profile.sh: W8-model's openAndFetch() not found in $child" >&2; exit 1; }
     valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$out" \
         "$child" open "$store" "$key" W8-model-reopen-fetch >/dev/null 2>"$out.log"
     total=$(grep -E '^(summary|totals):' "$out" | head -1 | awk '{print $2}')
-    echo "W8-model: $total instructions in the child's measure() (open, context, first fetch, and its report)"
+    echo "W8-model: $total instructions in the child's timed part (openAndFetch: open, context, first fetch)"
     exit 0
 fi
 if [ "$mode" = W8 ]; then

@@ -16,10 +16,7 @@ func measure(_ workload: String, _ models: [any PersistentModel.Type], path: Str
         try? handle.close()
     }
     let start = ContinuousClock.now
-    let container = try ModelContainer(for: Schema(models), configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
-    let context = ModelContext(container)
-    let opened = ContinuousClock.now
-    let found = try context.fetch(FetchDescriptor<Course>(predicate: #Predicate { $0.id == key })).first?.id
+    let (opened, found) = try openAndFetch(models, path: path, key: key)
     let end = ContinuousClock.now
     guard found == key else { throw Failure("\(workload): \(key) not found in \(path)") }
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
@@ -30,6 +27,18 @@ func measure(_ workload: String, _ models: [any PersistentModel.Type], path: Str
     print(#"{"workload": "\#(workload)", "system": "strata", "n": 1, "seconds": \#(seconds(start.duration(to: end))), "#
           + #""peak_rss_kb": \#(peakKB), "bytes": \#(bytes), "open_seconds": \#(seconds(start.duration(to: opened))), "#
           + #""fetch_seconds": \#(seconds(opened.duration(to: end))), "models": \#(models.count)}"#)
+}
+
+/// The timed work: the container, a context, and the fetch of one `Course` by id; when the
+/// container and context were made. (A function of its own, which `Benchmarks/profile.sh
+/// W8-model` counts alone, without the report `measure` prints.)
+@inline(never)
+func openAndFetch(_ models: [any PersistentModel.Type], path: String, key: UUID) throws -> (opened: ContinuousClock.Instant, found: UUID?) {
+    let container = try ModelContainer(for: Schema(models), configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
+    let context = ModelContext(container)
+    let opened = ContinuousClock.now
+    let found = try context.fetch(FetchDescriptor<Course>(predicate: #Predicate { $0.id == key })).first?.id
+    return (opened, found)
 }
 
 struct Failure: Error, CustomStringConvertible {
