@@ -23,7 +23,9 @@ fi
 build="${STRATA_BENCH_BUILD:-release}"
 case "$build" in release|debug) ;; *) echo "run.sh: STRATA_BENCH_BUILD must be release or debug, not $build" >&2; exit 2 ;; esac
 rm -f "$here/.build/$build.yaml"
-swift build -c "$build" --package-path "$here" >&2
+# (STRATA_SWIFT_FLAGS: extra build flags, as CI gives its debug smoke run.)
+# shellcheck disable=SC2086
+swift build -c "$build" --package-path "$here" ${STRATA_SWIFT_FLAGS:-} >&2
 
 # W8 with @Model classes runs StrataData's StrataModelReopen (the macros need swift-syntax,
 # which this package does not build): built in release here, except for a --quick smoke run
@@ -37,4 +39,5 @@ case " $* " in
         export STRATA_BENCH_MODEL_REOPEN="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
         ;;
 esac
-exec "$(swift build -c "$build" --package-path "$here" --show-bin-path)/StrataBenchmarks" "$@"
+# shellcheck disable=SC2086
+exec "$(swift build -c "$build" --package-path "$here" ${STRATA_SWIFT_FLAGS:-} --show-bin-path)/StrataBenchmarks" "$@"

@@ -154,10 +154,12 @@ echo "check-doc-snippets: compiling $count Swift blocks of README.md and Docs/*.
 # SwiftPM misses files added to or moved in a path dependency (the repository): plan anew.
 scratch=${SNIPPETS_SCRATCH:-$work/build}
 rm -f "$scratch/debug.yaml"
-swift build --package-path "$package" --scratch-path "$scratch"
+# (With the flags the build it shares was made with: CI's STRATA_SWIFT_FLAGS.)
+# shellcheck disable=SC2086
+swift build --package-path "$package" --scratch-path "$scratch" ${STRATA_SWIFT_FLAGS:-}
 
 if [ "$run" = 1 ]; then
-    bin=$(swift build --package-path "$package" --scratch-path "$scratch" --show-bin-path)
+    bin=$(swift build --package-path "$package" --scratch-path "$scratch" ${STRATA_SWIFT_FLAGS:-} --show-bin-path)
     for target in $targets; do
         folder=$(mktemp -d)
         if ! (cd "$folder" && HOME="$folder" XDG_DATA_HOME="$folder/data" TMPDIR="$folder" "$bin/$target" > "$folder/.output" 2>&1); then
