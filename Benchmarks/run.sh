@@ -22,10 +22,14 @@ fi
 # and would build the benchmarks on the old file list: the build plan is made anew (seconds).
 build="${STRATA_BENCH_BUILD:-release}"
 case "$build" in release|debug) ;; *) echo "run.sh: STRATA_BENCH_BUILD must be release or debug, not $build" >&2; exit 2 ;; esac
-rm -f "$here/.build/$build.yaml"
+# STRATA_BENCH_SCRATCH: the build folder (default Benchmarks/.build). CI points it at the root
+# package's, where the root's sources were compiled already with the same flags, so that only
+# GRDB and the benchmarks compile.
+scratch="${STRATA_BENCH_SCRATCH:-$here/.build}"
+rm -f "$scratch/$build.yaml"
 # (STRATA_SWIFT_FLAGS: extra build flags, as CI gives its debug smoke run.)
 # shellcheck disable=SC2086
-swift build -c "$build" --package-path "$here" ${STRATA_SWIFT_FLAGS:-} >&2
+swift build -c "$build" --package-path "$here" --scratch-path "$scratch" ${STRATA_SWIFT_FLAGS:-} >&2
 
 # W8 with @Model classes runs StrataData's StrataModelReopen (the macros need swift-syntax,
 # which this package does not build): built in release here, except for a --quick smoke run
@@ -40,4 +44,4 @@ case " $* " in
         ;;
 esac
 # shellcheck disable=SC2086
-exec "$(swift build -c "$build" --package-path "$here" ${STRATA_SWIFT_FLAGS:-} --show-bin-path)/StrataBenchmarks" "$@"
+exec "$(swift build -c "$build" --package-path "$here" --scratch-path "$scratch" ${STRATA_SWIFT_FLAGS:-} --show-bin-path)/StrataBenchmarks" "$@"

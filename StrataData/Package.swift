@@ -12,6 +12,16 @@ import PackageDescription
 // rather than assume it.
 let rootIdentity = Context.packageDirectory.split(separator: "/").dropLast().last.map { String($0).lowercased() } ?? "strata"
 
+// Which tests the package declares: both suites, unless STRATA_DATA_TESTS=models or =macros
+// names one. A test target that depends on a macro target directly (the expansion tests do:
+// they run the macros in process) makes SwiftPM build every test target of the package, and all
+// they depend on, for the host as well ("-tool" modules): the root package's sources compiled a
+// second time in this package's build, minutes on two cores. CI runs the two suites in two runs,
+// so that the model tests build on the modules the root package's build already made.
+let declaredTests = Context.environment["STRATA_DATA_TESTS"]
+let modelTests = declaredTests != "macros"
+let macroTests = declaredTests != "models"
+
 let package = Package(
     name: "StrataData",
     platforms: [.macOS(.v15)],
@@ -40,15 +50,6 @@ let package = Package(
                 .product(name: "Strata", package: rootIdentity),
             ]
         ),
-        // What each macro writes, and its diagnostics (no Strata needed).
-        .testTarget(
-            name: "StrataDataMacrosTests",
-            dependencies: [
-                "StrataDataMacros",
-                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
-            ]
-        ),
         // A multi-file, public model layer shaped like a real app's, in the Swift 5 language
         // mode as such packages often are (Apple's Backyard Birds sample is): it compiles only if
         // what `@Model` writes does not depend on the order in which the compiler sees the files.
@@ -72,11 +73,27 @@ let package = Package(
             name: "StrataDataConformance",
             dependencies: ["StrataData", .product(name: "Strata", package: rootIdentity)]
         ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+if macroTests {
+    package.targets.append(
+        // What each macro writes, and its diagnostics (no Strata needed).
+        .testTarget(
+            name: "StrataDataMacrosTests",
+            dependencies: [
+                "StrataDataMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ))
+}
+if modelTests {
+    package.targets.append(
         // Models written as SwiftData writes them, used through Strata.
         .testTarget(
             name: "StrataDataTests",
             dependencies: ["StrataData", "ModelLayerFixture", "StrataDataConformance"]
-        ),
-    ],
-    swiftLanguageModes: [.v6]
-)
+        ))
+}
