@@ -16,9 +16,10 @@ trap 'rm -rf "$out"' EXIT
 build=${1:-}
 package=strata
 if [[ -n $build ]]; then
-    # The package name the build gave its modules (`package` declarations are visible only
-    # to a module of the same package).
-    package=$(grep -o '"-package-name","[^"]*"' "$build/debug.yaml" | head -1 | cut -d'"' -f4)
+    # The package name the build gave the root's modules (`package` declarations are visible
+    # only to a module of the same package), read from the records layer's compile command: the
+    # build folder may be shared with packages that depend on the root (CI's is).
+    package=$(grep '"-module-name","StrataRecords"' "$build/debug.yaml" | grep -o '"-package-name","[^"]*"' | head -1 | cut -d'"' -f4)
     [[ -n $package && -f $build/debug/Modules/StrataRecords.swiftmodule ]] || {
         echo "check-fuzz-targets: $build has no debug build of the root package (run swift build first)" >&2; exit 2; }
 fi
