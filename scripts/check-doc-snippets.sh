@@ -18,10 +18,11 @@
 # programs above compile the code).
 #
 # SNIPPETS_SCRATCH: the build folder (default .build-snippets/build). CI points it at the
-# root's .build, where StrataData's tests were built just before: the package's dependencies (the
-# root package, StrataData, swift-syntax) are then compiled already, and only the blocks are
-# (seconds, where a folder of its own took 3 to 3.5 minutes, most of it swift-syntax). The blocks' targets are
-# named after their files (Docs_History_L12), so they meet none of StrataData's.
+# root's .build, where StrataData's tests were built just before: the package's dependencies
+# (the root package, StrataData, swift-syntax) are then compiled already, and only the blocks
+# are (seconds, where a folder of its own took 3 to 3.5 minutes, most of it swift-syntax). The
+# blocks' targets are named after their files (Docs_History_L12), so they meet none of
+# StrataData's.
 #
 # usage: scripts/check-doc-snippets.sh [--no-run]
 set -euo pipefail
