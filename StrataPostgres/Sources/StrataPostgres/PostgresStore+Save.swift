@@ -109,9 +109,11 @@ struct SaveRun {
         try unlinkWhatUpsertsDropped(c)
         try writeExternals(c)
         try store.announceChange(c)
-        for snapshot in request.inserted {
-            guard let id = final[snapshot.persistentIdentifier] else { continue }
-            outcome.remapped[snapshot.persistentIdentifier] = try store.identifier(snapshot.persistentIdentifier.entityName, id)
+        // (By index: a loop over the snapshots copied each one, retaining its values.)
+        for i in request.inserted.indices {
+            let temporary = request.inserted[i].persistentIdentifier
+            guard let id = final[temporary] else { continue }
+            outcome.remapped[temporary] = try store.identifier(temporary.entityName, id)
         }
         if let history { try store.writeHistory((upserted ? upsertsAsUpdates(history) : history).remapped(outcome.remapped), c) }
         if upserted { try raiseUpdatesOfUpsertedRows() }
@@ -141,17 +143,25 @@ struct SaveRun {
     /// (found here, by the server) updated that row: the attributes whose values it changed,
     /// as the statement that wrote it compared them with the row it found.
     private func upsertsAsUpdates(_ record: DataStoreHistoryRecord) -> DataStoreHistoryRecord {
+        struct StoredRow: Hashable { let entityName: String; let row: Int64 }
         var record = record
-        var seen = Set<String>()
+        var seen = Set<StoredRow>()
+        // The last model's table and attribute names (a save's changes come in runs of one model).
+        var last: (name: String, table: PostgresTable, attributes: [String])? = nil
         record.changes = record.changes.compactMap { change in
-            var change = change
+            guard change.kind == .insert else { return change }
             let id = change.identifier
-            if change.kind == .insert, let row = final[id], row != allocated[id], let table = store.tables[id.entityName] {
-                change.kind = .update
-                change.attributes = upsertChanges[id] ?? table.entity.attributes.map(\.name)
-                // Two inserts of one save that landed on one stored row: one change.
-                guard seen.insert("\(id.entityName)#\(row)").inserted else { return nil }
+            guard let row = final[id], row != allocated[id] else { return change }
+            let name = id.entityName
+            if last?.name != name {
+                guard let table = store.tables[name] else { return change }
+                last = (name, table, table.entity.attributes.map(\.name))
             }
+            // Two inserts of one save that landed on one stored row: one change.
+            guard seen.insert(StoredRow(entityName: name, row: row)).inserted else { return nil }
+            var change = change
+            change.kind = .update
+            change.attributes = upsertChanges[id] ?? last?.attributes ?? []
             return change
         }
         return record
@@ -177,7 +187,8 @@ struct SaveRun {
         allocated.reserveCapacity(count)
         final.reserveCapacity(count)
         outcome.remapped.reserveCapacity(count)
-        for (snapshot, id) in zip(request.inserted, ids) { allocated[snapshot.persistentIdentifier] = id }
+        outcome.saved.reserveCapacity(count + request.updated.count)
+        for i in ids.indices { allocated[request.inserted[i].persistentIdentifier] = ids[i] }
     }
 
     /// The integers of a `bigint[]`'s text (`{1,2,3}`); nil if it is not one.
@@ -413,9 +424,11 @@ struct SaveRun {
             pending = inserts
         }
         guard !pending.isEmpty else { return }
-        var ids = try pending.map { snapshot -> Int64 in
-            guard let id = allocated[snapshot.persistentIdentifier] else { throw StrataError(.storeFailure, "No identifier was allocated for \(snapshot.persistentIdentifier).") }
-            return id
+        var ids: [Int64] = []
+        ids.reserveCapacity(pending.count)
+        for i in pending.indices {
+            guard let id = allocated[pending[i].persistentIdentifier] else { throw StrataError(.storeFailure, "No identifier was allocated for \(pending[i].persistentIdentifier).") }
+            ids.append(id)
         }
         // The version of an inserted row is 1, a constant of the statement: its parameter is
         // an empty array (`unnest` pads a shorter array with NULLs), not 1 sent once a row.
@@ -428,9 +441,9 @@ struct SaveRun {
             _ = try inParts(table, pending, ids, c) { binds in
                 "INSERT INTO \(table.qualified) (\(allNames.joined(separator: ", "))) SELECT \(allValues.joined(separator: ", ")) FROM \(unnest(binds))"
             }
-            for (snapshot, id) in zip(pending, ids) {
-                final[snapshot.persistentIdentifier] = id
-                outcome.saved[snapshot.persistentIdentifier] = 1
+            for i in pending.indices {
+                final[pending[i].persistentIdentifier] = ids[i]
+                outcome.saved[pending[i].persistentIdentifier] = 1
             }
             return
         }
@@ -495,9 +508,9 @@ struct SaveRun {
                     throw StrataError(.storeFailure, "The PostgreSQL server inserted \(inserted) of \(pending.count) new \(table.name) objects, but \(heldCount) were found left out.")
                 }
             }
-            for (i, snapshot) in pending.enumerated() where !held[i] {
-                final[snapshot.persistentIdentifier] = ids[i]
-                outcome.saved[snapshot.persistentIdentifier] = 1
+            for i in pending.indices where !held[i] {
+                final[pending[i].persistentIdentifier] = ids[i]
+                outcome.saved[pending[i].persistentIdentifier] = 1
             }
             guard heldCount > 0 else { return }
             pending = pending.indices.filter { held[$0] }.map { pending[$0] }
@@ -540,9 +553,9 @@ struct SaveRun {
             outcome.replaced[pending[ord - 1].persistentIdentifier] = version - 1
             if let names = row[3] { upsertChanges[pending[ord - 1].persistentIdentifier] = names.split(separator: ",").map(String.init) }
         }
-        for (i, snapshot) in pending.enumerated() where !updated[i] {
-            final[snapshot.persistentIdentifier] = ids[i]
-            outcome.saved[snapshot.persistentIdentifier] = 1
+        for i in pending.indices where !updated[i] {
+            final[pending[i].persistentIdentifier] = ids[i]
+            outcome.saved[pending[i].persistentIdentifier] = 1
         }
     }
 
