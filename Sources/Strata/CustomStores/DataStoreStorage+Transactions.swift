@@ -413,23 +413,25 @@ struct SavePlan {
         var moved: [CollectionID: [RowID: RowID]] = [:]
         var saved: [CollectionID: [RowID: Int64]] = [:]
         // Each model's rows are taken out of the state while its new objects go in: its name
-        // is hashed once, not four times an object, and its maps grow once.
+        // is hashed once, not four times an object, and its maps grow once. (The items are read
+        // by index, field by field: a loop over them copied each item, retaining its parts.)
         if !inserted.isEmpty { state.remapped.trim() }
-        for run in inserted.runs(by: { ObjectIdentifier($0.entity) }) {
+        for run in inserted.indices.runs(by: { ObjectIdentifier(inserted[$0].entity) }) {
             let name = inserted[run.lowerBound].entity.name
             var table = state.takeTable(name)
             table.idByRow.reserveCapacity(run.count)
-            for item in inserted[run] {
-                let temporary = item.snapshot.persistentIdentifier
+            let collection = state.collections[name]
+            for i in run {
+                let temporary = inserted[i].snapshot.persistentIdentifier, itemRow = inserted[i].row
                 let permanent = remapped[temporary] ?? temporary
-                if let existing = table.rowHeld(by: permanent), existing != item.row {
+                if let existing = table.rowHeld(by: permanent), existing != itemRow {
                     // Only an insert that moved needs its temporary identifier kept: any other
                     // names its own row (`BridgeState.row(for:)`), and the map would grow by
                     // every object a process ever inserts.
                     state.remapped.note(temporary, permanent)
-                    if let collection = state.collections[name] { moved[collection, default: [:]][item.row] = existing }
+                    if let collection { moved[collection, default: Dictionary(minimumCapacity: run.count)][itemRow] = existing }
                     if table.deleted.contains(existing) { reuse(existing, of: name, version: versions[temporary], &table, &state) }
-                } else if let key = table.keyedRow(permanent), let collection = state.collections[name] {
+                } else if let key = table.keyedRow(permanent), let collection {
                     // A key that is a row (`BridgeRows`): the insert moves to it, as an upsert
                     // moves to the row of the object it updated, and no map holds it. (Kept
                     // under its own row, each object a process inserts would stay in the maps
@@ -437,47 +439,47 @@ struct SavePlan {
                     state.remapped.note(temporary, permanent)
                     table.keyedRowsSeen.insert(key)
                     if table.deleted.contains(key) { reuse(key, of: name, version: versions[temporary], &table, &state) }
-                    moved[collection, default: [:]][item.row] = key
+                    moved[collection, default: Dictionary(minimumCapacity: run.count)][itemRow] = key
                 } else {
                     // (The insert keeps the row it was made at, named by the store's
                     // identifier: a key no object had is mapped to it.)
-                    table.map(permanent, to: item.row)
+                    table.map(permanent, to: itemRow)
                 }
             }
             state.tables[name] = table
         }
         for items in [inserted, updated] {
-            for run in items.runs(by: { ObjectIdentifier($0.entity) }) {
+            for run in items.indices.runs(by: { ObjectIdentifier(items[$0].entity) }) {
                 let entity = items[run.lowerBound].entity
                 // The context's own records, unless one names a row an insert moved from (the
                 // snapshot's identifiers lead to the row it moved to): then each record is
                 // made anew from its snapshot, with the whole state in place.
-                let ownRecords = (moved.isEmpty || entity.relationships.isEmpty) && items[run].allSatisfy { $0.record != nil }
+                let ownRecords = (moved.isEmpty || entity.relationships.isEmpty) && run.allSatisfy { items[$0].record != nil }
                 let collection = state.collections[entity.name]
                 var table = state.takeTable(entity.name)
                 if ownRecords { table.records.reserveCapacity(run.count) }
-                for item in items[run] {
-                    let id = item.snapshot.persistentIdentifier
+                for i in run {
+                    let id = items[i].snapshot.persistentIdentifier
                     let known = state.remapped[id] ?? id
-                    let row = table.rowByID[known] ?? table.keyedRow(known) ?? item.row
+                    let row = table.rowByID[known] ?? table.keyedRow(known) ?? items[i].row
                     // The record is kept with the version the store gave it now, or with none
                     // (never the one the update was sent with).
                     let version = versions.isEmpty ? nil : versions[id]
                     if let version, let collection {
-                        saved[collection, default: [:]][row] = version
+                        saved[collection, default: Dictionary(minimumCapacity: run.count)][row] = version
                         // An update's step is from the version it was sent at; an upsert's, from
                         // the one the store says it replaced.
-                        if let from = item.snapshot.version ?? (replaced.isEmpty ? nil : replaced[id]), from != version {
+                        if let from = items[i].snapshot.version ?? (replaced.isEmpty ? nil : replaced[id]), from != version {
                             state.ownSaves.note(collection, row, from: from, to: version)
                         }
                     }
-                    if ownRecords, var record = item.record {
+                    if ownRecords, var record = items[i].record {
                         if let version { record = try SnapshotRecords.record(record, propertyCount: entity.properties.count, version: version) }
                         table.records[row] = record
                         state.kept.note(entity.name, row, record)
                     } else {
                         state.tables[entity.name] = table
-                        let record = try state.record(of: item.snapshot.withVersion(version), entity, rows: rows)
+                        let record = try state.record(of: items[i].snapshot.withVersion(version), entity, rows: rows)
                         table = state.takeTable(entity.name)
                         table.records[row] = record
                         state.kept.note(entity.name, row, record)
