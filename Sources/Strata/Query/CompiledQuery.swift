@@ -1,5 +1,6 @@
 import Foundation
 import StrataEngine
+import Synchronization
 @_spi(StorageBackend) import StrataRecords
 
 /// A fetch compiled for one shape (QueryShape.swift): for each model it reads (the model and,
@@ -321,22 +322,27 @@ final class QueryCache: @unchecked Sendable {
         let partial: Bool
     }
 
-    private let lock = NSLock()
     /// A compiled query and the key it was cached under.
-    private struct Entry {
+    private struct Entry: Sendable {
         let key: Key
-        let query: AnyObject
+        let query: any AnyObject & Sendable
     }
 
-    /// The entries by model (each entry checked against the key). Not keyed by `Key` itself: the
-    /// first dictionary keyed by a new type costs a fresh process a scan of every protocol
-    /// conformance loaded (W8, Docs/Benchmarks.md), and a `TypeMap`, not a dictionary keyed
-    /// by `ObjectIdentifier`, for the same reason.
-    private var entries = TypeMap<[Entry]>()
-    /// The key looked up last and its entries (cleared when an insertion changes them).
-    private var last: (key: Key, entries: [Entry])?
-    private var order: [Key] = []
-    private var total = 0
+    private struct State {
+        /// The entries by model (each entry checked against the key). Not keyed by `Key`
+        /// itself: the first dictionary keyed by a new type costs a fresh process a scan of
+        /// every protocol conformance loaded (W8, Docs/Benchmarks.md), and a `TypeMap`, not a
+        /// dictionary keyed by `ObjectIdentifier`, for the same reason.
+        var entries = TypeMap<[Entry]>()
+        /// The key looked up last and its entries (cleared when an insertion changes them).
+        var last: (key: Key, entries: [Entry])?
+        var order: [Key] = []
+        var total = 0
+    }
+
+    /// (A `Mutex`, not an `NSLock`: taking and giving back an `NSLock` was 75 instructions of
+    /// each fetch, W3.)
+    private let state = Mutex(State())
 
     /// The runs of `descriptor`, with the plan compiled for its shape (compiled now if none is cached).
     func runs<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, includeSubclasses: Bool, context: ModelContext) throws -> QueryRuns {
@@ -344,16 +350,13 @@ final class QueryCache: @unchecked Sendable {
         let key = Key(model: ObjectIdentifier(T.self), includeSubclasses: includeSubclasses,
                       expression: predicate?.expressionType, sortCount: descriptor.sortCount,
                       partial: !descriptor.loadedKeyPaths.isEmpty)
-        lock.lock()
         // The shape fetched last is asked for again more often than not: compared before hashing.
-        let candidates: [Entry]
-        if let last, last.key == key {
-            candidates = last.entries
-        } else {
-            candidates = entries[key.model] ?? []
-            last = (key, candidates)
+        let candidates = state.withLock { s -> [Entry] in
+            if let last = s.last, last.key == key { return last.entries }
+            let found = s.entries[key.model] ?? []
+            s.last = (key, found)
+            return found
         }
-        lock.unlock()
         // (Each query lent: `candidates` holds them.)
         for i in candidates.indices where candidates[i].key == key {
             let query = Unmanaged.passUnretained(unsafeDowncast(candidates[i].query, to: CompiledQuery<T>.self))
@@ -369,29 +372,25 @@ final class QueryCache: @unchecked Sendable {
         return runs
     }
 
-    private func insert(_ query: AnyObject, _ key: Key) {
-        lock.lock()
-        defer { lock.unlock() }
-        last = nil
-        var bucketEntries = entries[key.model] ?? []
-        bucketEntries.append(Entry(key: key, query: query))
-        entries[key.model] = bucketEntries
-        order.append(key)
-        total += 1
-        while total > QueryCache.capacity, !order.isEmpty {
-            let oldest = order.removeFirst(), bucket = oldest.model
-            guard var bucketEntries = entries[bucket] else { continue }
-            if let i = bucketEntries.firstIndex(where: { $0.key == oldest }) { bucketEntries.remove(at: i); total -= 1 }
-            entries[bucket] = bucketEntries.isEmpty ? nil : bucketEntries
+    private func insert(_ query: any AnyObject & Sendable, _ key: Key) {
+        state.withLock { s in
+            s.last = nil
+            var bucketEntries = s.entries[key.model] ?? []
+            bucketEntries.append(Entry(key: key, query: query))
+            s.entries[key.model] = bucketEntries
+            s.order.append(key)
+            s.total += 1
+            while s.total > QueryCache.capacity, !s.order.isEmpty {
+                let oldest = s.order.removeFirst(), bucket = oldest.model
+                guard var bucketEntries = s.entries[bucket] else { continue }
+                if let i = bucketEntries.firstIndex(where: { $0.key == oldest }) { bucketEntries.remove(at: i); s.total -= 1 }
+                s.entries[bucket] = bucketEntries.isEmpty ? nil : bucketEntries
+            }
         }
     }
 
     /// How many compiled queries are cached (for tests).
-    var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return total
-    }
+    var count: Int { state.withLock { $0.total } }
 }
 
 extension ModelContext {
