@@ -6,7 +6,7 @@ import Foundation
 // runs one workload on Strata alone for callgrind (Harness/Profile.swift, profile.sh).
 
 /// Every workload, in the order they run. Add one file per workload and list it here.
-nonisolated let workloads: [any Workload.Type] = [
+let workloads: [any Workload.Type] = [
     E1BulkInsert.self, E2PointReads.self, E3RangeScan.self, E3FullScan.self, E4Reopen.self, E5DurableCommits.self,
     W1ObjectInsert.self, W2ObjectDurableSaves.self, W3ObjectPointFetch.self, W4ObjectCount.self, W5ObjectPage.self,
     W6ObjectUpsert.self, W7ObjectEnumerate.self, W8ObjectReopen.self, W8ModelReopen.self, W9ObjectDeleteWhere.self, W10ExternalStorage.self,

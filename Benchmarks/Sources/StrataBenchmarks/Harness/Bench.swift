@@ -17,7 +17,7 @@ enum System: String, CaseIterable {
 
 /// One workload: a parent part that runs (or spawns) every system and reports measurements,
 /// and optionally a child part, run in a fresh process by `self child <id> key=value...`.
-protocol Workload {
+protocol Workload: SendableMetatype {
     static var id: String { get }
     /// One line for the summary table.
     static var title: String { get }
@@ -140,13 +140,13 @@ final class Bench {
     /// SQLite's page cache misses and hits on a connection (pages read from the file, or the OS cache).
     func sqliteCounters(_ style: GRDBStyle) -> [(String, Int)] {
         guard let queue = openedQueues[style] else { return [] }
-        return (try? queue.inDatabase { db -> [(String, Int)] in
+        return queue.inDatabase { db -> [(String, Int)] in
             var current: Int32 = 0, highest: Int32 = 0
             sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_MISS, &current, &highest, 0)
             let misses = Int(current)
             sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_HIT, &current, &highest, 0)
             return [("pages_read", misses), ("cache_hits", Int(current))]
-        }) ?? []
+        }
     }
 
     /// Closes what this process has open (before another process opens the same files).

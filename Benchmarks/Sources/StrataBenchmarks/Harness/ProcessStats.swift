@@ -51,7 +51,7 @@ enum ProcessStats {
     /// Returns freed memory to the kernel and starts a new peak (VmHWM) from the current RSS,
     /// so that the next `memory().peakKB` is the peak of what follows.
     static func startPeak() {
-        trimMalloc(0)
+        _ = trimMalloc(0)
         if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {
             handle.write(Data("5".utf8))
             try? handle.close()
