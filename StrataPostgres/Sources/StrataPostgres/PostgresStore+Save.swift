@@ -143,11 +143,11 @@ struct SaveRun {
     /// (found here, by the server) updated that row: the attributes whose values it changed,
     /// as the statement that wrote it compared them with the row it found.
     private func upsertsAsUpdates(_ record: DataStoreHistoryRecord) -> DataStoreHistoryRecord {
-        struct StoredRow: Hashable { let entityName: String; let row: Int64 }
+        struct UpsertedRow: Hashable { let entityName: String; let row: Int64 }
         var record = record
-        var seen = Set<StoredRow>()
-        // The last model's table and attribute names (a save's changes come in runs of one model).
-        var last: (name: String, table: PostgresTable, attributes: [String])? = nil
+        var seen = Set<UpsertedRow>()
+        // The last model's attribute names (a save's changes come in runs of one model).
+        var last: (name: String, attributes: [String])? = nil
         record.changes = record.changes.compactMap { change in
             guard change.kind == .insert else { return change }
             let id = change.identifier
@@ -155,10 +155,10 @@ struct SaveRun {
             let name = id.entityName
             if last?.name != name {
                 guard let table = store.tables[name] else { return change }
-                last = (name, table, table.entity.attributes.map(\.name))
+                last = (name, table.entity.attributes.map(\.name))
             }
             // Two inserts of one save that landed on one stored row: one change.
-            guard seen.insert(StoredRow(entityName: name, row: row)).inserted else { return nil }
+            guard seen.insert(UpsertedRow(entityName: name, row: row)).inserted else { return nil }
             var change = change
             change.kind = .update
             change.attributes = upsertChanges[id] ?? last?.attributes ?? []
