@@ -142,9 +142,9 @@ extension SaveOperation {
         let record = try encode(object, table: table)
         var stored = false
         let held = try record.withUnsafeBytes { bytes in
-            try writer.putUnlessHeld(bytes, row: backing.rowID, in: collection, indexKeys: table.indexKeys(for: object)) { old in
+            try writer.putUnlessHeld(bytes, row: backing.rowID, in: collection, indexKeys: indexKeys(of: object, table, store)) { old in
                 stored = true
-                return table.hasIndexes ? try table.indexKeys(of: RecordView(old, layouts: table.layouts)) : []
+                return table.hasIndexes && store.handle.custom == nil ? try table.indexKeys(of: RecordView(old, layouts: table.layouts)) : []
             }
         }
         guard stored else {
@@ -154,9 +154,9 @@ extension SaveOperation {
         store.history?.update(backing.entity, backing.rowID, attributes: backing.changedProperties.indexes.map { backing.entity.properties[$0].name })
     }
 
-    /// An insert's index keys, for the engine's writer. A custom store's (the bridge's) keeps no
-    /// index and is given none: each object's keys were made and dropped (1% of a 20k-object
-    /// upsert's CPU on PostgreSQL, W6).
+    /// An object's index keys, for the engine's writer. A custom store's (the bridge's) keeps no
+    /// index and is given none, old or new: each object's keys were made and dropped (1% of a
+    /// 20k-object upsert's CPU on PostgreSQL, W6).
     private func indexKeys(of object: AnyObject, _ table: Table, _ store: StoreWork) -> [IndexKey] {
         store.handle.custom == nil ? table.indexKeys(for: object) : []
     }
