@@ -542,7 +542,7 @@ import StrataTestSupport
             }
             if round % 40 == 0 { try store.compact() }
         }
-        shared.done.setOnce()
+        _ = shared.done.setOnce()
         #expect(group.wait(timeout: .now() + 60) == .success)
         #expect(shared.problems.withLock { $0 } == [])
         print("concurrent readers checked \(shared.snapshots.load(ordering: .relaxed)) snapshots")
@@ -563,7 +563,7 @@ import StrataTestSupport
             let newer = try store.beginRead()
             try store.compact()
             #expect(try old.blob(id) == [1, 2, 3])
-            try store.read { tx in expectStoreError(.notFound) { try tx.blob(id) } }
+            _ = try store.read { tx in expectStoreError(.notFound) { try tx.blob(id) } }
             withExtendedLifetime(newer) {}
             #expect(FileManager.default.fileExists(atPath: file))
             withExtendedLifetime(old) {}
@@ -738,7 +738,7 @@ import StrataTestSupport
 
         // A blob whose file went missing is reported, not trapped on.
         try FileManager.default.removeItem(atPath: store.blobs.filePath(c.rawValue))
-        try store.read { tx in expectStoreError(.corrupt) { try tx.blob(c) } }
+        _ = try store.read { tx in expectStoreError(.corrupt) { try tx.blob(c) } }
         #expect(try !store.verify().isClean)
     }
 

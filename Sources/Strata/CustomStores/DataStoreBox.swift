@@ -53,7 +53,7 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
 
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> (fetched: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
         let result = try store.fetch(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState))
-        return (try result.fetchedSnapshots.map(Self.common), try result.relatedSnapshots.mapValues(Self.common))
+        return (try result.fetchedSnapshots.map { try Self.common($0) }, try result.relatedSnapshots.mapValues { try Self.common($0) })
     }
 
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, _ editingState: EditingState) throws -> Int {
@@ -84,15 +84,15 @@ final class DataStoreBox<S: DataStore>: AnyDataStore {
 
     func save(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot], history: DataStoreHistoryRecord?,
               _ editingState: EditingState) throws -> DataStoreSaveAnswer {
-        let request = DataStoreSaveChangesRequest(inserted: try inserted.map(Self.own), updated: try updated.map(Self.own),
-                                                  deleted: try deleted.map(Self.own), editingState: editingState)
+        let request = DataStoreSaveChangesRequest(inserted: try inserted.map { try Self.own($0) }, updated: try updated.map { try Self.own($0) },
+                                                  deleted: try deleted.map { try Self.own($0) }, editingState: editingState)
         let result: DataStoreSaveChangesResult<S.Snapshot>
         if let history, let recording = store as? any HistoryRecordingDataStore {
             result = try Self.save(recording, request, history)
         } else {
             result = try store.save(request)
         }
-        return DataStoreSaveAnswer(remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues(Self.common),
+        return DataStoreSaveAnswer(remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues { try Self.common($0) },
                                    versions: result.savedVersions, replacedVersions: result.replacedVersions)
     }
 
