@@ -144,7 +144,7 @@ extension SaveOperation {
         let held = try record.withUnsafeBytes { bytes in
             try writer.putUnlessHeld(bytes, row: backing.rowID, in: collection, indexKeys: indexKeys(of: object, table, store)) { old in
                 stored = true
-                return table.hasIndexes && store.handle.custom == nil ? try table.indexKeys(of: RecordView(old, layouts: table.layouts)) : []
+                return try indexKeys(ofStored: old, table, store)
             }
         }
         guard stored else {
@@ -159,6 +159,11 @@ extension SaveOperation {
     /// 20k-object upsert's CPU on PostgreSQL, W6).
     private func indexKeys(of object: AnyObject, _ table: Table, _ store: StoreWork) -> [IndexKey] {
         store.handle.custom == nil ? table.indexKeys(for: object) : []
+    }
+
+    /// The index keys of the record an update replaces (`old`), likewise none for a custom store.
+    private func indexKeys(ofStored old: UnsafeRawBufferPointer, _ table: Table, _ store: StoreWork) throws -> [IndexKey] {
+        table.hasIndexes && store.handle.custom == nil ? try table.indexKeys(of: RecordView(old, layouts: table.layouts)) : []
     }
 
     /// Writes an insert at the row prepare decided, or (a model without relationships) at its
