@@ -203,7 +203,6 @@ extension PostgresStore {
         case .jsonb: return "jsonb"
         case .textArray: return "text[]"
         case .intArray: return "bigint[]"
-        default: return "text"
         }
     }
 
@@ -221,8 +220,6 @@ extension PostgresStore {
         case .jsonb(let j): return j
         case .textArray(let items): return PostgresValues.arrayLiteral(items)
         case .intArray(let items): return PostgresValues.arrayLiteral(items.map { String($0) })
-        default:
-            throw StrataError(.storeFailure, "A predicate's value \(value) has no text form for PostgreSQL.")
         }
     }
 }

@@ -791,7 +791,7 @@ extension PostgresStore: HistoryRecordingDataStore {
 
     public func deleteHistoryRecords(_ tokens: [Int64]) throws {
         guard !tokens.isEmpty else { return }
-        try session.transaction { c in
+        _ = try session.transaction { c in
             try c.execute("DELETE FROM \(historyTable) WHERE \"token\" = ANY($1::bigint[])", [PostgresValues.arrayLiteral(tokens.map { String($0) })])
         }
     }

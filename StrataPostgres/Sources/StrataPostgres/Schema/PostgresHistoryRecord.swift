@@ -166,7 +166,7 @@ struct PostgresHistoryRecord: Codable {
 
 extension SnapshotValue {
     /// Tombstones' values as JSON with sorted keys (made once, for the rare run that has them).
-    nonisolated(unsafe) static let sortedKeysEncoder: JSONEncoder = {
+    static let sortedKeysEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return encoder
