@@ -238,6 +238,12 @@ final class BridgeWriter: BridgeReader, StorageWriter {
         return nil
     }
 
+    /// The store gives the token when it saves (`put` keeps the record, not its row): any row
+    /// names it, and asking the store for its newest token cost each save a round trip.
+    func rowForNewHistoryRecord(in collection: CollectionID) throws -> RowID {
+        bridge.isHistory(collection) ? BridgeRows.firstAllocated : try nextRowID(in: collection)
+    }
+
     @discardableResult
     func delete(_ row: RowID, in collection: CollectionID, indexKeys: [IndexKey]) throws -> Bool {
         if bridge.isHistory(collection) {

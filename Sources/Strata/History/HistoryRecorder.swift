@@ -70,12 +70,14 @@ final class HistoryRecorder {
     }
 
     /// Writes the transaction's record (nothing when the save changed nothing here) and prunes
-    /// what the retention no longer keeps. Returns the token.
+    /// what the retention no longer keeps. Returns the token (a custom store's is its own, given
+    /// when it commits: then the row the record was put at).
     func write(to writer: any StorageWriter, author: String?) throws -> Int64? {
         let runs = Self.oneChangePerRow(self.runs)
         guard !runs.isEmpty else { return nil }
         let collection = try writer.collection(named: HistoryRecord.collection) ?? writer.createCollection(named: HistoryRecord.collection)
-        let token = try writer.nextRowID(in: collection)
+        // (The retention's pruning counts from the token: then it must be the store's newest.)
+        let token = retention.limit == nil ? try writer.rowForNewHistoryRecord(in: collection) : try writer.nextRowID(in: collection)
         let record = HistoryRecord(timestamp: Date(), author: author, bundleIdentifier: ProcessIdentity.bundle,
                                    processIdentifier: ProcessIdentity.pid, runs: runs)
         try record.encode().withUnsafeBytes { try writer.put($0, row: token, in: collection, indexKeys: [], previousKeys: []) }

@@ -165,10 +165,17 @@ public protocol StorageWriter: StorageReader {
     /// After `commit()`: new rows the backend put where a row it held is (an insert it
     /// resolved onto a stored object by a unique value), by collection. (Default: none.)
     var movedRows: [CollectionID: [RowID: RowID]] { get }
+    /// The row to put a save's history record at, in the history collection: its token.
+    /// (Default: `nextRowID(in:)`. A backend that gives the token itself when it commits, a
+    /// custom store that records its history, answers any row without asking the store: the
+    /// question cost each save a round trip to a server.)
+    func rowForNewHistoryRecord(in collection: CollectionID) throws -> RowID
 }
 
 extension StorageWriter {
     public var movedRows: [CollectionID: [RowID: RowID]] { [:] }
+
+    public func rowForNewHistoryRecord(in collection: CollectionID) throws -> RowID { try nextRowID(in: collection) }
 
     /// Reads the record (if the row is stored), then puts the row with the keys it gives.
     public func putUnlessHeld(_ record: UnsafeRawBufferPointer, row: RowID, in collection: CollectionID, indexKeys: [IndexKey],
