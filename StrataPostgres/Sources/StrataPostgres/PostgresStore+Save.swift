@@ -108,14 +108,13 @@ struct SaveRun {
         try writeRelationships(c)
         try unlinkWhatUpsertsDropped(c)
         try writeExternals(c)
-        try store.announceChange(c)
         // (By index: a loop over the snapshots copied each one, retaining its values.)
         for i in request.inserted.indices {
             let temporary = request.inserted[i].persistentIdentifier
             guard let id = final[temporary] else { continue }
             outcome.remapped[temporary] = try store.identifier(temporary.entityName, id)
         }
-        if let history { try store.writeHistory((upserted ? upsertsAsUpdates(history) : history).remapped(outcome.remapped), c) }
+        try store.announceCommit(history: history.map { (upserted ? upsertsAsUpdates($0) : $0).remapped(outcome.remapped) }, c)
         if upserted { try raiseUpdatesOfUpsertedRows() }
         return outcome
     }
@@ -178,10 +177,20 @@ struct SaveRun {
         // The sequence as a `regclass` constant, its name quoted as it was made: the server
         // finds it once, not once per id (20k ids: 13 -> 7 ms), and a namespace with capitals
         // or punctuation is found at all (unquoted, "Trips" was looked for as "trips").
-        let sequence = SQL.literal(PostgresTable.qualified(namespace, "strata_ids"))
-        let rows = try c.query("SELECT array_agg(nextval(\(sequence)::regclass))::text FROM generate_series(1, $1::int)", [String(count)])
-        let ids = rows.first?.first.flatMap { $0 }.flatMap(Self.integers) ?? []
-        guard ids.count == count else { throw StrataError(.storeFailure, "The PostgreSQL server gave \(ids.count) identifiers for \(count) new objects.") }
+        // A save of fewer objects than a block takes a block, and keeps the rest for the next
+        // small saves of the store, which then need no round trip for theirs.
+        var ids: [Int64]
+        if let spare = store.takeSpareIDs(count) {
+            ids = spare
+        } else {
+            let sequence = SQL.literal(PostgresTable.qualified(namespace, "strata_ids"))
+            let asked = max(count, PostgresStore.idBlock)
+            let rows = try c.query("SELECT array_agg(nextval(\(sequence)::regclass))::text FROM generate_series(1, $1::int)", [String(asked)], reused: true)
+            ids = rows.first?.first.flatMap { $0 }.flatMap(Self.integers) ?? []
+            guard ids.count == asked else { throw StrataError(.storeFailure, "The PostgreSQL server gave \(ids.count) identifiers for \(asked) asked.") }
+            store.keepSpareIDs(ids[count...])
+            ids.removeLast(asked - count)
+        }
         // Room for every insert at once in the maps that hold one entry per insert (grown from
         // empty, each was copied a dozen times in a 20k-object save).
         allocated.reserveCapacity(count)
@@ -755,10 +764,24 @@ extension PostgresStore: HistoryRecordingDataStore {
     var historyTable: String { PostgresTable.qualified(namespace, "strata_history") }
     var meta: String { PostgresTable.qualified(namespace, "strata_meta") }
 
-    /// Writes a save's history record, last in its transaction: the history lock (held until
-    /// the commit) makes every token above those committed before it, so tokens follow commit
-    /// order, across processes and machines.
-    func writeHistory(_ record: DataStoreHistoryRecord, _ c: SQLConnection) throws {
+    /// Ends a write's transaction, in one statement (one round trip, where it took four):
+    /// raises the save counter (`changeToken`, read where there is no LISTEN), notifies the
+    /// listeners on `channel` (both take effect at commit), and with a history record, writes
+    /// it at a new token. The token is the namespace's history counter, raised (never a token
+    /// given before, even one whose record was deleted), under the history lock, taken before
+    /// either counter's row; both are held to the commit, so tokens follow commit order across
+    /// processes and machines. (The lock is a one-time filter of both `UPDATE`s: the server
+    /// takes it before it reads their rows.)
+    func announceCommit(history record: DataStoreHistoryRecord?, _ c: SQLConnection) throws {
+        guard let record else {
+            let rows = try c.query("""
+                WITH counted AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text WHERE "name" = 'commits' RETURNING 1),
+                notified AS (SELECT pg_notify($1::text, ''))
+                SELECT (SELECT count(*) FROM counted)::text, (SELECT count(*) FROM notified)::text
+                """, [channel], reused: true)
+            try expectCounters(rows, history: false)
+            return
+        }
         let json: String
         if let compact = try PostgresHistoryRecord.json(record, store: self) {
             json = compact
@@ -767,13 +790,27 @@ extension PostgresStore: HistoryRecordingDataStore {
             encoder.outputFormatting = .sortedKeys
             json = String(decoding: try encoder.encode(record), as: UTF8.self)
         }
-        try c.execute("SELECT pg_advisory_xact_lock(hashtext($1::text))", [namespace + "#history"])
-        // The token: the namespace's history counter, raised (never a token given before, even
-        // one whose record was deleted).
-        try c.execute("""
-            WITH token AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text WHERE "name" = 'history' RETURNING ("value")::bigint AS value)
-            INSERT INTO \(historyTable) ("token", "record") SELECT token.value, $1::jsonb FROM token
-            """, [json])
+        let rows = try c.query("""
+            WITH lock AS (SELECT pg_advisory_xact_lock(hashtext($2::text))),
+            token AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
+                      WHERE "name" = 'history' AND EXISTS (SELECT 1 FROM lock) RETURNING ("value")::bigint AS value),
+            kept AS (INSERT INTO \(historyTable) ("token", "record") SELECT token.value, $1::jsonb FROM token RETURNING 1),
+            counted AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
+                        WHERE "name" = 'commits' AND EXISTS (SELECT 1 FROM lock) RETURNING 1),
+            notified AS (SELECT pg_notify($3::text, ''))
+            SELECT (SELECT count(*) FROM counted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
+            """, [json, namespace + "#history", channel], reused: true)
+        try expectCounters(rows, history: true)
+    }
+
+    /// The counters' rows were there: without them, a save would commit unannounced, or
+    /// without its history record (the transaction is rolled back instead).
+    private func expectCounters(_ rows: [[String?]], history: Bool) throws {
+        let counts = rows.first ?? []
+        let expected = history ? ["1", "1", "1"] : ["1", "1"]
+        guard counts.map({ $0 ?? "" }) == expected else {
+            throw StrataError(.corruptRecord, "The namespace's table strata_meta of the PostgreSQL store at \(configuration.location) lacks its 'commits' or 'history' counter, so a save could not record itself; nothing was saved. Reopen the store (an open puts the counters back) or restore the rows.")
+        }
     }
 
     public func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)] {

@@ -11,7 +11,8 @@ import Synchronization
 ///   translate (`PredicateSQL`), and asks the context to do the rest in memory
 ///   (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`); `fetchCount` is `COUNT(*)`;
 ///   `enumerate` reads through a server-side cursor, a batch at a time.
-/// - `save` is one SQL transaction: identifiers from the server's sequence in one round trip,
+/// - `save` is one SQL transaction: identifiers from the server's sequence in one round trip (a
+///   small save takes a block, and the next small saves take theirs from it with none),
 ///   rows written in bulk (`unnest`), upserts by `INSERT … ON CONFLICT … RETURNING`, updates and
 ///   deletions checked against each row's version (a row another writer changed or deleted
 ///   since the saving context read it is a typed conflict), retried on serialization failures and
@@ -39,6 +40,12 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     private let changes = Atomic<UInt64>(0)
     private let listener: Mutex<PostgresConnection?> = Mutex(nil)
     private let listening = Atomic<Bool>(false)
+    /// Identifiers taken from the server's sequence and not yet given, in the order taken: a
+    /// save of fewer objects than `idBlock` takes a block of them, so the saves after it need no
+    /// round trip for theirs (`SaveRun.allocateIdentifiers`).
+    private let spareIDs = Mutex<[Int64]>([])
+    /// The identifiers a small save takes from the sequence at once.
+    static let idBlock = 64
     var namespace: String { configuration.namespace }
     /// The LISTEN/NOTIFY channel of the namespace: `strata_<namespace>`, or `strata_` and a
     /// digest of the namespace (FNV-1a, the same in every process) where that name would not
@@ -106,14 +113,25 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     }
 
     /// After a save of this store: observers of this process see it at once.
-    /// Inside a transaction that changed the store: raises the save counter (`changeToken`,
-    /// read where there is no LISTEN) and notifies the listeners on `channel`, both at commit.
-    func announceChange(_ c: SQLConnection) throws {
-        try c.execute("UPDATE \(PostgresTable.qualified(namespace, "strata_meta")) SET \"value\" = ((\"value\")::bigint + 1)::text WHERE \"name\" = 'commits'")
-        try c.execute("SELECT pg_notify($1::text, '')", [channel])
+    func savedHere() { changes.add(1, ordering: .acquiringAndReleasing) }
+
+    /// `count` identifiers kept from an earlier save's block, the oldest first; nil when fewer
+    /// are kept (then none is taken).
+    func takeSpareIDs(_ count: Int) -> [Int64]? {
+        spareIDs.withLock { spare in
+            guard spare.count >= count else { return nil }
+            defer { spare.removeFirst(count) }
+            return Array(spare.prefix(count))
+        }
     }
 
-    func savedHere() { changes.add(1, ordering: .acquiringAndReleasing) }
+    /// Keeps identifiers just taken from the sequence and not given, in place of those kept
+    /// before: those are dropped (a gap), so that a store gives its identifiers in increasing
+    /// order, as its saves are made. (An identifier is never given twice, even when its save
+    /// fails: the sequence is not transactional.)
+    func keepSpareIDs(_ ids: ArraySlice<Int64>) {
+        spareIDs.withLock { $0 = Array(ids) }
+    }
 
     // MARK: Rows
 
@@ -145,7 +163,7 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         let names = tables.values.flatMap { [$0.qualified] + $0.toManys.map(\.table) + ($0.externals.isEmpty ? [] : [$0.externalTable]) }
         try session.transaction { c in
             if !names.isEmpty { try c.execute("TRUNCATE \(names.joined(separator: ", "))") }
-            try announceChange(c)
+            try announceCommit(history: nil, c)
         }
         savedHere()
     }

@@ -940,6 +940,98 @@ struct PGFixture {
         #expect(try fixture.sql(commits).first?.first.flatMap { $0 }.flatMap(Int.init) == before + 1)
     }
 
+    /// History tokens follow commit order: three writers (containers of their own, as three
+    /// processes would have) save and batch-delete at once, and a reader polling the history
+    /// table never sees a token before every lower one (a token committed ahead of a lower one
+    /// would show as a hole, and an observer reading past it would miss the lower one forever).
+    /// At the end the tokens are contiguous, one per committed save or deletion, and no writer
+    /// saw an error (deadlocks and serialization failures are retried).
+    @Test func historyTokensFollowCommitOrderUnderConcurrentWriters() throws {
+        let fixture = try PGFixture([PGBird.self])
+        _ = try fixture.container()
+        // (Sorted here: `ORDER BY "token"` would sort the text column of that name.)
+        let history = "SELECT \"token\"::text FROM \"\(fixture.namespace)\".\"strata_history\""
+        let writers = 3, rounds = 15
+        let errors = Mutex<[String]>([])
+        let recorded = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        let configuration = fixture.configuration
+        var threads: [Thread] = []
+        for w in 0..<writers {
+            threads.append(Thread {
+                defer { done.add(1, ordering: .releasing) }
+                do {
+                    let container = try ModelContainer(for: PGBird.self, configurations: configuration)
+                    for r in 0..<rounds {
+                        let context = ModelContext(container)
+                        for i in 0..<3 { context.insert(PGBird("w\(w)-r\(r)-\(i)", i == 0 ? "wren" : "robin")) }
+                        try context.save()
+                        recorded.add(1, ordering: .relaxed)
+                        // This writer's wren of the round before: one row, one record.
+                        let doomed = "w\(w)-r\(r - 1)-0"
+                        let deleting = ModelContext(container)
+                        try deleting.delete(model: PGBird.self, where: #Predicate { $0.id == doomed })
+                        try deleting.save()
+                        if r > 0 { recorded.add(1, ordering: .relaxed) }
+                    }
+                } catch {
+                    errors.withLock { $0.append("writer \(w): \(error)") }
+                }
+            })
+        }
+        for thread in threads { thread.start() }
+        var polls = 0
+        var holes: [String] = []
+        while true {
+            let finished = done.load(ordering: .acquiring) == writers
+            let tokens = try fixture.sql(history).compactMap { $0.first.flatMap { $0 }.flatMap(Int.init) }.sorted()
+            polls += 1
+            if let first = tokens.first, tokens != Array(first..<(first + tokens.count)) { holes.append("\(tokens)") }
+            if finished { break }
+        }
+        #expect(errors.withLock { $0 } == [])
+        #expect(holes == [], "a reader saw a token before a lower one was committed (\(polls) polls)")
+        let tokens = try fixture.sql(history).compactMap { $0.first.flatMap { $0 }.flatMap(Int.init) }.sorted()
+        #expect(tokens.count == recorded.load(ordering: .relaxed))
+        #expect(tokens == Array(1...max(1, tokens.count)))
+        #expect(try ModelContext(try fixture.container()).fetchCount(FetchDescriptor<PGBird>()) == writers * rounds * 3 - writers * (rounds - 1))
+    }
+
+    /// A namespace whose counter rows were deleted by hand: a save and a batch deletion each
+    /// fail with a typed error and change nothing (they cannot record themselves), and the
+    /// next open puts the counters back.
+    @Test func aMissingCounterRowFailsWritesWithoutChangingAnything() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let container = try fixture.container()
+        let seed = ModelContext(container)
+        seed.insert(PGBird("a", "wren"))
+        try seed.save()
+        let meta = "\"\(fixture.namespace)\".\"strata_meta\""
+        for counter in ["commits", "history"] {
+            _ = try fixture.sql("DELETE FROM \(meta) WHERE \"name\" = $1::text", [counter])
+            let context = ModelContext(container)
+            context.insert(PGBird("b-\(counter)", "robin"))
+            #expect(throws: StrataError.self) { try context.save() }
+            let deleting = ModelContext(container)
+            try deleting.delete(model: PGBird.self, where: #Predicate { $0.species == "wren" })
+            do {
+                try deleting.save()
+                Issue.record("the deletion saved without its \(counter) counter")
+            } catch let error as StrataError {
+                #expect(error.code == .corruptRecord, "\(error)")
+            }
+            #expect(try fixture.sql("SELECT count(*)::text FROM \"\(fixture.namespace)\".\"PGBird\"").first?.first == "1")
+            // An open puts the counter back; then both writes go through.
+            let reopened = try fixture.container()
+            let after = ModelContext(reopened)
+            after.insert(PGBird("c-\(counter)", "robin"))
+            try after.save()
+            try after.delete(model: PGBird.self, where: #Predicate { $0.id != "a" })
+            try after.save()
+        }
+        #expect(try ModelContext(container).fetch(FetchDescriptor<PGBird>()).map(\.id) == ["a"])
+    }
+
     /// A read-only store refuses a batch deletion with the same typed error as a save.
     @Test func aReadOnlyStoreRefusesDeleteWhere() throws {
         let fixture = try PGFixture([PGReading.self])

@@ -1,6 +1,7 @@
-// Reads run again and again are named prepared statements of their connection
+// Statements run again and again are named prepared statements of their connection
 // (`PreparedStatements`): they answer as the same statements unprepared do, and where the server
-// no longer has one or can no longer use its plan, the read runs unprepared.
+// no longer has one or can no longer use its plan, the statement runs unprepared (in a
+// transaction, the transaction runs again).
 import Foundation
 import Testing
 import Strata
@@ -153,13 +154,46 @@ import StrataPostgresTestSupport
         }
     }
 
-    @Test func nothingIsPreparedInATransaction() throws {
+    @Test func statementsRunAgainInATransactionArePrepared() throws {
         let sql = "SELECT ($1::int)::text"
-        try session().transaction { (c: SQLConnection) throws in
-            #expect(c.statements == nil)
+        let session = try session()
+        try session.transaction { (c: SQLConnection) throws in
+            #expect(c.statements != nil)
             for _ in 0..<3 { #expect(try c.query(sql, ["7"], reused: true) == [["7"]]) }
-            #expect(try serverStatements(c) == 0)
+            #expect(try serverStatements(c) == 1)
         }
+        // A transaction that never runs again (a batched fetch, which hands rows to its caller)
+        // prepares nothing: it could not recover from a statement the server lost.
+        try session.transaction(retries: 0) { (c: SQLConnection) throws in
+            #expect(c.statements == nil)
+        }
+    }
+
+    /// A prepared statement the server lost, in a transaction: the failure aborts the
+    /// transaction, which runs again with the statement unprepared; its write is made once.
+    @Test func aStatementLostInATransactionRunsTheTransactionAgain() throws {
+        let namespace = TestServer.namespace()
+        let table = PostgresTable.qualified(namespace, "t")
+        let sql = "INSERT INTO \(table) (\"x\") VALUES ($1::int) RETURNING (\"x\")::text"
+        let session = try session()
+        try session.withConnection { c in
+            try c.execute("CREATE SCHEMA \(SQL.identifier(namespace))")
+            try c.execute("CREATE TABLE \(table) (\"x\" int)")
+        }
+        defer { _ = try? session.withConnection { try $0.execute("DROP SCHEMA \(SQL.identifier(namespace)) CASCADE") } }
+        try session.transaction { (c: SQLConnection) throws in
+            for x in ["1", "2"] { #expect(try c.query(sql, [x], reused: true) == [[x]]) }
+            #expect(c.statements?.preparedTexts == [sql])
+        }
+        var attempts = 0
+        try session.transaction { (c: SQLConnection) throws in
+            attempts += 1
+            if attempts == 1 { try c.execute("DEALLOCATE ALL") }   // as DISCARD ALL, or a pooler, would
+            #expect(try c.query(sql, ["3"], reused: true) == [["3"]])
+        }
+        #expect(attempts == 2, "26000 aborted the first run; the second ran it unprepared")
+        let rows = try session.withConnection { try $0.query("SELECT (\"x\")::text FROM \(table) ORDER BY \"x\"") }
+        #expect(rows == [["1"], ["2"], ["3"]])
     }
 
     /// Through the store: point fetches (prepared from the second), and the same fetch after the

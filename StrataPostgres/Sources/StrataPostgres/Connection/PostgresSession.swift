@@ -13,9 +13,9 @@ import Synchronization
 /// (PostgreSQL prints a double with the fewest digits that read back as the same double). A
 /// save's columns are the exception: each is one typed array in binary format (`SQLArray`).
 ///
-/// Reads run again and again (a fetch's `SELECT`, the same text with other binds) are named
-/// prepared statements of their connection (`PreparedStatements`): the server parses and plans
-/// them once, not at every run.
+/// Reads run again and again (a fetch's `SELECT`, the same text with other binds), and a batch
+/// delete's one statement, are named prepared statements of their connection
+/// (`PreparedStatements`): the server parses and plans them once, not at every run.
 final class PostgresSession: @unchecked Sendable {
     let configuration: PostgresConnection.Configuration
     /// Names the server in messages (without the password).
@@ -125,8 +125,11 @@ final class PostgresSession: @unchecked Sendable {
     /// before the connection goes back to the pool (a connection left in a failed transaction
     /// would fail its next statement with 25P02).
     ///
-    /// Nothing in a transaction runs prepared: a statement whose prepared form failed (its plan
-    /// outdated by a schema change) could not run again unprepared in the aborted transaction.
+    /// A statement run again and again in it (`query(_:_:reused:)`) runs prepared, unless
+    /// `retries` is 0: one whose
+    /// prepared form failed (gone from the server, or its plan outdated by a schema change)
+    /// cannot run again unprepared in the aborted transaction, so the transaction runs again
+    /// (`PreparedStatementLost`), that statement unprepared.
     func transaction<R>(isolation: String = "READ COMMITTED", retries: Int = 8, alsoRetrying: Set<String> = [],
                         _ body: (SQLConnection) throws -> R) throws -> R {
         if let pinned {
@@ -148,7 +151,10 @@ final class PostgresSession: @unchecked Sendable {
             attempt += 1
             let pooled = try connection()
             let raw = pooled.raw
-            let sql = SQLConnection(raw: raw, logger: logger, location: location)
+            // (Prepared only where the body may run again: a transaction that is not retried,
+            // a batched fetch handing rows to its caller, cannot recover from a lost one.)
+            let sql = SQLConnection(raw: raw, logger: logger, location: location, statements: retries > 0 ? pooled.statements : nil,
+                                    inTransaction: true)
             do {
                 try sql.execute("BEGIN ISOLATION LEVEL \(isolation)")
                 let result = try body(sql)
@@ -163,9 +169,33 @@ final class PostgresSession: @unchecked Sendable {
                 } else {
                     raw.closeSoon()
                 }
-                if attempt <= retries, PostgresStoreError.isRetryable(error) || PostgresStoreError.sqlState(error).map(alsoRetrying.contains) == true {
+                if attempt <= retries, PostgresStoreError.isRetryable(error) || error is PreparedStatementLost
+                    || PostgresStoreError.sqlState(error).map(alsoRetrying.contains) == true {
                     // Back off a little, more each time, so that the writers that collided
                     // do not collide again in step.
+                    Thread.sleep(forTimeInterval: Double.random(in: 0...(0.002 * Double(attempt * attempt))))
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body`, which sends one statement that writes, outside a transaction: the statement
+    /// is its own transaction, committed when it ends, with one round trip where BEGIN and
+    /// COMMIT add two. Its `query(_:_:reused:)` may run it prepared: the errors that make a
+    /// prepared statement run again unprepared (26000, 0A000) come before it changed anything,
+    /// and there is no transaction to abort. Serialization failures and deadlocks (40001,
+    /// 40P01) run it again, as `transaction` does; a pinned session runs it in a savepoint.
+    func statement<R>(retries: Int = 8, _ body: (SQLConnection) throws -> R) throws -> R {
+        if pinned != nil { return try transaction(retries: retries, body) }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try withConnection(body)
+            } catch {
+                if attempt <= retries, PostgresStoreError.isRetryable(error) {
                     Thread.sleep(forTimeInterval: Double.random(in: 0...(0.002 * Double(attempt * attempt))))
                     continue
                 }
@@ -196,12 +226,16 @@ struct SQLConnection {
     let raw: PostgresConnection
     let logger: Logger
     let location: String
-    /// The connection's prepared statements, outside a transaction (nil: nothing is prepared).
+    /// The connection's prepared statements (nil: nothing is prepared).
     var statements: PreparedStatements? = nil
+    /// True in `PostgresSession.transaction`: a prepared statement that failed there cannot run
+    /// again unprepared (the transaction is aborted); it throws `PreparedStatementLost`.
+    var inTransaction = false
 
     /// Runs `sql` and returns its rows, each column as text (nil for NULL). `reused`: a read
-    /// (a `SELECT` without side effects) whose text is run again and again with other binds,
-    /// prepared on its second run when the connection prepares statements.
+    /// (a `SELECT` without side effects), or a write sent alone by `PostgresSession.statement`,
+    /// whose text is run again and again with other binds, prepared on its second run when
+    /// the connection prepares statements.
     @discardableResult
     func query(_ sql: String, _ binds: [String?] = [], reused: Bool = false) throws -> [[String?]] {
         try texts(try rows(sql, binds, reused: reused), sql)
@@ -265,11 +299,13 @@ struct SQLConnection {
 
     /// `sql` run as the connection's prepared statement of that text; nil when it is not one
     /// (yet), or when the server no longer has it or can no longer use its plan (the caller
-    /// then runs it unprepared: only reads outside a transaction come here, so nothing is
-    /// done twice and no transaction is aborted).
+    /// then runs it unprepared: those errors stop a statement before it changed anything, so
+    /// nothing is done twice). In a transaction, which those errors abort, it throws
+    /// `PreparedStatementLost` instead, and the transaction runs again.
     private func preparedRows(_ sql: String, _ binds: [String?], _ statements: PreparedStatements) throws -> [PostgresRow]? {
         let statement: PreparedQuery?
-        do { statement = try statements.statement(for: sql, parameters: binds.count, on: raw) } catch {
+        do { statement = try statements.statement(for: sql, parameters: binds.count, on: raw, inTransaction: inTransaction) } catch {
+            if error is PreparedStatementLost { throw error }
             throw PostgresStoreError.statement(error, sql: sql, location: location)
         }
         guard let statement else { return nil }
@@ -284,6 +320,7 @@ struct SQLConnection {
             let state = PostgresStoreError.sqlState(error)
             guard state == "26000" || state == "0A000" else { throw PostgresStoreError.statement(error, sql: sql, location: location) }
             statements.forget(sql)
+            if inTransaction { throw PreparedStatementLost(sql: sql) }
             return nil
         }
         return result
@@ -441,6 +478,14 @@ enum SQL {
     }
 }
 
+/// A prepared statement failed in a transaction (the server no longer has it, its plan is
+/// outdated, or it would not prepare it): the transaction is aborted, and runs again, the
+/// statement unprepared (`PostgresSession.transaction`).
+struct PreparedStatementLost: Error, CustomStringConvertible {
+    let sql: String
+    var description: String { "a prepared statement failed in a transaction, which runs again: \(sql.prefix(120))" }
+}
+
 /// A connection's named prepared statements, by the SQL text they run (postgres-nio's
 /// `prepare(query:)`, each under a name of its own). A text is prepared on its second run: one
 /// run only (a page at an offset of its own) costs no round trip to prepare it. At most
@@ -470,8 +515,9 @@ final class PreparedStatements: Sendable {
     /// The prepared statement of `sql`: the one kept, or one prepared now on the text's second
     /// run. Nil: run it unprepared (its first run, a text `SQL.textParameters` leaves alone, or
     /// one the server would not prepare: running it unprepared gives the server's own answer).
-    /// Throws only when the connection failed.
-    func statement(for sql: String, parameters: Int, on connection: PostgresConnection) throws -> PreparedQuery? {
+    /// Throws only when the connection failed, or (`inTransaction`) when the server would not
+    /// prepare it: `PreparedStatementLost`, since the failure aborted the transaction.
+    func statement(for sql: String, parameters: Int, on connection: PostgresConnection, inTransaction: Bool = false) throws -> PreparedQuery? {
         let (kept, secondRun) = state.withLock { state -> (PreparedQuery?, Bool) in
             state.clock += 1
             if var entry = state.statements[sql] {
@@ -491,6 +537,7 @@ final class PreparedStatements: Sendable {
             statement = try connection.prepare(query: text).wait()
         } catch {
             if PostgresStoreError.isConnectionLevel(error) || connection.isClosed { throw error }
+            if inTransaction { throw PreparedStatementLost(sql: sql) }
             return nil
         }
         let evicted = state.withLock { state -> PreparedQuery? in

@@ -44,8 +44,9 @@ struct PostgresSchemaSetup {
             try c.execute("CREATE SEQUENCE IF NOT EXISTS \(PostgresTable.qualified(namespace, "strata_ids"))")
             try c.execute("CREATE TABLE IF NOT EXISTS \(PostgresTable.qualified(namespace, "strata_history")) (\"token\" bigint PRIMARY KEY, \"record\" jsonb NOT NULL)")
             try compressHistoryWithLZ4(c)
-            // The newest history token given (tokens are never given twice).
-            try c.execute("INSERT INTO \(meta) (\"name\", \"value\") SELECT 'history', coalesce(max(\"token\"), 0)::text FROM \(PostgresTable.qualified(namespace, "strata_history")) ON CONFLICT (\"name\") DO NOTHING")
+            // The newest history token given (tokens are never given twice), and the save
+            // counter: each put back if missing, since a save without them fails.
+            try c.execute("INSERT INTO \(meta) (\"name\", \"value\") SELECT 'history', coalesce(max(\"token\"), 0)::text FROM \(PostgresTable.qualified(namespace, "strata_history")) UNION ALL SELECT 'commits', '0' ON CONFLICT (\"name\") DO NOTHING")
             guard let (identifier, stored) = try read(c) else {
                 try create(tables.values.sorted { $0.name < $1.name }, c)
                 let identifier = UUID().uuidString
