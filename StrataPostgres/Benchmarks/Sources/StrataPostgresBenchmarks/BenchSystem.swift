@@ -13,6 +13,9 @@ protocol BenchSystem: AnyObject {
     func load(_ n: Int, data: Dataset, saveSize: Int?) async throws
     /// How many courses the table holds.
     func total() async throws -> Int
+    /// W2: courses `range` inserted one by one, each in a transaction of its own (Strata: a
+    /// `save()` each), on the table W1 filled: a save's round trips and commit.
+    func saveEach(_ range: Range<Int>, data: Dataset) async throws
     /// W3: one fetch by the unique id per id.
     func pointFetch(_ ids: [UUID]) async throws -> Outcome
     /// W4: `times` counts of duration > x && isPublished.

@@ -124,6 +124,10 @@ final class FluentSystem: BenchSystem {
         }
     }
 
+    func saveEach(_ range: Range<Int>, data: Dataset) async throws {
+        for i in range { try await FluentCourse(data.course(i)).create(on: database) }
+    }
+
     func total() async throws -> Int {
         try await FluentCourse.query(on: database).count()
     }

@@ -9,6 +9,8 @@ struct Options: Sendable {
     /// Counts per W4 run, pages per W5 run.
     var counts = 20
     var pages = 200
+    /// Saves in each W2 run, each of one object.
+    var saves = 500
     /// Runs of the short read workloads (W3, W4, W5, W7); the median is reported.
     var repetitions = 3
     /// Objects per batch in W7 (Strata's `enumerate` batchSize, Fluent's `chunk(max:)`).
@@ -27,21 +29,22 @@ struct Options: Sendable {
     /// `--only` leaves W1 out); nil: one save, as W1 does. W1 and W6 themselves are one save.
     var strataLoadSave: Int?
 
-    static let allWorkloads = ["W1", "W3", "W4", "W5", "W6", "W7", "W9"]
+    static let allWorkloads = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W9"]
 
     static let usage = """
     usage: StrataPostgresBenchmarks --url postgresql://user:password@127.0.0.1:PORT/db
-                                    [--n N] [--lookups N] [--reps N] [--only W1,W3,...]
+                                    [--n N] [--lookups N] [--saves N] [--reps N] [--only W1,W3,...]
                                     [--systems strata,nio,fluent] [--quick] [--out FILE]
                                     [--strata-load-save N]
 
       --url URL       the server (default: $STRATA_POSTGRES_URL); run.sh starts one
       --n N           objects W1 inserts (and W3-W9 work on); 100k by default; 20k, 1M ... are fine
       --lookups N     W3's point lookups by unique id; default 5000
+      --saves N       W2's saves of one object each; default 500
       --reps N        runs of each workload, the systems taking turns (median reported); default 3
       --only LIST     run only these workloads (without W1, its tables are filled untimed)
       --systems LIST  run only these systems (for profiling one); ratios need all three
-      --quick         a smoke run: --n 2000 --lookups 200 --reps 1
+      --quick         a smoke run: --n 2000 --lookups 200 --saves 50 --reps 1
       --out FILE      also write the table to FILE
       --strata-load-save N  fill Strata's table in saves of N objects when untimed (the load
                       before W6, and W1's when --only leaves W1 out); W1 and W6 are one save
@@ -50,7 +53,7 @@ struct Options: Sendable {
     static func parse(_ arguments: [String]) throws -> Options {
         var o = Options()
         var quick = false
-        var explicitN: Int?, explicitLookups: Int?, explicitReps: Int?
+        var explicitN: Int?, explicitLookups: Int?, explicitReps: Int?, explicitSaves: Int?
         var i = 0
         func value() throws -> String {
             i += 1
@@ -72,6 +75,7 @@ struct Options: Sendable {
             switch arguments[i] {
             case "--n": explicitN = try number()
             case "--lookups": explicitLookups = try number()
+            case "--saves": explicitSaves = try number()
             case "--reps": explicitReps = try number()
             case "--seed": o.seed = UInt64(try number())
             case "--only": o.only = try list().map { $0.uppercased() }
@@ -85,10 +89,11 @@ struct Options: Sendable {
             }
             i += 1
         }
-        if quick { o.n = 2_000; o.lookups = 200; o.repetitions = 1 }
+        if quick { o.n = 2_000; o.lookups = 200; o.saves = 50; o.repetitions = 1 }
         if let explicitN { o.n = explicitN }
         if let explicitLookups { o.lookups = explicitLookups }
         if let explicitReps { o.repetitions = explicitReps }
+        if let explicitSaves { o.saves = explicitSaves }
         if o.url.isEmpty { o.url = ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"] ?? "" }
         guard !o.url.isEmpty else { throw BenchError("no server: pass --url or set STRATA_POSTGRES_URL (run.sh starts one)\n\(usage)") }
         for w in o.only where !allWorkloads.contains(w) { throw BenchError("unknown workload \(w); there are \(allWorkloads.joined(separator: ", "))") }

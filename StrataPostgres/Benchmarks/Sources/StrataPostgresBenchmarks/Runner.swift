@@ -28,7 +28,8 @@ struct Measurement {
 /// Every workload runs `repetitions` times, the systems taking turns, and the median is
 /// reported. W1 runs first, each time on a freshly made table; W3, W4, W5 and W7 then read the
 /// tables its last run filled; W9 deletes the unpublished from them (each table loaded again
-/// between runs); W6 runs last, each time on a table loaded again (untimed). Before each write workload the server
+/// between runs); W6 runs next, each time on a table loaded again (untimed), and W2, saves of one
+/// object each, last. Before each write workload the server
 /// checkpoints, and after each load it is VACUUM ANALYZEd, so no system pays for another's
 /// dirty pages or finds a table without statistics.
 @MainActor
@@ -159,6 +160,22 @@ final class Runner {
             }
             for m in ms { record(m) }
         }
+        if options.runs("W2") {
+            // Saves of one object each, on the table the workloads before left (each run new
+            // courses, past those W6 adds): a save's round trips and its commit.
+            let saves = options.saves
+            var next = [String: Int]()
+            let ms = try await turns("W2", systems, ops: { $0.count }, before: { _, _ in
+                try await admin.run("CHECKPOINT")
+            }) { s in
+                let first = 3 * n + (next[s.name] ?? 0)
+                next[s.name, default: 0] += saves
+                let section = Section.begin()
+                try await s.saveEach(first..<(first + saves), data: self.data)
+                return (Outcome(count: saves), section.end())
+            }
+            for m in ms { record(m) }
+        }
     }
 
     /// `options.repetitions` runs of one workload, the systems taking turns (each run starting
@@ -209,6 +226,7 @@ final class Runner {
 
     static let titles: [String: String] = [
         "W1": "bulk insert n, one save/transaction",
+        "W2": "saves of one object each",
         "W3": "point fetch by unique id",
         "W4": "count duration > x && isPublished ×20",
         "W5": "page of 50 by createdAt desc, offset 1000 ×200",

@@ -102,6 +102,14 @@ final class StrataSystem: BenchSystem {
         }
     }
 
+    func saveEach(_ range: Range<Int>, data: Dataset) async throws {
+        let context = ModelContext(try openContainer())
+        for i in range {
+            context.insert(StrataModel.Course(data.course(i)))
+            try context.save()
+        }
+    }
+
     func total() async throws -> Int {
         try ModelContext(try openContainer()).fetchCount(FetchDescriptor<StrataModel.Course>())
     }
