@@ -13,9 +13,9 @@ import Synchronization
 /// (PostgreSQL prints a double with the fewest digits that read back as the same double). A
 /// save's columns are the exception: each is one typed array in binary format (`SQLArray`).
 ///
-/// Reads run again and again (a fetch's `SELECT`, the same text with other binds), and a batch
-/// delete's one statement, are named prepared statements of their connection
-/// (`PreparedStatements`): the server parses and plans them once, not at every run.
+/// Statements run again and again with other binds (a fetch's `SELECT`, a batch delete's one
+/// statement, a save's ids and its closing statement) are named prepared statements of their
+/// connection (`PreparedStatements`): the server parses and plans them once, not at every run.
 final class PostgresSession: @unchecked Sendable {
     let configuration: PostgresConnection.Configuration
     /// Names the server in messages (without the password).
@@ -126,10 +126,9 @@ final class PostgresSession: @unchecked Sendable {
     /// would fail its next statement with 25P02).
     ///
     /// A statement run again and again in it (`query(_:_:reused:)`) runs prepared, unless
-    /// `retries` is 0: one whose
-    /// prepared form failed (gone from the server, or its plan outdated by a schema change)
-    /// cannot run again unprepared in the aborted transaction, so the transaction runs again
-    /// (`PreparedStatementLost`), that statement unprepared.
+    /// `retries` is 0. One whose prepared form failed (gone from the server, or its plan
+    /// outdated by a schema change) cannot run again unprepared in the aborted transaction, so
+    /// the transaction runs again (`PreparedStatementLost`), that statement unprepared.
     func transaction<R>(isolation: String = "READ COMMITTED", retries: Int = 8, alsoRetrying: Set<String> = [],
                         _ body: (SQLConnection) throws -> R) throws -> R {
         if let pinned {
