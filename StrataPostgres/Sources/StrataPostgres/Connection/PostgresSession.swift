@@ -170,9 +170,7 @@ final class PostgresSession: @unchecked Sendable {
                 }
                 if attempt <= retries, PostgresStoreError.isRetryable(error) || error is PreparedStatementLost
                     || PostgresStoreError.sqlState(error).map(alsoRetrying.contains) == true {
-                    // Back off a little, more each time, so that the writers that collided
-                    // do not collide again in step.
-                    Thread.sleep(forTimeInterval: Double.random(in: 0...(0.002 * Double(attempt * attempt))))
+                    Self.backOff(attempt)
                     continue
                 }
                 throw error
@@ -195,12 +193,18 @@ final class PostgresSession: @unchecked Sendable {
                 return try withConnection(body)
             } catch {
                 if attempt <= retries, PostgresStoreError.isRetryable(error) {
-                    Thread.sleep(forTimeInterval: Double.random(in: 0...(0.002 * Double(attempt * attempt))))
+                    Self.backOff(attempt)
                     continue
                 }
                 throw error
             }
         }
+    }
+
+    /// Before a retry: a random pause, longer each time, so that the writers that collided do
+    /// not collide again in step.
+    private static func backOff(_ attempt: Int) {
+        Thread.sleep(forTimeInterval: Double.random(in: 0...(0.002 * Double(attempt * attempt))))
     }
 
     /// A connection of its own that listens on `channel` and calls `handler` with each
