@@ -3,7 +3,9 @@ import Strata
 
 extension PostgresStore {
     /// One save in one SQL transaction (Docs/Postgres.md, "Saves"), retried as a whole on a
-    /// serialization failure, a deadlock, or a unique value another writer took meanwhile.
+    /// serialization failure, a deadlock, or a unique value another writer took meanwhile. A
+    /// save of new objects of one model without relationships is one statement, which is a
+    /// transaction of its own (`SaveRun.runAsOneStatement`).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try saveChanges(request, history: nil)
     }
@@ -22,6 +24,19 @@ extension PostgresStore {
         // writer inserted meanwhile, the retries upsert with `ON CONFLICT`, which cannot fail so.
         // A pinned session is not retried, so it upserts from the start.
         var plainInserts = !session.isPinned
+        if plainInserts, let history, let table = oneStatementTable(request) {
+            do {
+                let outcome = try session.statement { c in
+                    var run = SaveRun(store: self, request: request, history: history, plainInserts: true)
+                    return try run.runAsOneStatement(table, history, c)
+                }
+                savedHere()
+                return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped, savedVersions: outcome.saved,
+                                                  replacedVersions: outcome.replaced)
+            } catch let error where PostgresStoreError.sqlState(error) == "23505" {
+                // A unique value a row holds: the objects are upserts, which the transaction does.
+            }
+        }
         let outcome = try session.transaction(alsoRetrying: ["23505"]) { c in
             var run = SaveRun(store: self, request: request, history: history, plainInserts: plainInserts)
             do { return try run.run(c) } catch {
@@ -32,6 +47,19 @@ extension PostgresStore {
         savedHere()
         return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped, savedVersions: outcome.saved,
                                           replacedVersions: outcome.replaced)
+    }
+}
+
+extension PostgresStore {
+    /// The table of a save that `SaveRun.runAsOneStatement` can make: new objects only, of one
+    /// model without relationships or external values, few enough for one statement.
+    fileprivate func oneStatementTable(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) -> PostgresTable? {
+        guard request.deleted.isEmpty, request.updated.isEmpty, let first = request.inserted.first,
+              request.inserted.count <= configuration.bulkPartSize else { return nil }
+        let name = first.persistentIdentifier.entityName
+        guard let table = tables[name], table.toOnes.isEmpty, table.toManys.isEmpty, table.entity.relationships.isEmpty,
+              table.externals.isEmpty, request.inserted.allSatisfy({ $0.persistentIdentifier.entityName == name }) else { return nil }
+        return table
     }
 }
 
@@ -116,6 +144,44 @@ struct SaveRun {
         }
         try store.announceCommit(history: history.map { (upserted ? upsertsAsUpdates($0) : $0).remapped(outcome.remapped) }, c)
         if upserted { try raiseUpdatesOfUpsertedRows() }
+        return outcome
+    }
+
+    /// A save of new objects of one model that has no relationships and no external values
+    /// (`PostgresStore.oneStatementTable`), with its history record: the insert and the save's
+    /// close (`PostgresStore.closingExpressions`) in one statement, run outside a transaction,
+    /// where it is all or nothing as a transaction is: one round trip, where the transaction
+    /// takes four (Docs/Postgres.md, "Saves"). Prepared from its second run. It is a plain
+    /// `INSERT`: a unique value a row holds fails it whole (23505, thrown as it is), and the
+    /// caller then saves in a transaction, which upserts.
+    mutating func runAsOneStatement(_ table: PostgresTable, _ record: DataStoreHistoryRecord, _ c: SQLConnection) throws -> SaveOutcome {
+        try allocateIdentifiers(c)
+        let inserted = request.inserted
+        var ids: [Int64] = []
+        ids.reserveCapacity(inserted.count)
+        for i in inserted.indices {
+            let temporary = inserted[i].persistentIdentifier
+            guard let id = allocated[temporary] else { throw StrataError(.storeFailure, "No identifier was allocated for \(temporary).") }
+            ids.append(id)
+            outcome.saved[temporary] = 1
+            outcome.remapped[temporary] = try store.identifier(temporary.entityName, id)
+        }
+        let binds = [SQLArray(ids), SQLArray(.bigint)] + (try columnArrays(table, inserted))
+        let (names, values) = columnValues(table)
+        let rows: [[String?]]
+        do {
+            rows = try c.query("""
+                WITH inserted AS (INSERT INTO \(table.qualified) ("_id", "_version", \(names.joined(separator: ", ")))
+                                  SELECT u.c0::bigint, 1, \(values.joined(separator: ", ")) FROM \(unnest(binds, ordinality: false)) RETURNING 1),
+                \(store.closingExpressions(from: binds.count + 1))
+                SELECT (SELECT count(*) FROM inserted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
+                """, arrays: binds, then: try store.closingBinds(record.remapped(outcome.remapped)), reused: true)
+        } catch where store.isMissingCounter(error) {
+            throw store.missingCounter
+        }
+        guard let counts = rows.first, counts.map({ $0 ?? "" }) == [String(inserted.count), "1", "1"] else {
+            throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(inserted.count) new \(table.name) objects with the counts \(rows.first.map { "\($0)" } ?? "none") (inserted, notified, recorded); the save may have been committed. Fetch the objects to see.")
+        }
         return outcome
     }
 
@@ -782,6 +848,41 @@ extension PostgresStore: HistoryRecordingDataStore {
             try expectCounters(rows, history: false)
             return
         }
+        let rows: [[String?]]
+        do {
+            rows = try c.query("""
+                WITH \(closingExpressions(from: 1))
+                SELECT (SELECT count(*) FROM counted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
+                """, try closingBinds(record), reused: true)
+        } catch where isMissingCounter(error) {
+            throw missingCounter
+        }
+        try expectCounters(rows, history: true)
+    }
+
+    /// The common table expressions that close a write with a history record (see
+    /// `announceCommit`), named `lock`, `token`, `counted`, `kept` and `notified`, with three
+    /// parameters from `$first` (`closingBinds`): the record, the lock's key, the channel.
+    /// A missing counter row leaves the record's token NULL, which fails the statement whole
+    /// (23502, `isMissingCounter`), so that a statement run outside a transaction changes nothing
+    /// either. (Each parameter is cast from text first: a statement prepared as it is written
+    /// takes each as text, its bind's type.)
+    func closingExpressions(from first: Int) -> String {
+        """
+        lock AS (SELECT pg_advisory_xact_lock(hashtext($\(first + 1)::text))),
+        token AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
+                  WHERE "name" = 'history' AND EXISTS (SELECT 1 FROM lock) RETURNING ("value")::bigint AS value),
+        counted AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
+                    WHERE "name" = 'commits' AND EXISTS (SELECT 1 FROM lock) RETURNING 1),
+        kept AS (INSERT INTO \(historyTable) ("token", "record")
+                 SELECT CASE WHEN EXISTS (SELECT 1 FROM counted) THEN (SELECT token.value FROM token) END, $\(first)::text::jsonb RETURNING 1),
+        notified AS (SELECT pg_notify($\(first + 2)::text, ''))
+        """
+    }
+
+    /// The parameters of `closingExpressions`: the record as JSON, the history lock's key, the
+    /// channel observers listen on.
+    func closingBinds(_ record: DataStoreHistoryRecord) throws -> [String?] {
         let json: String
         if let compact = try PostgresHistoryRecord.json(record, store: self) {
             json = compact
@@ -790,17 +891,13 @@ extension PostgresStore: HistoryRecordingDataStore {
             encoder.outputFormatting = .sortedKeys
             json = String(decoding: try encoder.encode(record), as: UTF8.self)
         }
-        let rows = try c.query("""
-            WITH lock AS (SELECT pg_advisory_xact_lock(hashtext($2::text))),
-            token AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
-                      WHERE "name" = 'history' AND EXISTS (SELECT 1 FROM lock) RETURNING ("value")::bigint AS value),
-            kept AS (INSERT INTO \(historyTable) ("token", "record") SELECT token.value, $1::jsonb FROM token RETURNING 1),
-            counted AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
-                        WHERE "name" = 'commits' AND EXISTS (SELECT 1 FROM lock) RETURNING 1),
-            notified AS (SELECT pg_notify($3::text, ''))
-            SELECT (SELECT count(*) FROM counted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
-            """, [json, namespace + "#history", channel], reused: true)
-        try expectCounters(rows, history: true)
+        return [json, namespace + "#history", channel]
+    }
+
+    /// The statement of `closingExpressions` failed for a missing counter row: a NULL token in
+    /// the history table.
+    func isMissingCounter(_ error: any Error) -> Bool {
+        PostgresStoreError.sqlState(error) == "23502" && PostgresStoreError.tableName(error) == "strata_history"
     }
 
     /// The counters' rows were there: without them, a save would commit unannounced, or
@@ -808,9 +905,11 @@ extension PostgresStore: HistoryRecordingDataStore {
     private func expectCounters(_ rows: [[String?]], history: Bool) throws {
         let counts = rows.first ?? []
         let expected = history ? ["1", "1", "1"] : ["1", "1"]
-        guard counts.map({ $0 ?? "" }) == expected else {
-            throw StrataError(.corruptRecord, "The namespace's table strata_meta of the PostgreSQL store at \(configuration.location) lacks its 'commits' or 'history' counter, so a save could not record itself; nothing was saved. Reopen the store (an open puts the counters back) or restore the rows.")
-        }
+        guard counts.map({ $0 ?? "" }) == expected else { throw missingCounter }
+    }
+
+    var missingCounter: StrataError {
+        StrataError(.corruptRecord, "The namespace's table strata_meta of the PostgreSQL store at \(configuration.location) lacks its 'commits' or 'history' counter, so a save could not record itself; nothing was saved. Reopen the store (an open puts the counters back) or restore the rows.")
     }
 
     public func historyRecords(after token: Int64) throws -> [(token: Int64, record: DataStoreHistoryRecord)] {

@@ -1011,7 +1011,12 @@ struct PGFixture {
             _ = try fixture.sql("DELETE FROM \(meta) WHERE \"name\" = $1::text", [counter])
             let context = ModelContext(container)
             context.insert(PGBird("b-\(counter)", "robin"))
-            #expect(throws: StrataError.self) { try context.save() }
+            do {
+                try context.save()
+                Issue.record("the save went through without its \(counter) counter")
+            } catch let error as StrataError {
+                #expect(error.code == .corruptRecord, "\(error)")
+            }
             let deleting = ModelContext(container)
             try deleting.delete(model: PGBird.self, where: #Predicate { $0.species == "wren" })
             do {
@@ -1030,6 +1035,70 @@ struct PGFixture {
             try after.save()
         }
         #expect(try ModelContext(container).fetch(FetchDescriptor<PGBird>()).map(\.id) == ["a"])
+    }
+
+    /// A save of new objects of a model without relationships is one statement, outside a
+    /// transaction: the insert, the history record, the counter and the notification, all or
+    /// nothing. A trigger logs the text of each statement that inserts into the model's table.
+    /// An insert whose unique value a row holds fails that statement whole, and the save upserts
+    /// in a transaction.
+    @Test func aSaveOfNewObjectsIsOneStatement() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let container = try fixture.container()
+        let namespace = SQL.identifier(fixture.namespace)
+        let log = "\(namespace).\"log\""
+        _ = try fixture.sql("CREATE TABLE \(log) (\"n\" serial, \"query\" text)")
+        _ = try fixture.sql("""
+            CREATE FUNCTION \(namespace)."logged"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            INSERT INTO \(log) ("query") VALUES (current_query()); RETURN NULL; END $$
+            """)
+        _ = try fixture.sql("CREATE TRIGGER \"logged\" AFTER INSERT ON \(namespace).\"PGBird\" FOR EACH STATEMENT EXECUTE FUNCTION \(namespace).\"logged\"()")
+        let history = PostgresTable.qualified(fixture.namespace, "strata_history")
+        // Whether each statement logged also wrote the history and notified.
+        func logged() throws -> [Bool] {
+            try fixture.sql("SELECT \"query\" FROM \(log) ORDER BY \"n\"").map { row in
+                let query = row[0] ?? ""
+                return query.contains("pg_notify") && query.contains("strata_history")
+            }
+        }
+        let context = ModelContext(container)
+        for (id, species) in [("a", "wren"), ("b", "robin"), ("c", "jay")] { context.insert(PGBird(id, species)) }
+        try context.save()
+        for id in ["d", "e"] {
+            context.insert(PGBird(id, "heron"))
+            try context.save()   // the second run of the statement's text runs prepared
+        }
+        var entries = try logged()
+        #expect(entries == [true, true, true])
+        #expect(try fixture.sql("SELECT count(*)::text FROM \(history)").first?.first == "3")
+        // An upsert: the one statement fails (and with it its log row); the transaction inserts
+        // what it can, then upserts.
+        let upserting = ModelContext(container)
+        upserting.insert(PGBird("a", "owl"))
+        upserting.insert(PGBird("f", "owl"))
+        try upserting.save()
+        entries = try logged()
+        #expect(entries == [true, true, true, false, false])
+        let rows = try fixture.sql("SELECT \"id\", \"species\" FROM \(namespace).\"PGBird\" ORDER BY \"id\"")
+        #expect(rows == [["a", "owl"], ["b", "robin"], ["c", "jay"], ["d", "heron"], ["e", "heron"], ["f", "owl"]])
+        let transactions = try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        #expect(transactions.count == 4)
+        #expect(transactions.first?.changes.count == 3)
+        let kinds = transactions.last?.changes.map { change -> String in
+            switch change {
+            case .insert: return "insert"
+            case .update: return "update"
+            case .delete: return "delete"
+            @unknown default: return "other"
+            }
+        }
+        #expect(kinds?.sorted() == ["insert", "update"], "\(String(describing: transactions.last?.changes))")
+        // The objects saved in one statement are the stored ones: changed and saved again.
+        let reader = ModelContext(container)
+        let d = try #require(try reader.fetch(FetchDescriptor<PGBird>(predicate: #Predicate { $0.id == "d" })).first)
+        d.species = "egret"
+        try reader.save()
+        #expect(try fixture.sql("SELECT \"species\" FROM \(namespace).\"PGBird\" WHERE \"id\" = 'd'") == [["egret"]])
     }
 
     /// A read-only store refuses a batch deletion with the same typed error as a save.

@@ -75,6 +75,45 @@ import StrataPostgresTestSupport
         }
     }
 
+    /// Typed arrays in binary format, then text: prepared as written (each parameter typed by
+    /// its cast), answering as the unnamed statement does, NULLs and empty arrays included.
+    @Test func arraysAndTextsArePreparedAsWritten() throws {
+        let sql = """
+            SELECT ($1::bigint[])::text, ($2::double precision[])::text, ($3::boolean[])::text, ($4::uuid[])::text,
+                   ($5::text[])::text, ($6::bytea[])::text, $7::text, coalesce($8::text, 'null'), ($9::text::jsonb)::text
+            """
+        func arrays(_ round: Int) throws -> [SQLArray] {
+            var ints = SQLArray(.bigint), doubles = SQLArray(.double), bools = SQLArray(.boolean), uuids = SQLArray(.uuid)
+            var texts = SQLArray(.text), bytes = SQLArray(.bytea)
+            if round > 0 {
+                ints.append(Int64.min); ints.appendNull(); ints.append(Int64(round))
+                doubles.append(-0.0); doubles.append(.infinity); doubles.append(0.1 * Double(round))
+                bools.append(true); bools.appendNull()
+                uuids.append(UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, UInt8(round))))
+                texts.append(text: "é 日本 😀 'q' \"d\" \\ {x,y}"); texts.appendNull(); texts.append(text: "")
+                bytes.append(bytes: Data([0, 255, UInt8(round)])); bytes.append(bytes: Data())
+            }
+            return [ints, doubles, bools, uuids, texts, bytes]
+        }
+        try session().withConnection { c in
+            let statements = try #require(c.statements)
+            for round in 0..<3 {
+                let texts: [String?] = round == 1 ? [nil, "x", "[]"] : ["$1 ::text", nil, #"{"a": [1, 2.5]}"#]
+                let unprepared = try c.query(sql, arrays: try arrays(round), then: texts)
+                let reused = try c.query(sql, arrays: try arrays(round), then: texts, reused: true)
+                #expect(reused == unprepared, "round \(round)")
+                #expect(statements.preparedTexts == (round == 0 ? [] : [sql]), "prepared on the second run")
+                if round == 2 {
+                    #expect(reused.first?.prefix(4) == [#"{-9223372036854775808,NULL,2}"#, "{-0,Infinity,0.2}", "{t,NULL}",
+                                                         "{00010203-0405-0607-0809-0a0b0c0d0e02}"])
+                    #expect(reused.first?.suffix(5) == [#"{"é 日本 😀 'q' \"d\" \\ {x,y}",NULL,""}"#, #"{"\\x00ff02","\\x"}"#, "$1 ::text", "null",
+                                                         #"{"a": [1, 2.5]}"#])
+                }
+            }
+            #expect(try serverStatements(c) == 1)
+        }
+    }
+
     @Test func aStatementTheServerLostRunsUnprepared() throws {
         let sql = "SELECT ($1::bigint * 2)::text"
         try session().withConnection { c in

@@ -248,7 +248,11 @@ struct SQLConnection {
     /// (postgres-nio asks for it), for a reader that knows each column's type
     /// (`PostgresValues.value(_:_:)` of a cell). `reused` as for `query`.
     func rows(_ sql: String, _ binds: [String?] = [], reused: Bool = false) throws -> [PostgresRow] {
-        if reused, let statements, let rows = try preparedRows(sql, binds, statements) { return rows }
+        if reused, let statements {
+            // The same bytes as `PostgresBindings.append(String)`: text, in binary format (UTF-8).
+            let data = binds.map { bind in bind.map(PostgresData.init(string:)) ?? PostgresData(type: .text) }
+            if let rows = try preparedRows(sql, data, verbatim: false, statements) { return rows }
+        }
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds {
             if let bind { bindings.append(bind) } else { bindings.appendNull() }
@@ -263,6 +267,31 @@ struct SQLConnection {
         var bindings = PostgresBindings(capacity: arrays.count)
         for array in arrays { bindings.append(array) }
         return try texts(try rows(sql, bindings), sql)
+    }
+
+    /// Runs `sql` with typed array parameters (`$1` to `$n`, each written `$k::` and its array's
+    /// `sqlType`), then text ones (each written `$k::text`), and returns its rows, each column as
+    /// text. `reused` as for `query`: prepared as written, since every parameter's type is the
+    /// one its cast names, which is the type of its binary bind.
+    @discardableResult
+    func query(_ sql: String, arrays: [SQLArray], then texts: [String?], reused: Bool = false) throws -> [[String?]] {
+        if reused, let statements {
+            var data: [PostgresData] = []
+            data.reserveCapacity(arrays.count + texts.count)
+            for array in arrays {
+                var buffer = ByteBuffer()
+                array.encode(into: &buffer, context: .default)
+                data.append(PostgresData(type: array.psqlType, formatCode: .binary, value: buffer))
+            }
+            for text in texts { data.append(text.map(PostgresData.init(string:)) ?? PostgresData(type: .text)) }
+            if let rows = try preparedRows(sql, data, verbatim: true, statements) { return try self.texts(rows, sql) }
+        }
+        var bindings = PostgresBindings(capacity: arrays.count + texts.count)
+        for array in arrays { bindings.append(array) }
+        for text in texts {
+            if let text { bindings.append(text) } else { bindings.appendNull() }
+        }
+        return try self.texts(try rows(sql, bindings), sql)
     }
 
     /// Sends `sql` (no parameters) now and returns at once; `PendingRows.wait()` gives its
@@ -305,15 +334,17 @@ struct SQLConnection {
     /// then runs it unprepared: those errors stop a statement before it changed anything, so
     /// nothing is done twice). In a transaction, which those errors abort, it throws
     /// `PreparedStatementLost` instead, and the transaction runs again.
-    private func preparedRows(_ sql: String, _ binds: [String?], _ statements: PreparedStatements) throws -> [PostgresRow]? {
+    /// `verbatim`: the text is prepared as it is (its parameters' casts name their binds' types),
+    /// not with `SQL.textParameters`.
+    private func preparedRows(_ sql: String, _ data: [PostgresData], verbatim: Bool, _ statements: PreparedStatements) throws -> [PostgresRow]? {
         let statement: PreparedQuery?
-        do { statement = try statements.statement(for: sql, parameters: binds.count, on: raw, inTransaction: inTransaction) } catch {
+        do {
+            statement = try statements.statement(for: sql, parameters: data.count, on: raw, inTransaction: inTransaction, verbatim: verbatim)
+        } catch {
             if error is PreparedStatementLost { throw error }
             throw PostgresStoreError.statement(error, sql: sql, location: location)
         }
         guard let statement else { return nil }
-        // The same bytes as `PostgresBindings.append(String)`: text, in binary format (UTF-8).
-        let data = binds.map { bind in bind.map(PostgresData.init(string:)) ?? PostgresData(type: .text) }
         let result: [PostgresRow]
         do {
             result = try statement.execute(data).wait()
@@ -520,7 +551,9 @@ final class PreparedStatements: Sendable {
     /// one the server would not prepare: running it unprepared gives the server's own answer).
     /// Throws only when the connection failed, or (`inTransaction`) when the server would not
     /// prepare it: `PreparedStatementLost`, since the failure aborted the transaction.
-    func statement(for sql: String, parameters: Int, on connection: PostgresConnection, inTransaction: Bool = false) throws -> PreparedQuery? {
+    /// `verbatim`: prepare the text as it is, its parameters typed by the casts it writes.
+    func statement(for sql: String, parameters: Int, on connection: PostgresConnection, inTransaction: Bool = false,
+                   verbatim: Bool = false) throws -> PreparedQuery? {
         let (kept, secondRun) = state.withLock { state -> (PreparedQuery?, Bool) in
             state.clock += 1
             if var entry = state.statements[sql] {
@@ -534,7 +567,7 @@ final class PreparedStatements: Sendable {
             return (nil, false)
         }
         if let kept { return kept }
-        guard secondRun, let text = SQL.textParameters(sql, count: parameters) else { return nil }
+        guard secondRun, let text = verbatim ? sql : SQL.textParameters(sql, count: parameters) else { return nil }
         let statement: PreparedQuery
         do {
             statement = try connection.prepare(query: text).wait()

@@ -14,6 +14,14 @@ enum PostgresStoreError {
         return nil
     }
 
+    /// The table a server error names (a constraint's), if it names one.
+    static func tableName(_ error: any Error) -> String? {
+        if let psql = error as? PSQLError { return psql.serverInfo?[.tableName] }
+        if case .server(let message)? = error as? PostgresError { return message.fields[.tableName] }
+        if let strata = error as? StrataError, let underlying = strata.underlying { return tableName(underlying) }
+        return nil
+    }
+
     /// The server's message, if it sent one.
     static func serverMessage(_ error: any Error) -> String? {
         if let psql = error as? PSQLError {
