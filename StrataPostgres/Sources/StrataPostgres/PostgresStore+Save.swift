@@ -167,15 +167,22 @@ struct SaveRun {
             outcome.remapped[temporary] = try store.identifier(temporary.entityName, id)
         }
         let binds = [SQLArray(ids), SQLArray(.bigint)] + (try columnArrays(table, inserted))
-        let (names, values) = columnValues(table)
-        let rows: [[String?]]
-        do {
-            rows = try c.query("""
+        let sql: String
+        if let made = store.oneStatementSaves.withLock({ $0[table.name] }) {
+            sql = made
+        } else {
+            let (names, values) = columnValues(table)
+            sql = """
                 WITH inserted AS (INSERT INTO \(table.qualified) ("_id", "_version", \(names.joined(separator: ", ")))
                                   SELECT u.c0::bigint, 1, \(values.joined(separator: ", ")) FROM \(unnest(binds, ordinality: false)) RETURNING 1),
                 \(store.closingExpressions(from: binds.count + 1))
                 SELECT (SELECT count(*) FROM inserted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
-                """, arrays: binds, then: try store.closingBinds(record.remapped(outcome.remapped)), reused: true)
+                """
+            store.oneStatementSaves.withLock { $0[table.name] = sql }
+        }
+        let rows: [[String?]]
+        do {
+            rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record.remapped(outcome.remapped)), reused: true)
         } catch where store.isMissingCounter(error) {
             throw store.missingCounter
         }
