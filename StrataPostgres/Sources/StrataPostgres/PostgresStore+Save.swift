@@ -4,8 +4,8 @@ import Strata
 extension PostgresStore {
     /// One save in one SQL transaction (Docs/Postgres.md, "Saves"), retried as a whole on a
     /// serialization failure, a deadlock, or a unique value another writer took meanwhile. A
-    /// save of new objects of one model without relationships is one statement, which is a
-    /// transaction of its own (`SaveRun.runAsOneStatement`).
+    /// save of new objects, or of changed ones, of one model without relationships is one
+    /// statement, which is a transaction of its own (`SaveRun.runAsOneStatement`).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try saveChanges(request, history: nil)
     }
@@ -33,8 +33,10 @@ extension PostgresStore {
                 savedHere()
                 return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: outcome.remapped, savedVersions: outcome.saved,
                                                   replacedVersions: outcome.replaced)
-            } catch let error where PostgresStoreError.sqlState(error) == "23505" {
-                // A unique value a row holds: the objects are upserts, which the transaction does.
+            } catch let error where PostgresStoreError.sqlState(error) == "23505" || isUnfinished(error) {
+                // A unique value a row holds (the objects are upserts), an object another
+                // writer changed, or a missing counter row: the statement changed nothing, and
+                // the transaction upserts, or says what is wrong.
             }
         }
         let outcome = try session.transaction(alsoRetrying: ["23505"]) { c in
@@ -51,14 +53,16 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// The table of a save that `SaveRun.runAsOneStatement` can make: new objects only, of one
-    /// model without relationships or external values, few enough for one statement.
+    /// The table of a save that `SaveRun.runAsOneStatement` can make: new objects only, or
+    /// changed ones only, of one model without relationships or external values, few enough for
+    /// one statement.
     fileprivate func oneStatementTable(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) -> PostgresTable? {
-        guard request.deleted.isEmpty, request.updated.isEmpty, let first = request.inserted.first,
-              request.inserted.count <= configuration.bulkPartSize else { return nil }
+        guard request.deleted.isEmpty, request.inserted.isEmpty != request.updated.isEmpty else { return nil }
+        let objects = request.inserted.isEmpty ? request.updated : request.inserted
+        guard let first = objects.first, objects.count <= configuration.bulkPartSize else { return nil }
         let name = first.persistentIdentifier.entityName
         guard let table = tables[name], table.toOnes.isEmpty, table.toManys.isEmpty, table.entity.relationships.isEmpty,
-              table.externals.isEmpty, request.inserted.allSatisfy({ $0.persistentIdentifier.entityName == name }) else { return nil }
+              table.externals.isEmpty, objects.allSatisfy({ $0.persistentIdentifier.entityName == name }) else { return nil }
         return table
     }
 }
@@ -147,14 +151,20 @@ struct SaveRun {
         return outcome
     }
 
-    /// A save of new objects of one model that has no relationships and no external values
-    /// (`PostgresStore.oneStatementTable`), with its history record: the insert and the save's
-    /// close (`PostgresStore.closingExpressions`) in one statement, run outside a transaction,
-    /// where it is all or nothing as a transaction is: one round trip, where the transaction
-    /// takes four (Docs/Postgres.md, "Saves"). Prepared from its second run. It is a plain
-    /// `INSERT`: a unique value a row holds fails it whole (23505, thrown as it is), and the
-    /// caller then saves in a transaction, which upserts.
+    /// A save of new objects, or of changed ones, of one model that has no relationships and no
+    /// external values (`PostgresStore.oneStatementTable`), with its history record: the writes
+    /// and the save's close (`PostgresStore.closingExpressions`) in one statement, run outside a
+    /// transaction, where it is all or nothing as a transaction is: one round trip, where the
+    /// transaction takes four (Docs/Postgres.md, "Saves"). Prepared from its second run.
+    ///
+    /// New objects go in with a plain `INSERT`: a unique value a row holds fails it whole
+    /// (23505, thrown as it is). Changed objects are updated at the versions the context read
+    /// (optimistic locking, as `update`); unless every one was, the record's token is left NULL,
+    /// which fails the statement whole (23502, as for a missing counter row,
+    /// `PostgresStore.isUnfinished`). Either way nothing is saved, and the caller then saves in
+    /// a transaction, which upserts, or says which objects another writer changed.
     mutating func runAsOneStatement(_ table: PostgresTable, _ record: DataStoreHistoryRecord, _ c: SQLConnection) throws -> SaveOutcome {
+        if request.inserted.isEmpty { return try updateAsOneStatement(table, record, c) }
         try allocateIdentifiers(c)
         let inserted = request.inserted
         var ids: [Int64] = []
@@ -180,14 +190,51 @@ struct SaveRun {
                 """
             store.oneStatementSaves.withLock { $0[table.name] = sql }
         }
-        let rows: [[String?]]
-        do {
-            rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record.remapped(outcome.remapped)), reused: true)
-        } catch where store.isMissingCounter(error) {
-            throw store.missingCounter
-        }
+        let rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record.remapped(outcome.remapped)), reused: true)
         guard let counts = rows.first, counts.map({ $0 ?? "" }) == [String(inserted.count), "1", "1"] else {
             throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(inserted.count) new \(table.name) objects with the counts \(rows.first.map { "\($0)" } ?? "none") (inserted, notified, recorded); the save may have been committed. Fetch the objects to see.")
+        }
+        return outcome
+    }
+
+    /// `runAsOneStatement` of changed objects: each row updated where its version is the one
+    /// the context read, and the close only when every row was (`complete`).
+    private mutating func updateAsOneStatement(_ table: PostgresTable, _ record: DataStoreHistoryRecord, _ c: SQLConnection) throws -> SaveOutcome {
+        let updated = request.updated
+        var ids: [Int64] = []
+        ids.reserveCapacity(updated.count)
+        var objects: [Int64: PersistentIdentifier] = [:]
+        objects.reserveCapacity(updated.count)
+        for snapshot in updated {
+            let id = try pk(snapshot.persistentIdentifier)
+            ids.append(id)
+            objects[id] = snapshot.persistentIdentifier
+        }
+        let binds = [SQLArray(ids), SQLArray(updated.map(\.version))] + (try columnArrays(table, updated))
+        let key = table.name + "#update"
+        let sql: String
+        if let made = store.oneStatementSaves.withLock({ $0[key] }) {
+            sql = made
+        } else {
+            let (names, values) = columnValues(table)
+            let sets = zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]
+            sql = """
+                WITH updated AS (UPDATE \(table.qualified) t SET \(sets.joined(separator: ", ")) FROM \(unnest(binds, ordinality: false))
+                                 WHERE t."_id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint) RETURNING t."_id", t."_version"),
+                complete AS (SELECT 1 WHERE (SELECT count(*) FROM updated) = $\(binds.count + 4)::text::bigint),
+                \(store.closingExpressions(from: binds.count + 1, onlyIf: "complete"))
+                SELECT r."_id"::text, r."_version"::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text FROM updated r
+                """
+            store.oneStatementSaves.withLock { $0[key] = sql }
+        }
+        let rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record) + [String(updated.count)], reused: true)
+        for row in rows {
+            guard row.count == 4, row[2] == "1", row[3] == "1", let id = row[0].flatMap(Int64.init), let version = row[1].flatMap(Int64.init),
+                  let object = objects[id] else { continue }
+            outcome.saved[object] = version
+        }
+        guard outcome.saved.count == updated.count else {
+            throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(updated.count) changed \(table.name) objects with \(rows.count) rows for \(outcome.saved.count) of them; the save may have been committed. Fetch the objects to see.")
         }
         return outcome
     }
@@ -861,7 +908,7 @@ extension PostgresStore: HistoryRecordingDataStore {
                 WITH \(closingExpressions(from: 1))
                 SELECT (SELECT count(*) FROM counted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
                 """, try closingBinds(record), reused: true)
-        } catch where isMissingCounter(error) {
+        } catch where isUnfinished(error) {
             throw missingCounter
         }
         try expectCounters(rows, history: true)
@@ -871,12 +918,14 @@ extension PostgresStore: HistoryRecordingDataStore {
     /// `announceCommit`), named `lock`, `token`, `counted`, `kept` and `notified`, with three
     /// parameters from `$first` (`closingBinds`): the record, the lock's key, the channel.
     /// A missing counter row leaves the record's token NULL, which fails the statement whole
-    /// (23502, `isMissingCounter`), so that a statement run outside a transaction changes nothing
+    /// (23502, `isUnfinished`), so that a statement run outside a transaction changes nothing
     /// either. (Each parameter is cast from text first: a statement prepared as it is written
     /// takes each as text, its bind's type.)
-    func closingExpressions(from first: Int) -> String {
+    /// `onlyIf`: a table expression with a row when the statement's writes are complete; without
+    /// it, the token is left NULL, as for a missing counter row.
+    func closingExpressions(from first: Int, onlyIf condition: String? = nil) -> String {
         """
-        lock AS (SELECT pg_advisory_xact_lock(hashtext($\(first + 1)::text))),
+        lock AS (SELECT pg_advisory_xact_lock(hashtext($\(first + 1)::text))\(condition.map { " FROM \($0)" } ?? "")),
         token AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
                   WHERE "name" = 'history' AND EXISTS (SELECT 1 FROM lock) RETURNING ("value")::bigint AS value),
         counted AS (UPDATE \(meta) SET "value" = (("value")::bigint + 1)::text
@@ -901,9 +950,9 @@ extension PostgresStore: HistoryRecordingDataStore {
         return [json, namespace + "#history", channel]
     }
 
-    /// The statement of `closingExpressions` failed for a missing counter row: a NULL token in
-    /// the history table.
-    func isMissingCounter(_ error: any Error) -> Bool {
+    /// The statement of `closingExpressions` failed on a NULL token in the history table: for a
+    /// missing counter row, or writes its `onlyIf` found incomplete.
+    func isUnfinished(_ error: any Error) -> Bool {
         PostgresStoreError.sqlState(error) == "23502" && PostgresStoreError.tableName(error) == "strata_history"
     }
 

@@ -1101,6 +1101,58 @@ struct PGFixture {
         #expect(try fixture.sql("SELECT \"species\" FROM \(namespace).\"PGBird\" WHERE \"id\" = 'd'") == [["egret"]])
     }
 
+    /// A save of changed objects of a model without relationships is one statement too, and
+    /// still checks each row's version: a stale object makes that statement change nothing, and
+    /// the save is a conflict naming it. The versions the statement leaves are the objects':
+    /// changed again, they save again.
+    @Test func aSaveOfChangedObjectsIsOneStatement() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let here = try fixture.container(), elsewhere = try fixture.container()
+        let seed = ModelContext(here)
+        for (id, species) in [("a", "wren"), ("b", "robin"), ("c", "jay")] { seed.insert(PGBird(id, species)) }
+        try seed.save()
+        let namespace = SQL.identifier(fixture.namespace)
+        let log = "\(namespace).\"log\""
+        _ = try fixture.sql("CREATE TABLE \(log) (\"n\" serial, \"query\" text)")
+        _ = try fixture.sql("""
+            CREATE FUNCTION \(namespace)."logged"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            INSERT INTO \(log) ("query") VALUES (current_query()); RETURN NULL; END $$
+            """)
+        _ = try fixture.sql("CREATE TRIGGER \"logged\" AFTER UPDATE ON \(namespace).\"PGBird\" FOR EACH STATEMENT EXECUTE FUNCTION \(namespace).\"logged\"()")
+        func logged() throws -> [Bool] {
+            try fixture.sql("SELECT \"query\" FROM \(log) ORDER BY \"n\"").map { ($0[0] ?? "").contains("pg_notify") }
+        }
+        func species() throws -> [String?] {
+            try fixture.sql("SELECT \"species\" FROM \(namespace).\"PGBird\" ORDER BY \"id\"").map { $0[0] }
+        }
+        let a = ModelContext(here), b = ModelContext(elsewhere)
+        let birdsA = try a.fetch(FetchDescriptor<PGBird>(sortBy: [SortDescriptor(\.id)]))
+        let birdsB = try b.fetch(FetchDescriptor<PGBird>(sortBy: [SortDescriptor(\.id)]))
+        birdsA[0].species = "owl"
+        birdsA[1].species = "owl"
+        try a.save()
+        birdsA[0].species = "heron"
+        try a.save()
+        #expect(try species() == ["heron", "owl", "jay"])
+        #expect(try logged() == [true, true])
+        // b read "a" before both saves: its save is a conflict, and writes nothing of it.
+        birdsB[0].species = "crow"
+        birdsB[2].species = "crow"
+        var thrown: StrataError?
+        do { try b.save() } catch let error as StrataError { thrown = error }
+        #expect(thrown?.code == .saveConflict, "\(String(describing: thrown))")
+        #expect(thrown?.objects == [birdsB[0].persistentModelID])
+        #expect(try species() == ["heron", "owl", "jay"], "never a lost update")
+        #expect(try logged() == [true, true], "the failed statements' writes were undone")
+        b.rollback()
+        birdsB[2].species = "crow"
+        try b.save()
+        #expect(try species() == ["heron", "owl", "crow"])
+        #expect(try logged() == [true, true, true])
+        let history = try ModelContext(here).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        #expect(history.map(\.changes.count) == [3, 2, 1, 1])
+    }
+
     /// A read-only store refuses a batch deletion with the same typed error as a save.
     @Test func aReadOnlyStoreRefusesDeleteWhere() throws {
         let fixture = try PGFixture([PGReading.self])
