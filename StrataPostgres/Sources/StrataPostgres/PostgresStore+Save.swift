@@ -4,8 +4,9 @@ import Strata
 extension PostgresStore {
     /// One save in one SQL transaction (Docs/Postgres.md, "Saves"), retried as a whole on a
     /// serialization failure, a deadlock, or a unique value another writer took meanwhile. A
-    /// save of new objects, or of changed ones, of one model without relationships is one
-    /// statement, which is a transaction of its own (`SaveRun.runAsOneStatement`).
+    /// save of new objects, of changed ones or of deleted ones, of one model without
+    /// relationships is one statement, which is a transaction of its own
+    /// (`SaveRun.runAsOneStatement`).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try saveChanges(request, history: nil)
     }
@@ -53,12 +54,12 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// The table of a save that `SaveRun.runAsOneStatement` can make: new objects only, or
-    /// changed ones only, of one model without relationships or external values, few enough for
-    /// one statement.
+    /// The table of a save that `SaveRun.runAsOneStatement` can make: new objects only, changed
+    /// ones only, or deleted ones only, of one model without relationships or external values,
+    /// few enough for one statement.
     fileprivate func oneStatementTable(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) -> PostgresTable? {
-        guard request.deleted.isEmpty, request.inserted.isEmpty != request.updated.isEmpty else { return nil }
-        let objects = request.inserted.isEmpty ? request.updated : request.inserted
+        let kinds = [request.inserted, request.updated, request.deleted].filter { !$0.isEmpty }
+        guard kinds.count == 1, let objects = kinds.first else { return nil }
         guard let first = objects.first, objects.count <= configuration.bulkPartSize else { return nil }
         let name = first.persistentIdentifier.entityName
         guard let table = tables[name], table.toOnes.isEmpty, table.toManys.isEmpty, table.entity.relationships.isEmpty,
@@ -151,20 +152,23 @@ struct SaveRun {
         return outcome
     }
 
-    /// A save of new objects, or of changed ones, of one model that has no relationships and no
-    /// external values (`PostgresStore.oneStatementTable`), with its history record: the writes
+    /// A save of new objects, of changed ones or of deleted ones, of one model that has no
+    /// relationships and no external values (`PostgresStore.oneStatementTable`), with its
+    /// history record: the writes
     /// and the save's close (`PostgresStore.closingExpressions`) in one statement, run outside a
     /// transaction, where it is all or nothing as a transaction is: one round trip, where the
     /// transaction takes four (Docs/Postgres.md, "Saves"). Prepared from its second run.
     ///
     /// New objects go in with a plain `INSERT`: a unique value a row holds fails it whole
-    /// (23505, thrown as it is). Changed objects are updated at the versions the context read
-    /// (optimistic locking, as `update`); unless every one was, the record's token is left NULL,
+    /// (23505, thrown as it is). Changed and deleted objects are updated or deleted at the
+    /// versions the context read (optimistic locking, as `update` and `delete`); unless every
+    /// row was, the record's token is left NULL,
     /// which fails the statement whole (23502, as for a missing counter row,
     /// `PostgresStore.isUnfinished`). Either way nothing is saved, and the caller then saves in
     /// a transaction, which upserts, or says which objects another writer changed.
     mutating func runAsOneStatement(_ table: PostgresTable, _ record: DataStoreHistoryRecord, _ c: SQLConnection) throws -> SaveOutcome {
-        if request.inserted.isEmpty { return try updateAsOneStatement(table, record, c) }
+        if !request.updated.isEmpty { return try updateAsOneStatement(table, record, c) }
+        if !request.deleted.isEmpty { return try deleteAsOneStatement(table, record, c) }
         try allocateIdentifiers(c)
         let inserted = request.inserted
         var ids: [Int64] = []
@@ -235,6 +239,32 @@ struct SaveRun {
         }
         guard outcome.saved.count == updated.count else {
             throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(updated.count) changed \(table.name) objects with \(rows.count) rows for \(outcome.saved.count) of them; the save may have been committed. Fetch the objects to see.")
+        }
+        return outcome
+    }
+
+    /// `runAsOneStatement` of deleted objects: each row deleted where its version is the one the
+    /// context read, and the close only when every row was (`complete`).
+    private mutating func deleteAsOneStatement(_ table: PostgresTable, _ record: DataStoreHistoryRecord, _ c: SQLConnection) throws -> SaveOutcome {
+        let deleted = request.deleted
+        let binds = [SQLArray(try deleted.map { try pk($0.persistentIdentifier) }), SQLArray(deleted.map(\.version))]
+        let key = table.name + "#delete"
+        let sql: String
+        if let made = store.oneStatementSaves.withLock({ $0[key] }) {
+            sql = made
+        } else {
+            sql = """
+                WITH deleted AS (DELETE FROM \(table.qualified) t USING unnest($1::bigint[], $2::bigint[]) AS u(c0, c1)
+                                 WHERE t."_id" = u.c0 AND (u.c1 IS NULL OR t."_version" = u.c1) RETURNING 1),
+                complete AS (SELECT 1 WHERE (SELECT count(*) FROM deleted) = $6::text::bigint),
+                \(store.closingExpressions(from: 3, onlyIf: "complete"))
+                SELECT (SELECT count(*) FROM deleted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
+                """
+            store.oneStatementSaves.withLock { $0[key] = sql }
+        }
+        let rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record) + [String(deleted.count)], reused: true)
+        guard let counts = rows.first, counts.map({ $0 ?? "" }) == [String(deleted.count), "1", "1"] else {
+            throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(deleted.count) deleted \(table.name) objects with the counts \(rows.first.map { "\($0)" } ?? "none") (deleted, notified, recorded); the save may have been committed. Fetch the objects to see.")
         }
         return outcome
     }

@@ -1153,6 +1153,58 @@ struct PGFixture {
         #expect(history.map(\.changes.count) == [3, 2, 1, 1])
     }
 
+    /// A save of deleted objects of a model without relationships is one statement as well,
+    /// at the versions the context read: the deletion of an object another writer changed is a
+    /// conflict, and deletes nothing.
+    @Test func aSaveOfDeletedObjectsIsOneStatement() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let here = try fixture.container(), elsewhere = try fixture.container()
+        let seed = ModelContext(here)
+        for (id, species) in [("a", "wren"), ("b", "robin"), ("c", "jay")] { seed.insert(PGBird(id, species)) }
+        try seed.save()
+        let namespace = SQL.identifier(fixture.namespace)
+        let log = "\(namespace).\"log\""
+        _ = try fixture.sql("CREATE TABLE \(log) (\"n\" serial, \"query\" text)")
+        _ = try fixture.sql("""
+            CREATE FUNCTION \(namespace)."logged"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            INSERT INTO \(log) ("query") VALUES (current_query()); RETURN NULL; END $$
+            """)
+        _ = try fixture.sql("CREATE TRIGGER \"logged\" AFTER DELETE ON \(namespace).\"PGBird\" FOR EACH STATEMENT EXECUTE FUNCTION \(namespace).\"logged\"()")
+        func logged() throws -> [Bool] {
+            try fixture.sql("SELECT \"query\" FROM \(log) ORDER BY \"n\"").map { ($0[0] ?? "").contains("pg_notify") }
+        }
+        func ids() throws -> [String?] {
+            try fixture.sql("SELECT \"id\" FROM \(namespace).\"PGBird\" ORDER BY \"id\"").map { $0[0] }
+        }
+        let x = ModelContext(here), y = ModelContext(elsewhere)
+        let birdsX = try x.fetch(FetchDescriptor<PGBird>(sortBy: [SortDescriptor(\.id)]))
+        let birdsY = try y.fetch(FetchDescriptor<PGBird>(sortBy: [SortDescriptor(\.id)]))
+        x.delete(birdsX[0])
+        try x.save()
+        #expect(try ids() == ["b", "c"])
+        #expect(try logged() == [true])
+        birdsX[1].species = "owl"
+        try x.save()
+        // y read "b" before x changed it: deleting it is a conflict.
+        y.delete(birdsY[1])
+        var thrown: StrataError?
+        do { try y.save() } catch let error as StrataError { thrown = error }
+        #expect(thrown?.code == .saveConflict, "\(String(describing: thrown))")
+        #expect(thrown?.objects == [birdsY[1].persistentModelID])
+        #expect(try ids() == ["b", "c"], "never a changed row deleted unseen")
+        #expect(try logged() == [true])
+        y.rollback()
+        y.delete(birdsY[2])
+        try y.save()
+        #expect(try ids() == ["b"])
+        #expect(try logged() == [true, true])
+        let history = try ModelContext(here).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        let deletes = history.map { transaction in
+            transaction.changes.filter { if case .delete = $0 { return true } else { return false } }.count
+        }
+        #expect(deletes == [0, 1, 0, 1])
+    }
+
     /// A read-only store refuses a batch deletion with the same typed error as a save.
     @Test func aReadOnlyStoreRefusesDeleteWhere() throws {
         let fixture = try PGFixture([PGReading.self])
