@@ -109,6 +109,14 @@ final class PGReading: PersistentModel {
     init(_ station: String, _ value: Double) { self.station = station; self.value = value }
 }
 
+/// A counter changed by many writers at once.
+final class PGTally: PersistentModel {
+    @Attribute(.unique) var name: String = ""
+    @Attribute var count: Int = 0
+    init() {}
+    init(_ name: String) { self.name = name }
+}
+
 /// A fresh namespace on the test server, and containers on it.
 extension PGFixture {
     /// Runs `save` on a thread of its own while another writer holds `change` (one statement
@@ -1203,6 +1211,53 @@ struct PGFixture {
             transaction.changes.filter { if case .delete = $0 { return true } else { return false } }.count
         }
         #expect(deletes == [0, 1, 0, 1])
+    }
+
+    /// Writers on threads of their own, each with its own container, add one to the same
+    /// object again and again, each change a save of one statement (a model without
+    /// relationships): a save over another's change is a conflict, which the writer answers by
+    /// reading the object again. No increment is lost, and each saved one has its history record.
+    @Test func concurrentChangesOfOneObjectAreNeverLost() throws {
+        let fixture = try PGFixture([PGTally.self])
+        let seed = ModelContext(try fixture.container())
+        seed.insert(PGTally("visits"))
+        try seed.save()
+        let writers = 3, increments = 10
+        let errors = Mutex<[String]>([])
+        let conflicts = Atomic<Int>(0)
+        let configuration = fixture.configuration
+        var threads: [Thread] = []
+        let finished = DispatchGroup()
+        for w in 0..<writers {
+            finished.enter()
+            threads.append(Thread {
+                defer { finished.leave() }
+                do {
+                    let container = try ModelContainer(for: PGTally.self, configurations: configuration)
+                    var done = 0
+                    while done < increments {
+                        let context = ModelContext(container)
+                        guard let tally = try context.fetch(FetchDescriptor<PGTally>()).first else { throw StrataError(.storeFailure, "no tally") }
+                        tally.count += 1
+                        do {
+                            try context.save()
+                            done += 1
+                        } catch let error as StrataError where error.code == .saveConflict {
+                            conflicts.add(1, ordering: .relaxed)
+                        }
+                    }
+                } catch {
+                    errors.withLock { $0.append("writer \(w): \(error)") }
+                }
+            })
+        }
+        for thread in threads { thread.start() }
+        finished.wait()
+        #expect(errors.withLock { $0 } == [])
+        let context = ModelContext(try fixture.container())
+        #expect(try context.fetch(FetchDescriptor<PGTally>()).map(\.count) == [writers * increments],
+                "\(conflicts.load(ordering: .relaxed)) conflicts")
+        #expect(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == 1 + writers * increments)
     }
 
     /// A read-only store refuses a batch deletion with the same typed error as a save.
