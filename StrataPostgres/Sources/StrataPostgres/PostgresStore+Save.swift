@@ -154,18 +154,18 @@ struct SaveRun {
 
     /// A save of new objects, of changed ones or of deleted ones, of one model that has no
     /// relationships and no external values (`PostgresStore.oneStatementTable`), with its
-    /// history record: the writes
-    /// and the save's close (`PostgresStore.closingExpressions`) in one statement, run outside a
-    /// transaction, where it is all or nothing as a transaction is: one round trip, where the
-    /// transaction takes four (Docs/Postgres.md, "Saves"). Prepared from its second run.
+    /// history record: the writes and the save's close (`PostgresStore.closingExpressions`) in
+    /// one statement, run outside a transaction, where it is all or nothing as a transaction
+    /// is: one round trip, where the transaction takes four (Docs/Postgres.md, "Saves").
+    /// Prepared from its second run.
     ///
     /// New objects go in with a plain `INSERT`: a unique value a row holds fails it whole
     /// (23505, thrown as it is). Changed and deleted objects are updated or deleted at the
     /// versions the context read (optimistic locking, as `update` and `delete`); unless every
-    /// row was, the record's token is left NULL,
-    /// which fails the statement whole (23502, as for a missing counter row,
-    /// `PostgresStore.isUnfinished`). Either way nothing is saved, and the caller then saves in
-    /// a transaction, which upserts, or says which objects another writer changed.
+    /// row was, the record's token is left NULL, which fails the statement whole (23502, as for
+    /// a missing counter row, `PostgresStore.isUnfinished`). Either way nothing is saved, and
+    /// the caller then saves in a transaction, which upserts, or says which objects another
+    /// writer changed.
     mutating func runAsOneStatement(_ table: PostgresTable, _ record: DataStoreHistoryRecord, _ c: SQLConnection) throws -> SaveOutcome {
         if !request.updated.isEmpty { return try updateAsOneStatement(table, record, c) }
         if !request.deleted.isEmpty { return try deleteAsOneStatement(table, record, c) }
@@ -186,9 +186,10 @@ struct SaveRun {
             sql = made
         } else {
             let (names, values) = columnValues(table)
+            let allNames = ["\"_id\"", "\"_version\""] + names, allValues = ["u.c0::bigint", "1"] + values
             sql = """
-                WITH inserted AS (INSERT INTO \(table.qualified) ("_id", "_version", \(names.joined(separator: ", ")))
-                                  SELECT u.c0::bigint, 1, \(values.joined(separator: ", ")) FROM \(unnest(binds, ordinality: false)) RETURNING 1),
+                WITH inserted AS (INSERT INTO \(table.qualified) (\(allNames.joined(separator: ", ")))
+                                  SELECT \(allValues.joined(separator: ", ")) FROM \(unnest(binds, ordinality: false)) RETURNING 1),
                 \(store.closingExpressions(from: binds.count + 1))
                 SELECT (SELECT count(*) FROM inserted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
                 """
