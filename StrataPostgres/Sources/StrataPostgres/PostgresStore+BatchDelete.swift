@@ -64,7 +64,7 @@ extension PostgresStore: DataStoreBatching {
                     }
                     return count
                 }
-            } catch where PostgresStoreError.sqlState(error) == "23502" {
+            } catch where isUnfinished(error) {
                 throw StrataError(.corruptRecord, "The namespace's table strata_meta of the PostgreSQL store at \(configuration.location) lacks its 'commits' or 'history' counter, so the deletion of \(table.name) objects could not record itself; nothing was deleted. Reopen the store (an open puts the counters back) or restore the rows.")
             }
             if deleted > 0 { savedHere() }

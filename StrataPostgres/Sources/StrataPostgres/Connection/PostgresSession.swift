@@ -248,10 +248,11 @@ struct SQLConnection {
     /// (postgres-nio asks for it), for a reader that knows each column's type
     /// (`PostgresValues.value(_:_:)` of a cell). `reused` as for `query`.
     func rows(_ sql: String, _ binds: [String?] = [], reused: Bool = false) throws -> [PostgresRow] {
-        if reused, let statements {
+        if reused, let statements, let rows = try preparedRows(sql, binds.count, verbatim: false, statements, data: {
             // The same bytes as `PostgresBindings.append(String)`: text, in binary format (UTF-8).
-            let data = binds.map { bind in bind.map(PostgresData.init(string:)) ?? PostgresData(type: .text) }
-            if let rows = try preparedRows(sql, data, verbatim: false, statements) { return rows }
+            binds.map { bind in bind.map(PostgresData.init(string:)) ?? PostgresData(type: .text) }
+        }) {
+            return rows
         }
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds {
@@ -275,7 +276,7 @@ struct SQLConnection {
     /// one its cast names, which is the type of its binary bind.
     @discardableResult
     func query(_ sql: String, arrays: [SQLArray], then texts: [String?], reused: Bool = false) throws -> [[String?]] {
-        if reused, let statements {
+        if reused, let statements, let rows = try preparedRows(sql, arrays.count + texts.count, verbatim: true, statements, data: {
             var data: [PostgresData] = []
             data.reserveCapacity(arrays.count + texts.count)
             for array in arrays {
@@ -284,7 +285,9 @@ struct SQLConnection {
                 data.append(PostgresData(type: array.psqlType, formatCode: .binary, value: buffer))
             }
             for text in texts { data.append(text.map(PostgresData.init(string:)) ?? PostgresData(type: .text)) }
-            if let rows = try preparedRows(sql, data, verbatim: true, statements) { return try self.texts(rows, sql) }
+            return data
+        }) {
+            return try self.texts(rows, sql)
         }
         var bindings = PostgresBindings(capacity: arrays.count + texts.count)
         for array in arrays { bindings.append(array) }
@@ -335,11 +338,13 @@ struct SQLConnection {
     /// nothing is done twice). In a transaction, which those errors abort, it throws
     /// `PreparedStatementLost` instead, and the transaction runs again.
     /// `verbatim`: the text is prepared as it is (its parameters' casts name their binds' types),
-    /// not with `SQL.textParameters`.
-    private func preparedRows(_ sql: String, _ data: [PostgresData], verbatim: Bool, _ statements: PreparedStatements) throws -> [PostgresRow]? {
+    /// not with `SQL.textParameters`. `data` makes the `parameters` binds, only for a statement
+    /// that runs prepared (an unprepared run binds its own).
+    private func preparedRows(_ sql: String, _ parameters: Int, verbatim: Bool, _ statements: PreparedStatements,
+                              data: () -> [PostgresData]) throws -> [PostgresRow]? {
         let statement: PreparedQuery?
         do {
-            statement = try statements.statement(for: sql, parameters: data.count, on: raw, inTransaction: inTransaction, verbatim: verbatim)
+            statement = try statements.statement(for: sql, parameters: parameters, on: raw, inTransaction: inTransaction, verbatim: verbatim)
         } catch {
             if error is PreparedStatementLost { throw error }
             throw PostgresStoreError.statement(error, sql: sql, location: location)
@@ -347,7 +352,7 @@ struct SQLConnection {
         guard let statement else { return nil }
         let result: [PostgresRow]
         do {
-            result = try statement.execute(data).wait()
+            result = try statement.execute(data()).wait()
         } catch {
             // 26000: the statement is gone (DEALLOCATE ALL, DISCARD ALL, a pooler between);
             // 0A000: "cached plan must not change result type" (a table changed under it).

@@ -81,7 +81,7 @@ enum PostgresStoreError {
             return StrataError(.schemaMismatch, "The tables at \(location) are not those of these models: \(message). Open the store with the models that made it, or migrate it.", underlying: error)
         default:
             if isConnectionLevel(error) {
-                return StrataError(.storeFailure, "Strata lost its connection to the PostgreSQL server at \(location): \(message). Nothing of the statement under way was committed; try again once the server is back.", underlying: error)
+                return StrataError(.storeFailure, "Strata lost its connection to the PostgreSQL server at \(location): \(message). A statement under way did not finish, unless only its answer was lost: a save lost at its commit (or a save of one statement) may have been committed. Fetch what it changed before saving again, once the server is back.", underlying: error)
             }
             return StrataError(.storeFailure, "The PostgreSQL server at \(location) refused a statement: \(message)\(state.map { " (SQLSTATE \($0))" } ?? "").", underlying: error)
         }
