@@ -177,6 +177,37 @@ struct PGFixture {
         let session = PostgresSession(configuration: try configuration.connectionConfiguration(), location: "test")
         return try session.withConnection { try $0.query(text, binds) }
     }
+
+    /// Two containers, as two machines would have, on the namespace, which holds three
+    /// `PGBird`s: a (wren), b (robin), c (jay).
+    func twoMachinesWithThreeBirds() throws -> (here: ModelContainer, elsewhere: ModelContainer) {
+        let here = try container(), elsewhere = try container()
+        let seed = ModelContext(here)
+        for (id, species) in [("a", "wren"), ("b", "robin"), ("c", "jay")] { seed.insert(PGBird(id, species)) }
+        try seed.save()
+        return (here, elsewhere)
+    }
+
+    /// A trigger on `table` of the namespace that logs the text of each statement that writes
+    /// it (`event`: INSERT, UPDATE or DELETE); the function returned says, for each statement
+    /// logged so far, whether it was a one-statement save (its text also writes the history
+    /// and notifies). A statement undone takes its log row with it.
+    func logStatements(_ event: String, on table: String) throws -> () throws -> [Bool] {
+        let schema = SQL.identifier(namespace)
+        let log = "\(schema).\"log\""
+        _ = try sql("CREATE TABLE \(log) (\"n\" serial, \"query\" text)")
+        _ = try sql("""
+            CREATE FUNCTION \(schema)."logged"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            INSERT INTO \(log) ("query") VALUES (current_query()); RETURN NULL; END $$
+            """)
+        _ = try sql("CREATE TRIGGER \"logged\" AFTER \(event) ON \(schema).\(SQL.identifier(table)) FOR EACH STATEMENT EXECUTE FUNCTION \(schema).\"logged\"()")
+        return {
+            try sql("SELECT \"query\" FROM \(log) ORDER BY \"n\"").map { row in
+                let query = row[0] ?? ""
+                return query.contains("pg_notify") && query.contains("strata_history")
+            }
+        }
+    }
 }
 
 @Suite struct PostgresStoreTests {
@@ -1054,21 +1085,8 @@ struct PGFixture {
         let fixture = try PGFixture([PGBird.self])
         let container = try fixture.container()
         let namespace = SQL.identifier(fixture.namespace)
-        let log = "\(namespace).\"log\""
-        _ = try fixture.sql("CREATE TABLE \(log) (\"n\" serial, \"query\" text)")
-        _ = try fixture.sql("""
-            CREATE FUNCTION \(namespace)."logged"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-            INSERT INTO \(log) ("query") VALUES (current_query()); RETURN NULL; END $$
-            """)
-        _ = try fixture.sql("CREATE TRIGGER \"logged\" AFTER INSERT ON \(namespace).\"PGBird\" FOR EACH STATEMENT EXECUTE FUNCTION \(namespace).\"logged\"()")
+        let logged = try fixture.logStatements("INSERT", on: "PGBird")
         let history = PostgresTable.qualified(fixture.namespace, "strata_history")
-        // Whether each statement logged also wrote the history and notified.
-        func logged() throws -> [Bool] {
-            try fixture.sql("SELECT \"query\" FROM \(log) ORDER BY \"n\"").map { row in
-                let query = row[0] ?? ""
-                return query.contains("pg_notify") && query.contains("strata_history")
-            }
-        }
         let context = ModelContext(container)
         for (id, species) in [("a", "wren"), ("b", "robin"), ("c", "jay")] { context.insert(PGBird(id, species)) }
         try context.save()
@@ -1115,21 +1133,9 @@ struct PGFixture {
     /// changed again, they save again.
     @Test func aSaveOfChangedObjectsIsOneStatement() throws {
         let fixture = try PGFixture([PGBird.self])
-        let here = try fixture.container(), elsewhere = try fixture.container()
-        let seed = ModelContext(here)
-        for (id, species) in [("a", "wren"), ("b", "robin"), ("c", "jay")] { seed.insert(PGBird(id, species)) }
-        try seed.save()
+        let (here, elsewhere) = try fixture.twoMachinesWithThreeBirds()
         let namespace = SQL.identifier(fixture.namespace)
-        let log = "\(namespace).\"log\""
-        _ = try fixture.sql("CREATE TABLE \(log) (\"n\" serial, \"query\" text)")
-        _ = try fixture.sql("""
-            CREATE FUNCTION \(namespace)."logged"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-            INSERT INTO \(log) ("query") VALUES (current_query()); RETURN NULL; END $$
-            """)
-        _ = try fixture.sql("CREATE TRIGGER \"logged\" AFTER UPDATE ON \(namespace).\"PGBird\" FOR EACH STATEMENT EXECUTE FUNCTION \(namespace).\"logged\"()")
-        func logged() throws -> [Bool] {
-            try fixture.sql("SELECT \"query\" FROM \(log) ORDER BY \"n\"").map { ($0[0] ?? "").contains("pg_notify") }
-        }
+        let logged = try fixture.logStatements("UPDATE", on: "PGBird")
         func species() throws -> [String?] {
             try fixture.sql("SELECT \"species\" FROM \(namespace).\"PGBird\" ORDER BY \"id\"").map { $0[0] }
         }
@@ -1166,21 +1172,9 @@ struct PGFixture {
     /// conflict, and deletes nothing.
     @Test func aSaveOfDeletedObjectsIsOneStatement() throws {
         let fixture = try PGFixture([PGBird.self])
-        let here = try fixture.container(), elsewhere = try fixture.container()
-        let seed = ModelContext(here)
-        for (id, species) in [("a", "wren"), ("b", "robin"), ("c", "jay")] { seed.insert(PGBird(id, species)) }
-        try seed.save()
+        let (here, elsewhere) = try fixture.twoMachinesWithThreeBirds()
         let namespace = SQL.identifier(fixture.namespace)
-        let log = "\(namespace).\"log\""
-        _ = try fixture.sql("CREATE TABLE \(log) (\"n\" serial, \"query\" text)")
-        _ = try fixture.sql("""
-            CREATE FUNCTION \(namespace)."logged"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-            INSERT INTO \(log) ("query") VALUES (current_query()); RETURN NULL; END $$
-            """)
-        _ = try fixture.sql("CREATE TRIGGER \"logged\" AFTER DELETE ON \(namespace).\"PGBird\" FOR EACH STATEMENT EXECUTE FUNCTION \(namespace).\"logged\"()")
-        func logged() throws -> [Bool] {
-            try fixture.sql("SELECT \"query\" FROM \(log) ORDER BY \"n\"").map { ($0[0] ?? "").contains("pg_notify") }
-        }
+        let logged = try fixture.logStatements("DELETE", on: "PGBird")
         func ids() throws -> [String?] {
             try fixture.sql("SELECT \"id\" FROM \(namespace).\"PGBird\" ORDER BY \"id\"").map { $0[0] }
         }
