@@ -181,25 +181,27 @@ struct SaveRun {
             outcome.remapped[temporary] = try store.identifier(temporary.entityName, id)
         }
         let binds = [SQLArray(ids), SQLArray(.bigint)] + (try columnArrays(table, inserted))
-        let sql: String
-        if let made = store.oneStatementSaves.withLock({ $0[table.name] }) {
-            sql = made
-        } else {
+        let sql = store.oneStatementSave(table.name) {
             let (names, values) = columnValues(table)
             let allNames = ["\"_id\"", "\"_version\""] + names, allValues = ["u.c0::bigint", "1"] + values
-            sql = """
+            return """
                 WITH inserted AS (INSERT INTO \(table.qualified) (\(allNames.joined(separator: ", ")))
                                   SELECT \(allValues.joined(separator: ", ")) FROM \(unnest(binds, ordinality: false)) RETURNING 1),
                 \(store.closingExpressions(from: binds.count + 1))
                 SELECT (SELECT count(*) FROM inserted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
                 """
-            store.oneStatementSaves.withLock { $0[table.name] = sql }
         }
         let rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record.remapped(outcome.remapped)), reused: true)
-        guard let counts = rows.first, counts.map({ $0 ?? "" }) == [String(inserted.count), "1", "1"] else {
-            throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(inserted.count) new \(table.name) objects with the counts \(rows.first.map { "\($0)" } ?? "none") (inserted, notified, recorded); the save may have been committed. Fetch the objects to see.")
-        }
+        try expectWritten(rows, inserted.count, "new", table)
         return outcome
+    }
+
+    /// The one row of a one-statement insert or deletion: the rows it wrote (all of them), and
+    /// its notification and record (one each).
+    private func expectWritten(_ rows: [[String?]], _ count: Int, _ kind: String, _ table: PostgresTable) throws {
+        guard let counts = rows.first, counts.map({ $0 ?? "" }) == [String(count), "1", "1"] else {
+            throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(count) \(kind) \(table.name) objects with the counts \(rows.first.map { "\($0)" } ?? "none") (written, notified, recorded); the save may have been committed. Fetch the objects to see.")
+        }
     }
 
     /// `runAsOneStatement` of changed objects: each row updated where its version is the one
@@ -216,21 +218,14 @@ struct SaveRun {
             objects[id] = snapshot.persistentIdentifier
         }
         let binds = [SQLArray(ids), SQLArray(updated.map(\.version))] + (try columnArrays(table, updated))
-        let key = table.name + "#update"
-        let sql: String
-        if let made = store.oneStatementSaves.withLock({ $0[key] }) {
-            sql = made
-        } else {
-            let (names, values) = columnValues(table)
-            let sets = zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]
-            sql = """
-                WITH updated AS (UPDATE \(table.qualified) t SET \(sets.joined(separator: ", ")) FROM \(unnest(binds, ordinality: false))
+        let sql = store.oneStatementSave(table.name + "#update") {
+            """
+                WITH updated AS (UPDATE \(table.qualified) t SET \(assignments(table)) FROM \(unnest(binds, ordinality: false))
                                  WHERE t."_id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint) RETURNING t."_id", t."_version"),
                 complete AS (SELECT 1 WHERE (SELECT count(*) FROM updated) = $\(binds.count + 4)::text::bigint),
                 \(store.closingExpressions(from: binds.count + 1, onlyIf: "complete"))
                 SELECT r."_id"::text, r."_version"::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text FROM updated r
                 """
-            store.oneStatementSaves.withLock { $0[key] = sql }
         }
         let rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record) + [String(updated.count)], reused: true)
         for row in rows {
@@ -249,24 +244,17 @@ struct SaveRun {
     private mutating func deleteAsOneStatement(_ table: PostgresTable, _ record: DataStoreHistoryRecord, _ c: SQLConnection) throws -> SaveOutcome {
         let deleted = request.deleted
         let binds = [SQLArray(try deleted.map { try pk($0.persistentIdentifier) }), SQLArray(deleted.map(\.version))]
-        let key = table.name + "#delete"
-        let sql: String
-        if let made = store.oneStatementSaves.withLock({ $0[key] }) {
-            sql = made
-        } else {
-            sql = """
+        let sql = store.oneStatementSave(table.name + "#delete") {
+            """
                 WITH deleted AS (DELETE FROM \(table.qualified) t USING unnest($1::bigint[], $2::bigint[]) AS u(c0, c1)
                                  WHERE t."_id" = u.c0 AND (u.c1 IS NULL OR t."_version" = u.c1) RETURNING 1),
                 complete AS (SELECT 1 WHERE (SELECT count(*) FROM deleted) = $6::text::bigint),
                 \(store.closingExpressions(from: 3, onlyIf: "complete"))
                 SELECT (SELECT count(*) FROM deleted)::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text
                 """
-            store.oneStatementSaves.withLock { $0[key] = sql }
         }
         let rows = try c.query(sql, arrays: binds, then: try store.closingBinds(record) + [String(deleted.count)], reused: true)
-        guard let counts = rows.first, counts.map({ $0 ?? "" }) == [String(deleted.count), "1", "1"] else {
-            throw StrataError(.storeFailure, "The PostgreSQL server at \(store.configuration.location) answered a save of \(deleted.count) deleted \(table.name) objects with the counts \(rows.first.map { "\($0)" } ?? "none") (deleted, notified, recorded); the save may have been committed. Fetch the objects to see.")
-        }
+        try expectWritten(rows, deleted.count, "deleted", table)
         return outcome
     }
 
@@ -536,6 +524,13 @@ struct SaveRun {
         return (names, values)
     }
 
+    /// An `UPDATE`'s `SET` list from the `unnest` rows aliased `u` (`columnValues`), the row's
+    /// version raised by one.
+    private func assignments(_ table: PostgresTable) -> String {
+        let (names, values) = columnValues(table)
+        return (zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]).joined(separator: ", ")
+    }
+
     /// The value of the column named `column` (quoted; an attribute's or a to-one's) in the rows
     /// of `unnest` aliased `alias`, cast to the column's type: `u.c<k>::type` (see `columnValues`).
     private func unnested(_ column: String, of table: PostgresTable, from alias: String, cast: Bool = true) -> String {
@@ -785,13 +780,11 @@ struct SaveRun {
                                  comparing: Bool = false) throws {
         guard !rows.isEmpty else { return }
         let binds = [SQLArray(rows.map(\.id)), SQLArray(rows.map { $0.checked ? $0.snapshot.version : nil })] + (try columnArrays(table, rows.map(\.snapshot)))
-        let (names, values) = columnValues(table)
-        let sets = zip(names, values).map { "\($0) = \($1)" } + ["\"_version\" = t.\"_version\" + 1"]
         let old = comparing ? ", \(table.qualified) old" : ""
         let sameRow = comparing ? " AND old.\"_id\" = t.\"_id\"" : ""
         let changed = comparing ? ", \(changedAttributes(table, old: "old", input: "u"))" : ""
         let returned = try c.query("""
-            UPDATE \(table.qualified) t SET \(sets.joined(separator: ", ")) FROM \(unnest(binds))\(old)
+            UPDATE \(table.qualified) t SET \(assignments(table)) FROM \(unnest(binds))\(old)
             WHERE t."_id" = u.c0::bigint AND (u.c1 IS NULL OR t."_version" = u.c1::bigint)\(sameRow) RETURNING t."_id"::text, t."_version"::text\(changed)
             """, arrays: binds)
         var done = Set<Int64>()
@@ -950,10 +943,10 @@ extension PostgresStore: HistoryRecordingDataStore {
     /// parameters from `$first` (`closingBinds`): the record, the lock's key, the channel.
     /// A missing counter row leaves the record's token NULL, which fails the statement whole
     /// (23502, `isUnfinished`), so that a statement run outside a transaction changes nothing
-    /// either. (Each parameter is cast from text first: a statement prepared as it is written
-    /// takes each as text, its bind's type.)
-    /// `onlyIf`: a table expression with a row when the statement's writes are complete; without
-    /// it, the token is left NULL, as for a missing counter row.
+    /// either. `onlyIf`: a table expression with a row when the statement's writes are
+    /// complete; without that row, the token is left NULL the same way. (Each parameter is cast
+    /// from text first: a statement prepared as it is written takes each as text, its bind's
+    /// type.)
     func closingExpressions(from first: Int, onlyIf condition: String? = nil) -> String {
         """
         lock AS (SELECT pg_advisory_xact_lock(hashtext($\(first + 1)::text))\(condition.map { " FROM \($0)" } ?? "")),

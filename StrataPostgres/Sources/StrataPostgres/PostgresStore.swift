@@ -46,7 +46,16 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     private let spareIDs = Mutex<[Int64]>([])
     /// The text of each model's one-statement save (`SaveRun.runAsOneStatement`), made at its
     /// first: made at every save, it was 7% of the client's time in W2 (one-object saves).
-    let oneStatementSaves = Mutex<[String: String]>([:])
+    private let oneStatementSaves = Mutex<[String: String]>([:])
+
+    /// The one-statement save's text under `key` (a model's name, and the kind of change),
+    /// made by `make` at its first.
+    func oneStatementSave(_ key: String, _ make: () -> String) -> String {
+        if let made = oneStatementSaves.withLock({ $0[key] }) { return made }
+        let made = make()
+        oneStatementSaves.withLock { $0[key] = made }
+        return made
+    }
     /// The identifiers a small save takes from the sequence at once.
     static let idBlock = 64
     var namespace: String { configuration.namespace }

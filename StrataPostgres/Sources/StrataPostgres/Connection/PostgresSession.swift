@@ -249,8 +249,7 @@ struct SQLConnection {
     /// (`PostgresValues.value(_:_:)` of a cell). `reused` as for `query`.
     func rows(_ sql: String, _ binds: [String?] = [], reused: Bool = false) throws -> [PostgresRow] {
         if reused, let statements, let rows = try preparedRows(sql, binds.count, verbatim: false, statements, data: {
-            // The same bytes as `PostgresBindings.append(String)`: text, in binary format (UTF-8).
-            binds.map { bind in bind.map(PostgresData.init(string:)) ?? PostgresData(type: .text) }
+            binds.map(Self.textData)
         }) {
             return rows
         }
@@ -284,7 +283,7 @@ struct SQLConnection {
                 array.encode(into: &buffer, context: .default)
                 data.append(PostgresData(type: array.psqlType, formatCode: .binary, value: buffer))
             }
-            for text in texts { data.append(text.map(PostgresData.init(string:)) ?? PostgresData(type: .text)) }
+            data += texts.map(Self.textData)
             return data
         }) {
             return try self.texts(rows, sql)
@@ -337,6 +336,12 @@ struct SQLConnection {
     /// then runs it unprepared: those errors stop a statement before it changed anything, so
     /// nothing is done twice). In a transaction, which those errors abort, it throws
     /// `PreparedStatementLost` instead, and the transaction runs again.
+    /// A text parameter of a prepared run: the same bytes as `PostgresBindings.append(String)`,
+    /// text in binary format (UTF-8), or NULL.
+    private static func textData(_ text: String?) -> PostgresData {
+        text.map(PostgresData.init(string:)) ?? PostgresData(type: .text)
+    }
+
     /// `verbatim`: the text is prepared as it is (its parameters' casts name their binds' types),
     /// not with `SQL.textParameters`. `data` makes the `parameters` binds, only for a statement
     /// that runs prepared (an unprepared run binds its own).
