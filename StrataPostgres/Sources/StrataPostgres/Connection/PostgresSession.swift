@@ -331,17 +331,17 @@ struct SQLConnection {
         return rows
     }
 
-    /// `sql` run as the connection's prepared statement of that text; nil when it is not one
-    /// (yet), or when the server no longer has it or can no longer use its plan (the caller
-    /// then runs it unprepared: those errors stop a statement before it changed anything, so
-    /// nothing is done twice). In a transaction, which those errors abort, it throws
-    /// `PreparedStatementLost` instead, and the transaction runs again.
     /// A text parameter of a prepared run: the same bytes as `PostgresBindings.append(String)`,
     /// text in binary format (UTF-8), or NULL.
     private static func textData(_ text: String?) -> PostgresData {
         text.map(PostgresData.init(string:)) ?? PostgresData(type: .text)
     }
 
+    /// `sql` run as the connection's prepared statement of that text; nil when it is not one
+    /// (yet), or when the server no longer has it or can no longer use its plan (the caller
+    /// then runs it unprepared: those errors stop a statement before it changed anything, so
+    /// nothing is done twice). In a transaction, which those errors abort, it throws
+    /// `PreparedStatementLost` instead, and the transaction runs again.
     /// `verbatim`: the text is prepared as it is (its parameters' casts name their binds' types),
     /// not with `SQL.textParameters`. `data` makes the `parameters` binds, only for a statement
     /// that runs prepared (an unprepared run binds its own).
