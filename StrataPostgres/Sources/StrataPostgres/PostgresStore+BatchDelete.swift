@@ -58,7 +58,7 @@ extension PostgresStore: DataStoreBatching {
                         notified AS (SELECT pg_notify($\(n + 6)::text, '') FROM agg WHERE agg.n > 0)
                         SELECT agg.n::text, (SELECT count(*) FROM notified)::text, (SELECT count(*) FROM kept)::text FROM agg
                         """, binds + [String(Date().timeIntervalSinceReferenceDate), request.editingState.author, Self.bundleIdentifier,
-                                      Self.processIdentifier, table.name, channel, namespace + "#history"], reused: true)
+                                      Self.processIdentifier, table.name, channel, historyLockKey], reused: true)
                     guard let count = rows.first?.first.flatMap({ $0 }).flatMap(Int.init) else {
                         throw StrataError(.storeFailure, "The PostgreSQL server at \(configuration.location) answered a batch delete of \(table.name) without its count of deleted rows.")
                     }

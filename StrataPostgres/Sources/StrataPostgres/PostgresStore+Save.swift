@@ -971,7 +971,7 @@ extension PostgresStore: HistoryRecordingDataStore {
             encoder.outputFormatting = .sortedKeys
             json = String(decoding: try encoder.encode(record), as: UTF8.self)
         }
-        return [json, namespace + "#history", channel]
+        return [json, historyLockKey, channel]
     }
 
     /// The statement of `closingExpressions` failed on a NULL token in the history table: for a
