@@ -18,15 +18,12 @@ cc=$(command -v cc || command -v gcc || command -v clang) || { echo "first-types
 command -v python3 >/dev/null || { echo "first-types.sh: python3 is needed to name the call sites" >&2; exit 1; }
 [ -f /usr/include/sqlite3.h ] || { echo "first-types.sh: build the benchmarks once with Benchmarks/run.sh --quick (it installs libsqlite3-dev)" >&2; exit 1; }
 
-rm -f "$here/.build/release.yaml"
-swift build -c release --package-path "$here" >&2
-bin="$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks"
+# shellcheck source=children.sh
+source "$here/children.sh"
+bin="$(release_benchmarks)"
 read -r store key < <("$bin" profile W8-store | tail -1)
 if [ "$mode" = W8-model ]; then
-    strata_data="$here/../StrataData"
-    rm -f "$strata_data/.build/release.yaml"
-    swift build -c release --package-path "$strata_data" --product StrataModelReopen >&2
-    child="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
+    child="$(model_reopen_child)"
     run=("$child" open "$store" "$key" W8-model-reopen-fetch)
 else
     child="$bin"

@@ -16,18 +16,13 @@ k="${2:-100}"
 out="${3:-/tmp/callgrind.$mode.out}"
 command -v valgrind >/dev/null || { echo "profile.sh: valgrind is not installed" >&2; exit 1; }
 [ -f /usr/include/sqlite3.h ] || { echo "profile.sh: build the benchmarks once with Benchmarks/run.sh --quick (it installs libsqlite3-dev)" >&2; exit 1; }
-# SwiftPM does not notice a file added to or removed from a path dependency (the root package)
-# and would build the benchmarks on the old file list: the build plan is made anew (seconds).
-rm -f "$here/.build/release.yaml"
-swift build -c release --package-path "$here" >&2
-bin="$(swift build -c release --package-path "$here" --show-bin-path)/StrataBenchmarks"
+# shellcheck source=children.sh
+source "$here/children.sh"
+bin="$(release_benchmarks)"
 if [ "$mode" = W8-model ]; then
     # W8 with a `@Model` class: StrataData's StrataModelReopen child on the profile store.
     read -r store key < <("$bin" profile W8-store | tail -1)
-    strata_data="$here/../StrataData"
-    rm -f "$strata_data/.build/release.yaml"
-    swift build -c release --package-path "$strata_data" --product StrataModelReopen >&2
-    child="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
+    child="$(model_reopen_child)"
     # Counted: what the child times (`openAndFetch`: the container, the context and the fetch),
     # as W8's count below; not the report it prints after.
     symbols=$(nm "$child" | awk '$2 == "t" || $2 == "T" { print $3 }' | grep -E '^\$s17StrataModelReopen12openAndFetch' || true)

@@ -37,10 +37,10 @@ swift build -c "$build" --package-path "$here" --scratch-path "$scratch" ${STRAT
 case " $* " in
     *" --quick "*) ;;
     *)
-        strata_data="$here/../StrataData"
-        rm -f "$strata_data/.build/release.yaml"
-        swift build -c release --package-path "$strata_data" --product StrataModelReopen >&2
-        export STRATA_BENCH_MODEL_REOPEN="$(swift build -c release --package-path "$strata_data" --show-bin-path)/StrataModelReopen"
+        # shellcheck source=children.sh
+        source "$here/children.sh"
+        STRATA_BENCH_MODEL_REOPEN="$(model_reopen_child)"
+        export STRATA_BENCH_MODEL_REOPEN
         ;;
 esac
 # shellcheck disable=SC2086
