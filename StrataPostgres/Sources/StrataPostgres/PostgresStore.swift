@@ -36,10 +36,17 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     /// The same tables by the schema's model types (a type's name is found without
     /// `String(describing:)` each time: a query asks several times).
     let tablesByType: [ObjectIdentifier: PostgresTable]
-    /// Notifications of other processes' saves (LISTEN), and this store's own saves.
+    /// Notifications of other processes' saves (LISTEN), this store's own saves, and the moves
+    /// of the save counter read while not listening (`changeToken`).
     private let changes = Atomic<UInt64>(0)
     private let listener: Mutex<PostgresConnection?> = Mutex(nil)
+    /// True while `listener` is up: the token is then `changes` alone, with no round trip.
     private let listening = Atomic<Bool>(false)
+    /// While not listening: the save counter last read (nil before the first read), and when
+    /// the store may next try to listen again (only a store whose first LISTEN worked does).
+    private let polling = Mutex<(commits: String?, nextListen: ContinuousClock.Instant?)>((nil, nil))
+    /// How long a store that lost its listener waits between two tries to listen again.
+    static let relistenInterval: Duration = .milliseconds(500)
     /// Identifiers taken from the server's sequence and not yet given, in the order taken: a
     /// save of fewer objects than `idBlock` takes a block of them, so the saves after it need no
     /// round trip for theirs (`SaveRun.allocateIdentifiers`).
@@ -112,25 +119,78 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
     // MARK: Observing
 
     /// Grows with every save of the namespace's tables: this process's, and another's once it
-    /// committed (told by NOTIFY, or read from the save counter where LISTEN is not there).
+    /// committed. Told by NOTIFY while the store listens; read from the save counter the saves
+    /// raise where LISTEN is not there (a standby, an engine without it) and while the listening
+    /// connection is lost (a restart, a failover, a proxy's timeout), until it listens again.
     public func changeToken() throws -> UInt64 {
-        if listening.load(ordering: .acquiring) { return changes.load(ordering: .acquiring) }
-        // No LISTEN (a standby, an engine without it): the counter the saves raise.
-        let counter = try session.withConnection { c in
+        if listening.load(ordering: .acquiring) {
+            if let connection = listener.withLock({ $0 }), !connection.isClosed {
+                return changes.load(ordering: .acquiring)
+            }
+            // The listener is gone, and the notifications of saves since with it: poll.
+            listening.store(false, ordering: .releasing)
+            polling.withLock { $0 = (nil, ContinuousClock.now) }
+        }
+        let token = try pollCommits()
+        if polling.withLock({ $0.nextListen.map { $0 <= ContinuousClock.now } ?? false }) { listenAgain() }
+        return token
+    }
+
+    /// Reads the save counter; when it moved since the last read (or was never read), counts a
+    /// change. Returns the token.
+    private func pollCommits() throws -> UInt64 {
+        let rows = try session.withConnection { c in
             try c.query("SELECT \"value\" FROM \(PostgresTable.qualified(namespace, "strata_meta")) WHERE \"name\" = 'commits'")
         }
-        return UInt64(counter.first?.first??.trimmingCharacters(in: .whitespaces) ?? "0") ?? 0
+        let commits = rows.first?.first??.trimmingCharacters(in: .whitespaces) ?? ""
+        return polling.withLock { state in
+            if state.commits != commits {
+                state.commits = commits
+                changes.add(1, ordering: .acquiringAndReleasing)
+            }
+            return changes.load(ordering: .acquiring)
+        }
     }
 
     private func startListening() {
-        guard configuration.allowsSave else { return }
-        let connection = session.listen(channel) { [weak self] _ in
-            self?.changes.add(1, ordering: .acquiringAndReleasing)
-        }
-        guard let connection else { return }
+        guard configuration.allowsSave, let connection = listen() else { return }
         listener.withLock { $0 = connection }
         listening.store(true, ordering: .releasing)
     }
+
+    private func listen() -> PostgresConnection? {
+        session.listen(channel) { [weak self] _ in
+            self?.changes.add(1, ordering: .acquiringAndReleasing)
+        }
+    }
+
+    /// After the listener was lost: listens on a new connection, then reads the counter once
+    /// more (a save committed before the LISTEN took effect sent its notification to no one),
+    /// and only then trusts notifications alone. On failure, tries again after
+    /// `relistenInterval`, polling meanwhile.
+    private func listenAgain() {
+        // One thread tries; the others poll meanwhile.
+        let mine = polling.withLock { state -> Bool in
+            guard let next = state.nextListen, next <= ContinuousClock.now else { return false }
+            state.nextListen = ContinuousClock.now + Self.relistenInterval
+            return true
+        }
+        guard mine, let connection = listen() else { return }
+        guard (try? pollCommits()) != nil else {
+            connection.closeSoon()
+            return
+        }
+        let old = listener.withLock { held in
+            defer { held = connection }
+            return held
+        }
+        old?.closeSoon()
+        polling.withLock { $0 = (nil, nil) }
+        listening.store(true, ordering: .releasing)
+    }
+
+    /// True while the store's LISTEN connection is up (then `changeToken` needs no round trip).
+    var isListening: Bool { listening.load(ordering: .acquiring) }
 
     /// After a save of this store: observers of this process see it at once.
     func savedHere() { changes.add(1, ordering: .acquiringAndReleasing) }
