@@ -105,4 +105,68 @@ import Strata
             #expect(stops == ["Alfama", "Belém"], "round \(round)")
         }
     }
+
+    /// A statement sent on a connection the server has already closed (in a transaction,
+    /// between two statements) gets a typed error, on the pooled path, the prepared one and the
+    /// sent-ahead one alike, and the transaction's connection is not pooled again. Before,
+    /// postgres-nio dropped the statement unsent and its answer was waited for forever.
+    @Test func aStatementOnAClosedConnectionThrowsInsteadOfWaitingForever() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let session = PostgresSession(configuration: try fixture.configuration.connectionConfiguration(), location: "test")
+        let sends: [(String, (SQLConnection) throws -> Void)] = [
+            ("execute", { try $0.execute("SELECT 2") }),
+            ("query", { try $0.query("SELECT $1::text", ["x"]) }),
+            ("rowsSoon", { _ = try $0.rowsSoon("SELECT 3").wait() }),
+        ]
+        for (name, send) in sends {
+            let marker = "strata_closed_\(name)"
+            var closed = false
+            do {
+                try session.transaction(retries: 0) { c in
+                    try c.execute("SELECT '\(marker)'")
+                    #expect(try dropConnections(of: fixture, matching: "%\(marker)%") == 1, "\(name)")
+                    closed = eventually { c.raw.isClosed }
+                    try send(c)
+                }
+                Issue.record("\(name): a statement on a closed connection succeeded")
+            } catch let error as StrataError {
+                #expect(error.code == .storeFailure, "\(name): \(error)")
+                #expect(error.message.contains("lost its connection"), "\(name): \(error.message)")
+            }
+            #expect(closed, "\(name): the client never saw its connection close")
+            // The next transaction runs on a new connection.
+            #expect(try session.transaction { try $0.query("SELECT 'again'") } == [["again"]], "\(name)")
+        }
+    }
+
+    /// The connection of an enumeration under way dropped between two batches: the
+    /// enumeration throws a typed error (the batches it handed over stay handed over, none is
+    /// handed twice), and the next enumeration reads every object on a new connection.
+    @Test func anEnumerationWhoseConnectionDropsThrowsATypedErrorAndTheNextOneWorks() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let container = try fixture.container()
+        let context = ModelContext(container)
+        for i in 0..<40 { context.insert(PGBird(String(format: "b%02d", i), "wren")) }
+        try context.save()
+        // (In the order saved: a sort on text is made in memory, after one fetch of all.)
+        let reader = ModelContext(container)
+        var seen: [String] = []
+        var dropped = 0
+        do {
+            try reader.enumerate(FetchDescriptor<PGBird>(), batchSize: 5) { bird in
+                seen.append(bird.id)
+                if seen.count == 7 { dropped = try dropConnections(of: fixture, matching: "%strata_batches%") }
+            }
+            Issue.record("the enumeration ended without an error after \(seen.count) objects (\(dropped) connections dropped)")
+        } catch let error as StrataError {
+            #expect(dropped >= 1)
+            #expect(seen.count >= 7 && seen.count < 40, "\(seen.count) objects before \(error)")
+            #expect(seen == (0..<seen.count).map { String(format: "b%02d", $0) }, "an object handed twice or skipped")
+        } catch {
+            Issue.record("an untyped error: \(error)")
+        }
+        var again: [String] = []
+        try ModelContext(container).enumerate(FetchDescriptor<PGBird>(), batchSize: 5) { again.append($0.id) }
+        #expect(again == (0..<40).map { String(format: "b%02d", $0) })
+    }
 }

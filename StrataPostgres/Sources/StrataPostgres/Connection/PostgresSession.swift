@@ -88,7 +88,7 @@ final class PostgresSession: @unchecked Sendable {
             // No JIT compilation: the store's statements are short, and a save's `unnest` of
             // 20k rows is costed high enough to be compiled, which took 23 to 46 ms of its
             // 300 to 500. (An engine without the setting refuses it, and nothing changes.)
-            _ = try? raw.query("SET jit = off", logger: logger).wait()
+            _ = try? raw.answer(raw.query("SET jit = off", logger: logger))
             return PooledConnection(raw, statements: preparesStatements ? PreparedStatements() : nil)
         } catch {
             throw PostgresStoreError.connection(error, location: location)
@@ -213,7 +213,7 @@ final class PostgresSession: @unchecked Sendable {
         guard pinned == nil, let raw = try? connection().raw else { return nil }
         raw.addListener(channel: channel) { _, notification in handler(notification.payload) }
         do {
-            _ = try raw.query(PostgresQuery(unsafeSQL: "LISTEN \(SQL.identifier(channel))"), logger: logger).wait()
+            _ = try raw.answer(raw.query(PostgresQuery(unsafeSQL: "LISTEN \(SQL.identifier(channel))"), logger: logger))
             return raw
         } catch {
             raw.closeSoon()
@@ -300,16 +300,17 @@ struct SQLConnection {
     /// rows. The connection runs its statements in order, so one sent next waits its turn.
     /// For reading the next batch of a cursor while this one is made into objects.
     func rowsSoon(_ sql: String) -> PendingRows {
-        PendingRows(sql: sql, location: location, result: raw.query(PostgresQuery(unsafeSQL: sql), logger: logger))
+        PendingRows(sql: sql, location: location, connection: raw, result: raw.query(PostgresQuery(unsafeSQL: sql), logger: logger))
     }
 
     struct PendingRows {
         let sql: String
         let location: String
+        let connection: PostgresConnection
         let result: EventLoopFuture<PostgresQueryResult>
 
         func wait() throws -> [PostgresRow] {
-            do { return try result.wait().rows } catch {
+            do { return try connection.answer(result).rows } catch {
                 throw PostgresStoreError.statement(error, sql: sql, location: location)
             }
         }
@@ -317,7 +318,7 @@ struct SQLConnection {
 
     private func rows(_ sql: String, _ bindings: PostgresBindings) throws -> [PostgresRow] {
         do {
-            return try raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait().rows
+            return try raw.answer(raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)).rows
         } catch {
             throw PostgresStoreError.statement(error, sql: sql, location: location)
         }
@@ -357,13 +358,13 @@ struct SQLConnection {
         guard let statement else { return nil }
         let result: [PostgresRow]
         do {
-            result = try statement.execute(data()).wait()
+            result = try raw.answer(statement.execute(data()))
         } catch {
             // 26000: the statement is gone (DEALLOCATE ALL, DISCARD ALL, a pooler between);
             // 0A000: "cached plan must not change result type" (a table changed under it).
             let state = PostgresStoreError.sqlState(error)
             guard state == "26000" || state == "0A000" else { throw PostgresStoreError.statement(error, sql: sql, location: location) }
-            statements.forget(sql)
+            statements.forget(sql, on: raw)
             if inTransaction { throw PreparedStatementLost(sql: sql) }
             return nil
         }
@@ -414,17 +415,18 @@ struct SQLConnection {
     func executeSoon(_ sql: String, arrays: [SQLArray]) -> PendingCount {
         var bindings = PostgresBindings(capacity: arrays.count)
         for array in arrays { bindings.append(array) }
-        return PendingCount(sql: sql, location: location, result: raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger))
+        return PendingCount(sql: sql, location: location, connection: raw, result: raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger))
     }
 
     struct PendingCount {
         let sql: String
         let location: String
+        let connection: PostgresConnection
         let result: EventLoopFuture<PostgresQueryResult>
 
         func wait() throws -> Int {
             do {
-                let result = try result.wait()
+                let result = try connection.answer(result)
                 return result.metadata.rows ?? result.rows.count
             } catch {
                 throw PostgresStoreError.statement(error, sql: sql, location: location)
@@ -434,7 +436,7 @@ struct SQLConnection {
 
     private func execute(_ sql: String, _ bindings: PostgresBindings) throws -> Int {
         do {
-            let result = try raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
+            let result = try raw.answer(raw.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger))
             return result.metadata.rows ?? result.rows.count
         } catch {
             throw PostgresStoreError.statement(error, sql: sql, location: location)
@@ -580,7 +582,7 @@ final class PreparedStatements: Sendable {
         guard secondRun, let text = verbatim ? sql : SQL.textParameters(sql, count: parameters) else { return nil }
         let statement: PreparedQuery
         do {
-            statement = try connection.prepare(query: text).wait()
+            statement = try connection.answer(connection.prepare(query: text))
         } catch {
             if PostgresStoreError.isConnectionLevel(error) || connection.isClosed { throw error }
             if inTransaction { throw PreparedStatementLost(sql: sql) }
@@ -597,14 +599,14 @@ final class PreparedStatements: Sendable {
         }
         // Closing a statement the server no longer has is no error; a failure here is the
         // connection's, which its next statement reports.
-        if let evicted { _ = try? evicted.deallocate().wait() }
+        if let evicted { _ = try? connection.answer(evicted.deallocate()) }
         return statement
     }
 
     /// Drops the statement of `sql` (prepared again on a later run).
-    func forget(_ sql: String) {
+    func forget(_ sql: String, on connection: PostgresConnection) {
         guard let entry = state.withLock({ $0.statements.removeValue(forKey: sql) }) else { return }
-        _ = try? entry.statement.deallocate().wait()
+        _ = try? connection.answer(entry.statement.deallocate())
     }
 
     /// The texts prepared now (for tests).
@@ -624,5 +626,60 @@ extension PostgresConnection {
             return
         }
         try? future.wait()
+    }
+}
+
+extension PostgresConnection {
+    /// `future`'s value, as `future.wait()` gives it, for a statement sent on this connection;
+    /// or, when the connection closed and the answer cannot come any more, SwiftNIO's
+    /// `ChannelError.ioOnClosedChannel` (a connection-level error: "Strata lost its connection").
+    ///
+    /// postgres-nio writes each statement to its channel without a promise of the write: one
+    /// written after the channel closed (the server ended the connection while the caller was
+    /// between two statements, as between two batches of an enumeration) is dropped, and its
+    /// answer's future never completes. So the wait looks at the connection whenever it has
+    /// waited `closedCheckInterval`; once it is closed, it lets the event loop finish what the
+    /// close started (an answer or a failure already on its way is delivered), and if there is
+    /// still no answer, there will be none. An answer that comes in time is returned at once.
+    func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        let answer = PendingAnswer<T>()
+        future.whenComplete { answer.set($0) }
+        if let result = answer.wait(for: Self.closedCheckInterval) { return try result.get() }
+        while true {
+            if isClosed {
+                // Whatever the loop had queued when the close began runs before this.
+                _ = try? eventLoop.submit {}.wait()
+                if let result = answer.wait(for: 0) { return try result.get() }
+                throw ChannelError.ioOnClosedChannel
+            }
+            if let result = answer.wait(for: Self.closedCheckInterval) { return try result.get() }
+        }
+    }
+
+    /// How long an answer is waited for between two looks at whether the connection closed.
+    static var closedCheckInterval: TimeInterval { 0.1 }
+}
+
+/// The result of a future, waited for with a bound (`PostgresConnection.answer`).
+private final class PendingAnswer<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?  // guarded by condition
+
+    func set(_ result: Result<T, any Error>) {
+        condition.lock()
+        self.result = result
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The result, once there is one, or nil after `seconds`.
+    func wait(for seconds: TimeInterval) -> Result<T, any Error>? {
+        condition.lock()
+        defer { condition.unlock() }
+        if result == nil, seconds > 0 {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while result == nil, condition.wait(until: deadline) {}
+        }
+        return result
     }
 }
