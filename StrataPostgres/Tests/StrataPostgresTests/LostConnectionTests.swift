@@ -107,8 +107,8 @@ import Strata
     }
 
     /// A statement sent on a connection the server has already closed (in a transaction,
-    /// between two statements) gets a typed error, on the pooled path, the prepared one and the
-    /// sent-ahead one alike, and the transaction's connection is not pooled again. Before,
+    /// between two statements) gets a typed error, sent by `execute`, by `query` and ahead by
+    /// `rowsSoon` alike, and the next transaction runs on a new connection. Before,
     /// postgres-nio dropped the statement unsent and its answer was waited for forever.
     @Test func aStatementOnAClosedConnectionThrowsInsteadOfWaitingForever() throws {
         let fixture = try PGFixture([PGBird.self])

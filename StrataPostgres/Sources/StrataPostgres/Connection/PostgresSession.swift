@@ -644,15 +644,13 @@ extension PostgresConnection {
     func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
         let answer = PendingAnswer<T>()
         future.whenComplete { answer.set($0) }
-        if let result = answer.wait(for: Self.closedCheckInterval) { return try result.get() }
         while true {
-            if isClosed {
-                // Whatever the loop had queued when the close began runs before this.
-                _ = try? eventLoop.submit {}.wait()
-                if let result = answer.wait(for: 0) { return try result.get() }
-                throw ChannelError.ioOnClosedChannel
-            }
             if let result = answer.wait(for: Self.closedCheckInterval) { return try result.get() }
+            guard isClosed else { continue }
+            // Whatever the loop had queued when the close began runs before this.
+            _ = try? eventLoop.submit {}.wait()
+            if let result = answer.wait(for: 0) { return try result.get() }
+            throw ChannelError.ioOnClosedChannel
         }
     }
 
