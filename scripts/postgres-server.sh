@@ -10,6 +10,9 @@
 #       alone to DIR/port). Installs Debian's postgresql-15 first, only if no initdb is found
 #       under /usr/lib/postgresql/*/bin (a plain `apt-get install` of an installed server
 #       upgrades it). Starting a server that already runs just prints its URL again.
+#       With openssl at hand, the server takes TLS (ssl = on) with a certificate for `localhost`
+#       signed by an authority made for DIR alone: DIR/ca.crt is what a client names as
+#       sslrootcert. Clients choose (sslmode in the URL; Strata, as libpq, prefers TLS).
 #   scripts/postgres-server.sh standby DIR PRIMARY_DIR [--stop-when-gone PID]
 #       Makes a hot standby of the server started in PRIMARY_DIR (pg_basebackup -R: it streams
 #       the primary's WAL and answers read-only queries), starts it on another free port and
@@ -128,9 +131,32 @@ free_port() {
 
 # The settings of this script live in DATA/strata-server.conf, included (once) at the end of
 # postgresql.conf; a standby's copy (pg_basebackup copies it) is rewritten with its own port.
+# TLS for the server of DIR: a certificate authority of its own (DIR/ca.crt, the file a client
+# names as sslrootcert) and a server certificate it signed, for the name `localhost` only (so
+# sslmode=verify-full passes with host localhost and fails with 127.0.0.1, as libpq's would).
+# Made once per folder, as the server's user (the server refuses a key others can read).
+# Without openssl the server runs without TLS (sslmode=require then cannot connect).
+make_certificates() {  # DIR
+    local dir=$1
+    [[ -f $dir/server.crt && -f $dir/server.key && -f $dir/ca.crt ]] && return 0
+    command -v openssl >/dev/null || { note "no openssl: the server runs without TLS"; return 1; }
+    printf 'subjectAltName=DNS:localhost\n' | as_pg tee "$dir/server.ext" >/dev/null
+    as_pg openssl req -new -x509 -days 3650 -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+        -subj "/CN=Strata test CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" >/dev/null 2>&1 \
+        && as_pg openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+            -subj "/CN=localhost" -keyout "$dir/server.key" -out "$dir/server.csr" >/dev/null 2>&1 \
+        && as_pg openssl x509 -req -days 3650 -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+            -CAcreateserial -extfile "$dir/server.ext" -out "$dir/server.crt" >/dev/null 2>&1 \
+        && as_pg chmod 600 "$dir/server.key" "$dir/ca.key" \
+        && as_pg chmod 644 "$dir/ca.crt" "$dir/server.crt" \
+        || { note "openssl could not make the certificates: the server runs without TLS"; return 1; }
+}
+
 write_conf() {  # DIR PORT ROLE
     local dir=$1 port=$2 role=$3 data=$1/data
     local conf=$data/strata-server.conf
+    local ssl=off
+    if make_certificates "$dir"; then ssl=on; fi
     {
         echo "# Written by scripts/postgres-server.sh ($role); rewritten on each start."
         echo "listen_addresses = '127.0.0.1'"
@@ -150,6 +176,11 @@ write_conf() {  # DIR PORT ROLE
         echo "logging_collector = off"
         echo "log_min_messages = warning"
         echo "log_line_prefix = '%m [%p] %q%u@%d '"
+        echo "ssl = $ssl"
+        if [[ $ssl == on ]]; then
+            echo "ssl_cert_file = '$dir/server.crt'"
+            echo "ssl_key_file = '$dir/server.key'"
+        fi
     } | as_pg tee "$conf" >/dev/null
     if ! grep -q "^include_if_exists = 'strata-server.conf'" "$data/postgresql.conf"; then
         echo "include_if_exists = 'strata-server.conf'" | as_pg tee -a "$data/postgresql.conf" >/dev/null
