@@ -11,7 +11,10 @@ import Strata
 /// let container = try ModelContainer(for: Trip.self, configurations: configuration)
 /// ```
 /// The URL names the server and the database (its path), as libpq's do; a Unix socket is
-/// `postgresql://user@/app?host=/var/run/postgresql` (the folder that holds it). `namespace` is
+/// `postgresql://user@/app?host=/var/run/postgresql` (the folder that holds it). Its query
+/// takes libpq's parameters `sslmode` (default `prefer`), `sslrootcert`, `sslcert`, `sslkey`,
+/// `connect_timeout`, `application_name`, `options`, `host`, `port`, `user`, `password` and
+/// `dbname`, with libpq's meanings; any other is refused (Docs/Postgres.md, "The URL"). `namespace` is
 /// the PostgreSQL schema that holds the tables, created if missing. `allowsSave: false` reads
 /// only (for a hot standby). Docs/Postgres.md has the tables, the SQL and the rules.
 ///
@@ -82,22 +85,162 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         return (components?.string ?? url.absoluteString) + " (schema \(namespace))"
     }
 
-    /// postgres-nio's configuration of the URL: host and port, or a Unix socket (`?host=/dir`).
+    /// postgres-nio's configuration of the URL: host and port, or a Unix socket (`?host=/dir`),
+    /// with the libpq parameters in its query that Strata supports (`ConnectionParameters`;
+    /// Docs/Postgres.md, "The URL"). Any other parameter is an error, as it is for libpq: one
+    /// silently ignored (`sslmode=require` above all) would connect otherwise than asked.
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme, scheme == "postgresql" || scheme == "postgres" else {
             throw StrataError(.invalidSchema, "\(url) is not a PostgreSQL URL; write postgresql://user:password@host:port/database.")
         }
-        let user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
-        let password = components.password.flatMap { $0.removingPercentEncoding }
-        let database = components.path.isEmpty || components.path == "/" ? nil : String(components.path.dropFirst())
-        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
-        if let socketFolder = query["host"], socketFolder.hasPrefix("/") {
-            let port = components.port ?? Int(query["port"] ?? "") ?? 5432
-            return PostgresConnection.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        let parameters = try ConnectionParameters(components.queryItems ?? [], url: location)
+        let user = parameters.user ?? components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+        let password = parameters.password ?? components.password.flatMap { $0.removingPercentEncoding }
+        let database = parameters.database ?? (components.path.isEmpty || components.path == "/" ? nil : String(components.path.dropFirst()))
+        let port = parameters.port ?? components.port ?? 5432
+        var configuration: PostgresConnection.Configuration
+        if let socketFolder = parameters.host, socketFolder.hasPrefix("/") {
+            // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
+            configuration = PostgresConnection.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        } else {
+            let host = parameters.host ?? components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+            configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database,
+                                                             tls: try parameters.tls(location: location))
         }
-        let host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
-        return PostgresConnection.Configuration(host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: .disable)
+        if let timeout = parameters.connectTimeout { configuration.options.connectTimeout = .seconds(Int64(timeout)) }
+        configuration.options.additionalStartupParameters = parameters.startupParameters
+        return configuration
+    }
+}
+
+/// The query parameters of a PostgreSQL URL, as libpq reads them
+/// (https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-PARAMKEYWORDS): those
+/// Strata supports, checked; a parameter libpq knows that Strata does not support, or one
+/// libpq does not know, is an error naming it.
+struct ConnectionParameters {
+    var host: String?
+    var port: Int?
+    var user: String?
+    var password: String?
+    var database: String?
+    /// libpq's default is `prefer`: TLS when the server offers it.
+    var sslMode = "prefer"
+    var sslRootCertificate: String?
+    var sslCertificate: String?
+    var sslKey: String?
+    var connectTimeout: Int?
+    var startupParameters: [(String, String)] = []
+
+    static let supported = ["host", "port", "dbname", "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey",
+                            "connect_timeout", "application_name", "fallback_application_name", "options", "client_encoding"]
+    /// libpq's other parameters: known, not supported.
+    static let unsupported = ["hostaddr", "passfile", "require_auth", "channel_binding", "keepalives", "keepalives_idle",
+                              "keepalives_interval", "keepalives_count", "tcp_user_timeout", "replication", "gssencmode",
+                              "requiressl", "sslcompression", "sslpassword", "sslcertmode", "sslcrl", "sslcrldir", "sslsni",
+                              "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
+                              "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "sslnegotiation"]
+
+    init(_ items: [URLQueryItem], url location: String) throws {
+        var fallbackName: String?
+        var applicationName: String?
+        for item in items {
+            let value = item.value ?? ""
+            switch item.name {
+            case "host": host = value.isEmpty ? nil : value
+            case "port":
+                guard let number = Int(value), (1...65535).contains(number) else {
+                    throw Self.problem("port=\(value) is not a port number (1 to 65535)", location)
+                }
+                port = number
+            case "dbname": database = value.isEmpty ? nil : value
+            case "user": user = value.isEmpty ? nil : value
+            case "password": password = value
+            case "sslmode":
+                guard ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(value) else {
+                    throw Self.problem("sslmode=\(value) is not one of disable, allow, prefer, require, verify-ca, verify-full", location)
+                }
+                sslMode = value
+            case "sslrootcert": sslRootCertificate = value
+            case "sslcert": sslCertificate = value
+            case "sslkey": sslKey = value
+            case "connect_timeout":
+                guard let seconds = Int(value), seconds >= 0 else {
+                    throw Self.problem("connect_timeout=\(value) is not a number of seconds", location)
+                }
+                // (libpq: 0 waits for ever, and less than 2 is 2.)
+                connectTimeout = seconds == 0 ? 365 * 24 * 3600 : max(2, seconds)
+            case "application_name": applicationName = value
+            case "fallback_application_name": fallbackName = value
+            case "options": startupParameters.append(("options", value))
+            case "client_encoding":
+                // The wire protocol's text is UTF-8 to Strata (postgres-nio asks for it).
+                guard ["utf8", "utf-8", "unicode"].contains(value.lowercased()) else {
+                    throw Self.problem("client_encoding=\(value): Strata reads and writes text as UTF-8 only; leave the parameter out", location)
+                }
+            default:
+                if Self.unsupported.contains(item.name) {
+                    throw Self.problem("the libpq parameter \(item.name) is not supported by Strata; leave it out (Strata supports \(Self.supported.joined(separator: ", ")))", location)
+                }
+                throw Self.problem("\(item.name) is not a PostgreSQL connection parameter (Strata supports \(Self.supported.joined(separator: ", ")))", location)
+            }
+        }
+        if let name = applicationName ?? fallbackName { startupParameters.append(("application_name", name)) }
+        if (sslCertificate == nil) != (sslKey == nil) {
+            throw Self.problem("sslcert and sslkey go together: a client certificate needs its key", location)
+        }
+    }
+
+    private static func problem(_ what: String, _ location: String) -> StrataError {
+        StrataError(.invalidSchema, "The PostgreSQL URL \(location) has a parameter Strata cannot follow: \(what).")
+    }
+
+    /// postgres-nio's TLS for `sslmode`, as libpq means it: `disable` none; `allow` and `prefer`
+    /// TLS when the server offers it, its certificate not checked; `require` TLS or no
+    /// connection, the certificate checked against `sslrootcert` only when one is named;
+    /// `verify-ca` the certificate checked against `sslrootcert` (default
+    /// `~/.postgresql/root.crt`; `system`: the system's roots); `verify-full` that and the host's
+    /// name. (`allow` tries TLS first, where libpq tries it second.)
+    func tls(location: String) throws -> PostgresConnection.Configuration.TLS {
+        if sslMode == "disable" { return .disable }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        var roots = sslRootCertificate
+        if roots == nil, sslMode.hasPrefix("verify") {
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+            let standard = home + "/.postgresql/root.crt"
+            guard FileManager.default.fileExists(atPath: standard) else {
+                throw Self.problem("sslmode=\(sslMode) checks the server's certificate, and there is no root certificate to check it with: name one with sslrootcert=/path/to/root.crt (or sslrootcert=system), as libpq reads \(standard) otherwise", location)
+            }
+            roots = standard
+        }
+        if sslMode == "prefer" || sslMode == "allow" { roots = nil }
+        switch roots {
+        case nil: tls.certificateVerification = .none
+        case "system"?:
+            tls.trustRoots = .default
+            tls.certificateVerification = sslMode == "verify-full" ? .fullVerification : .noHostnameVerification
+        case let path?:
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw Self.problem("sslrootcert=\(path) is not a file this process can read", location)
+            }
+            tls.trustRoots = .file(path)
+            tls.certificateVerification = sslMode == "verify-full" ? .fullVerification : .noHostnameVerification
+        }
+        if let certificate = sslCertificate, let key = sslKey {
+            do {
+                tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            } catch {
+                throw Self.problem("the client certificate sslcert=\(certificate) or its key sslkey=\(key) could not be read as PEM (\(error))", location)
+            }
+        }
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw Self.problem("its TLS settings could not be loaded (\(error))", location)
+        }
+        return sslMode == "prefer" || sslMode == "allow" ? .prefer(context) : .require(context)
     }
 }
 

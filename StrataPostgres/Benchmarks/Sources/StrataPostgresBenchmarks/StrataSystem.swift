@@ -64,7 +64,11 @@ final class StrataSystem: BenchSystem {
 
     private func openContainer() throws -> ModelContainer {
         if let container { return container }
-        let configuration = PostgresConfiguration(schema: Schema([StrataModel.Course.self]), url: server.url, namespace: Self.namespace)
+        // Without TLS, as the hand-written SQL and Fluent connect (`tls: .disable`): the
+        // server `run.sh` starts takes TLS, which Strata, as libpq, uses unless told not to.
+        var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
+        components.queryItems = (components.queryItems ?? []).filter { $0.name != "sslmode" } + [URLQueryItem(name: "sslmode", value: "disable")]
+        let configuration = PostgresConfiguration(schema: Schema([StrataModel.Course.self]), url: components.url!, namespace: Self.namespace)
         let c = try ModelContainer(for: StrataModel.Course.self, configurations: configuration)
         container = c
         return c

@@ -63,8 +63,16 @@ enum PostgresStoreError {
     }
 
     static func connection(_ error: any Error, location: String) -> StrataError {
-        StrataError(.storeFailure, "Strata could not connect to the PostgreSQL server at \(location): \(describe(error)). Check that the server runs, and the URL's host, port, user, password and database.",
-                    underlying: error)
+        let advice: String
+        if let psql = error as? PSQLError, psql.code == .sslUnsupported {
+            advice = "The server does not take TLS, which the URL's sslmode requires: turn ssl on at the server, or connect with sslmode=prefer or disable."
+        } else if let psql = error as? PSQLError, let underlying = psql.underlying,
+                  underlying is NIOSSLError || underlying is NIOSSLExtraError || String(reflecting: type(of: underlying)).contains("NIOSSL") {
+            advice = "The TLS handshake failed: with sslmode=verify-ca or verify-full, sslrootcert must name the authority that signed the server's certificate, and with verify-full the URL's host must be a name the certificate holds."
+        } else {
+            advice = "Check that the server runs, and the URL's host, port, user, password and database."
+        }
+        return StrataError(.storeFailure, "Strata could not connect to the PostgreSQL server at \(location): \(describe(error)). \(advice)", underlying: error)
     }
 
     static func statement(_ error: any Error, sql: String, location: String) -> any Error {

@@ -1,0 +1,150 @@
+// The URL's query parameters, as libpq reads them: TLS (`sslmode`, `sslrootcert`), the
+// connection's name and timeout, the user and database. Before, every parameter but `host` and
+// `port` was ignored: `sslmode=require` connected without TLS, and said nothing.
+import Foundation
+import Testing
+import Strata
+@testable import StrataPostgres
+
+@Suite struct ConnectionURLTests {
+    private func configuration(_ url: String) -> PostgresConfiguration {
+        PostgresConfiguration(schema: Schema([PGBird.self]), url: URL(string: url)!, namespace: "t_url")
+    }
+
+    /// A URL whose query Strata cannot follow is refused before anything connects, with a typed
+    /// error that names the parameter.
+    @Test func aParameterStrataCannotFollowIsATypedErrorNamingIt() throws {
+        let base = "postgresql://strata:strata@127.0.0.1:5432/strata?"
+        let refused: [(query: String, named: String)] = [
+            ("sslmode=maybe", "sslmode=maybe"),
+            ("sslmode=require&colour=blue", "colour"),
+            ("keepalives_idle=10", "keepalives_idle"),
+            ("target_session_attrs=read-write", "target_session_attrs"),
+            ("port=http", "port=http"),
+            ("connect_timeout=soon", "connect_timeout=soon"),
+            ("client_encoding=LATIN1", "client_encoding=LATIN1"),
+            ("sslcert=/tmp/client.crt", "sslcert and sslkey"),
+            ("sslmode=verify-full&sslrootcert=/nonexistent/root.crt", "sslrootcert=/nonexistent/root.crt"),
+        ]
+        for (query, named) in refused {
+            let error = #expect(throws: StrataError.self, "\(query)") { try configuration(base + query).validate() }
+            #expect(error?.code == .invalidSchema, "\(query)")
+            #expect(error?.message.contains(named) == true, "\(query): \(error?.message ?? "")")
+            // The password is not in the message.
+            #expect(error?.message.contains("strata:strata") == false)
+        }
+        // A container on such a URL is refused the same way.
+        let error = #expect(throws: StrataError.self) {
+            try ModelContainer(for: PGBird.self, configurations: configuration(base + "sslmode=requir"))
+        }
+        #expect(error?.message.contains("sslmode=requir") == true)
+    }
+
+    /// What the URL asks for reaches postgres-nio's configuration, with libpq's defaults.
+    @Test func theParametersReachTheConnection() throws {
+        let tcp = "postgresql://strata:strata@db.example:6543/app"
+        var c = try configuration(tcp).connectionConfiguration()
+        // libpq's default, `prefer`: TLS when the server takes it, not required.
+        #expect(c.tls.isAllowed && !c.tls.isEnforced)
+        #expect(c.host == "db.example" && c.port == 6543 && c.username == "strata" && c.database == "app")
+        c = try configuration(tcp + "?sslmode=disable").connectionConfiguration()
+        #expect(!c.tls.isAllowed)
+        c = try configuration(tcp + "?sslmode=require").connectionConfiguration()
+        #expect(c.tls.isEnforced)
+        c = try configuration(tcp + "?sslmode=verify-full&sslrootcert=system").connectionConfiguration()
+        #expect(c.tls.isEnforced && c.tls.sslContext != nil)
+        c = try configuration(tcp + "?connect_timeout=7&application_name=reports&options=-c%20statement_timeout%3D5000").connectionConfiguration()
+        #expect(c.options.connectTimeout == .seconds(7))
+        #expect(c.options.additionalStartupParameters.contains { $0 == ("application_name", "reports") })
+        #expect(c.options.additionalStartupParameters.contains { $0 == ("options", "-c statement_timeout=5000") })
+        c = try configuration(tcp + "?user=ada&password=secret&dbname=other&host=db2.example&port=5433").connectionConfiguration()
+        #expect(c.username == "ada" && c.password == "secret" && c.database == "other")
+        #expect(c.host == "db2.example" && c.port == 5433)
+        // A Unix socket takes no TLS, whatever sslmode says (as libpq).
+        c = try configuration("postgresql://strata@/app?host=/var/run/postgresql&sslmode=require").connectionConfiguration()
+        #expect(!c.tls.isAllowed && c.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
+    }
+
+    /// Whether each of the server's connections named `application` is encrypted, from the
+    /// server's own view (`pg_stat_ssl`).
+    private func encryption(of application: String, _ fixture: PGFixture) throws -> [Bool] {
+        try fixture.sql("""
+            SELECT s.ssl::text FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = $1
+            """, [application]).map { $0.first.flatMap { $0 } == "true" }
+    }
+
+    private func url(_ base: URL, host: String? = nil, _ query: String) -> URL {
+        var components = URLComponents(url: base, resolvingAgainstBaseURL: false)!
+        if let host { components.host = host }
+        components.percentEncodedQuery = query
+        return components.url!
+    }
+
+    /// `sslmode=require` and `verify-full` connect over TLS, `disable` without it: the store's
+    /// connections, seen by the server, are encrypted or not as asked, and a save and a fetch
+    /// work through them. (The test server takes TLS: `scripts/postgres-server.sh` gives it a
+    /// certificate for `localhost` signed by `DIR/ca.crt`.)
+    @Test func theStoreConnectsOverTLSWhenAskedAndOnlyThen() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let ca = try TestServer.directory() + "/ca.crt"
+        #expect(FileManager.default.fileExists(atPath: ca), "the test server has no TLS: is openssl installed?")
+        let cases: [(query: String, host: String?, encrypted: Bool)] = [
+            ("sslmode=require", nil, true),
+            ("sslmode=disable", nil, false),
+            ("sslmode=verify-full&sslrootcert=\(ca)", "localhost", true),
+            ("sslmode=verify-ca&sslrootcert=\(ca)", nil, true),
+        ]
+        for (i, (query, host, encrypted)) in cases.enumerated() {
+            let application = "strata_tls_\(fixture.namespace)_\(i)"
+            let configuration = PostgresConfiguration(schema: Schema([PGBird.self]), url: url(fixture.url, host: host, query + "&application_name=\(application)"),
+                                                      namespace: fixture.namespace)
+            let container = try ModelContainer(for: PGBird.self, configurations: configuration)
+            let context = ModelContext(container)
+            context.insert(PGBird("b\(i)", "wren"))
+            try context.save()
+            let seen = try encryption(of: application, fixture)
+            #expect(!seen.isEmpty, "\(query): no connection named \(application)")
+            #expect(seen.allSatisfy { $0 == encrypted }, "\(query): \(seen)")
+            let fresh = ModelContext(container)
+            #expect(try fresh.fetchCount(FetchDescriptor<PGBird>()) == i + 1, "\(query)")
+        }
+    }
+
+    /// `verify-full` checks the name the client connects to against the certificate: the test
+    /// server's names `localhost` only, so `127.0.0.1` is refused, with a typed error that says
+    /// why, and nothing connects without TLS instead. An authority that did not sign the
+    /// server's certificate is refused too.
+    @Test func aCertificateThatDoesNotMatchIsRefused() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let dir = try TestServer.directory()
+        let wrongName = PostgresConfiguration(schema: Schema([PGBird.self]),
+                                              url: url(fixture.url, host: "127.0.0.1", "sslmode=verify-full&sslrootcert=\(dir)/ca.crt"),
+                                              namespace: fixture.namespace)
+        var error = #expect(throws: StrataError.self) { try ModelContainer(for: PGBird.self, configurations: wrongName) }
+        #expect(error?.code == .storeFailure)
+        #expect(error?.message.contains("could not connect") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("TLS handshake failed") == true, "\(error?.message ?? "")")
+
+        // Another authority: a certificate of its own making, which signed nothing the server has.
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent("strata-other-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: other) }
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        openssl.arguments = ["openssl", "req", "-new", "-x509", "-days", "1", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                             "-subj", "/CN=Another CA", "-keyout", other.path + "/ca.key", "-out", other.path + "/ca.crt"]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        try #require(openssl.terminationStatus == 0, "openssl could not make a certificate")
+        let wrongAuthority = PostgresConfiguration(schema: Schema([PGBird.self]),
+                                                   url: url(fixture.url, host: "localhost", "sslmode=verify-ca&sslrootcert=\(other.path)/ca.crt"),
+                                                   namespace: fixture.namespace)
+        error = #expect(throws: StrataError.self) { try ModelContainer(for: PGBird.self, configurations: wrongAuthority) }
+        #expect(error?.code == .storeFailure)
+        #expect(error?.message.contains("TLS handshake failed") == true, "\(error?.message ?? "")")
+        // Neither made the namespace's tables.
+        #expect(try fixture.sql("SELECT count(*)::text FROM pg_namespace WHERE nspname = $1", [fixture.namespace]) == [["0"]])
+    }
+}
