@@ -13,8 +13,9 @@ import Strata
 /// The URL names the server and the database (its path), as libpq's do; a Unix socket is
 /// `postgresql://user@/app?host=/var/run/postgresql` (the folder that holds it). Its query
 /// takes libpq's parameters `sslmode` (default `prefer`), `sslrootcert`, `sslcert`, `sslkey`,
-/// `connect_timeout`, `application_name`, `options`, `host`, `port`, `user`, `password` and
-/// `dbname`, with libpq's meanings; any other is refused (Docs/Postgres.md, "The URL"). `namespace` is
+/// `connect_timeout`, `application_name`, `options`, `keepalives…`, `tcp_user_timeout`, `host`,
+/// `port`, `user`, `password` and `dbname`, with libpq's meanings; any other is refused
+/// (Docs/Postgres.md, "The URL"). `namespace` is
 /// the PostgreSQL schema that holds the tables, created if missing. `allowsSave: false` reads
 /// only (for a hot standby). Docs/Postgres.md has the tables, the SQL and the rules.
 ///
@@ -89,7 +90,11 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     /// with the libpq parameters in its query that Strata supports (`ConnectionParameters`;
     /// Docs/Postgres.md, "The URL"). Any other parameter is an error, as it is for libpq: one
     /// silently ignored (`sslmode=require` above all) would connect otherwise than asked.
-    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    func connectionConfiguration() throws -> PostgresConnection.Configuration { try connectionRecipe().configuration }
+
+    /// postgres-nio's configuration, and for TCP the socket's settings (`TCPSettings`: the
+    /// store's connections make their sockets themselves, to set them).
+    func connectionRecipe() throws -> (configuration: PostgresConnection.Configuration, tcp: TCPSettings?) {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme, scheme == "postgresql" || scheme == "postgres" else {
             throw StrataError(.invalidSchema, "\(url) is not a PostgreSQL URL; write postgresql://user:password@host:port/database.")
@@ -100,6 +105,7 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         let database = parameters.database ?? (components.path.isEmpty || components.path == "/" ? nil : String(components.path.dropFirst()))
         let port = parameters.port ?? components.port ?? 5432
         var configuration: PostgresConnection.Configuration
+        var tcp: TCPSettings?
         if let socketFolder = parameters.host, socketFolder.hasPrefix("/") {
             // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
             configuration = PostgresConnection.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
@@ -107,10 +113,13 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
             let host = parameters.host ?? components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
             configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database,
                                                              tls: try parameters.tls(location: location))
+            tcp = TCPSettings(host: host, port: port, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
+                              interval: parameters.keepalivesInterval, count: parameters.keepalivesCount,
+                              userTimeout: parameters.tcpUserTimeout)
         }
         if let timeout = parameters.connectTimeout { configuration.options.connectTimeout = .seconds(Int64(timeout)) }
         configuration.options.additionalStartupParameters = parameters.startupParameters
-        return configuration
+        return (configuration, tcp)
     }
 }
 
@@ -131,12 +140,21 @@ struct ConnectionParameters {
     var sslKey: String?
     var connectTimeout: Int?
     var startupParameters: [(String, String)] = []
+    /// TCP keepalive (libpq's `keepalives`, on by default) and its timing in seconds. Strata's
+    /// defaults find a dead server in about two minutes (`TCPSettings`); 0 is the system's.
+    var keepalives = true
+    var keepalivesIdle = 60
+    var keepalivesInterval = 10
+    var keepalivesCount = 6
+    /// Milliseconds sent data may stay unacknowledged before the connection is dropped (libpq's
+    /// `tcp_user_timeout`); 0 is the system's.
+    var tcpUserTimeout = 0
 
     static let supported = ["host", "port", "dbname", "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey",
-                            "connect_timeout", "application_name", "fallback_application_name", "options", "client_encoding"]
+                            "connect_timeout", "application_name", "fallback_application_name", "options", "client_encoding",
+                            "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout"]
     /// libpq's other parameters: known, not supported.
-    static let unsupported = ["hostaddr", "passfile", "require_auth", "channel_binding", "keepalives", "keepalives_idle",
-                              "keepalives_interval", "keepalives_count", "tcp_user_timeout", "replication", "gssencmode",
+    static let unsupported = ["hostaddr", "passfile", "require_auth", "channel_binding", "replication", "gssencmode",
                               "requiressl", "sslcompression", "sslpassword", "sslcertmode", "sslcrl", "sslcrldir", "sslsni",
                               "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
                               "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "sslnegotiation"]
@@ -170,6 +188,19 @@ struct ConnectionParameters {
                 }
                 // (libpq: 0 waits for ever, and less than 2 is 2.)
                 connectTimeout = seconds == 0 ? 365 * 24 * 3600 : max(2, seconds)
+            case "keepalives":
+                guard let flag = Int(value) else { throw Self.problem("keepalives=\(value) is not 1 or 0", location) }
+                keepalives = flag != 0
+            case "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout":
+                guard let number = Int(value), number >= 0, number <= Int(Int32.max) else {
+                    throw Self.problem("\(item.name)=\(value) is not a whole number of \(item.name == "tcp_user_timeout" ? "milliseconds" : item.name == "keepalives_count" ? "probes" : "seconds")", location)
+                }
+                switch item.name {
+                case "keepalives_idle": keepalivesIdle = number
+                case "keepalives_interval": keepalivesInterval = number
+                case "keepalives_count": keepalivesCount = number
+                default: tcpUserTimeout = number
+                }
             case "application_name": applicationName = value
             case "fallback_application_name": fallbackName = value
             case "options": startupParameters.append(("options", value))
@@ -250,4 +281,53 @@ struct MigrationTransaction: Hashable, @unchecked Sendable {
     let session: PostgresSession
     static func == (a: Self, b: Self) -> Bool { a.session === b.session }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(session)) }
+}
+
+/// The socket of a TCP connection, made by the store (postgres-nio's own sets no option but
+/// `TCP_NODELAY`): keepalive probes, so that a server that went away without closing the
+/// connection (its machine stopped, the network between cut) is found and the waiting
+/// statement gets a typed error, rather than a wait for ever. Linux's own timing would probe
+/// after two hours; Strata's defaults probe after 60 s idle, then every 10 s, and give up
+/// after 6 unanswered probes.
+struct TCPSettings: Sendable, Equatable {
+    var host: String
+    var port: Int
+    var keepalives: Bool
+    var idle: Int
+    var interval: Int
+    var count: Int
+    var userTimeout: Int
+
+    /// Connects a socket with these settings; postgres-nio's configuration on it, with
+    /// `template`'s TLS, user, database and options.
+    func connect(on eventLoop: any EventLoop, _ template: PostgresConnection.Configuration) throws -> PostgresConnection.Configuration {
+        var bootstrap = ClientBootstrap(group: eventLoop).connectTimeout(template.options.connectTimeout)
+        if keepalives {
+            bootstrap = bootstrap.channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+            for (option, value) in [(Self.keepIdle, idle), (Self.keepInterval, interval), (Self.keepCount, count)] where value > 0 {
+                bootstrap = bootstrap.channelOption(ChannelOptions.tcpOption(NIOBSDSocket.Option(rawValue: option)), value: value)
+            }
+        }
+        #if os(Linux)
+        if userTimeout > 0 {
+            bootstrap = bootstrap.channelOption(ChannelOptions.tcpOption(NIOBSDSocket.Option(rawValue: CInt(TCP_USER_TIMEOUT))), value: userTimeout)
+        }
+        #endif
+        let channel = try bootstrap.connect(host: host, port: port).wait()
+        var configuration = PostgresConnection.Configuration(establishedChannel: channel, tls: template.tls, username: template.username,
+                                                             password: template.password, database: template.database)
+        configuration.options = template.options
+        // (postgres-nio names the server for TLS, SNI and `verify-full`, from the host it
+        // connects to itself; a channel made here needs it said. An IP address is no name.)
+        if configuration.options.tlsServerName == nil, (try? SocketAddress(ipAddress: host, port: 0)) == nil {
+            configuration.options.tlsServerName = host
+        }
+        return configuration
+    }
+
+    #if os(Linux)
+    private static let keepIdle = CInt(TCP_KEEPIDLE), keepInterval = CInt(TCP_KEEPINTVL), keepCount = CInt(TCP_KEEPCNT)
+    #else
+    private static let keepIdle = CInt(TCP_KEEPALIVE), keepInterval = CInt(TCP_KEEPINTVL), keepCount = CInt(TCP_KEEPCNT)
+    #endif
 }

@@ -96,8 +96,11 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         channel = Self.channel(of: configuration.namespace)
         historyLockKey = configuration.namespace + "#history"
         session = try configuration.migration?.session
-            ?? PostgresSession(configuration: try configuration.connectionConfiguration(), location: configuration.location,
-                               preparesStatements: configuration.preparesStatements)
+            ?? { () throws -> PostgresSession in
+                let recipe = try configuration.connectionRecipe()
+                return PostgresSession(configuration: recipe.configuration, tcp: recipe.tcp, location: configuration.location,
+                                       preparesStatements: configuration.preparesStatements)
+            }()
         if let migrationPlan, configuration.allowsSave, configuration.migration == nil {
             try PostgresMigration(configuration: configuration, plan: migrationPlan).run(session)
         }

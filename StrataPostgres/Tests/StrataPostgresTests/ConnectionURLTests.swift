@@ -18,7 +18,9 @@ import Strata
         let refused: [(query: String, named: String)] = [
             ("sslmode=maybe", "sslmode=maybe"),
             ("sslmode=require&colour=blue", "colour"),
-            ("keepalives_idle=10", "keepalives_idle"),
+            ("keepalives_idle=soon", "keepalives_idle=soon"),
+            ("tcp_user_timeout=-1", "tcp_user_timeout=-1"),
+            ("sslcrl=/tmp/crl.pem", "sslcrl"),
             ("target_session_attrs=read-write", "target_session_attrs"),
             ("port=http", "port=http"),
             ("connect_timeout=soon", "connect_timeout=soon"),
@@ -146,5 +148,58 @@ import Strata
         #expect(error?.message.contains("TLS handshake failed") == true, "\(error?.message ?? "")")
         // Neither made the namespace's tables.
         #expect(try fixture.sql("SELECT count(*)::text FROM pg_namespace WHERE nspname = $1", [fixture.namespace]) == [["0"]])
+    }
+
+    /// The kernel's view of the store's sockets (`ss`), found by the client ports the server
+    /// sees for connections named `application`: each one's timer (`keepalive,36sec,0`), or ""
+    /// for a socket without one.
+    private func socketTimers(of application: String, _ fixture: PGFixture) throws -> [String] {
+        let ports = try fixture.sql("SELECT client_port::text FROM pg_stat_activity WHERE application_name = $1", [application])
+            .compactMap { $0.first.flatMap { $0 } }
+        return try ports.map { port in
+            let ss = Process()
+            ss.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            ss.arguments = ["ss", "-tnoH", "state", "established", "( sport = :\(port) )"]
+            let out = Pipe()
+            ss.standardOutput = out
+            try ss.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            ss.waitUntilExit()
+            guard let range = text.range(of: #"timer:\(([^)]*)\)"#, options: .regularExpression) else { return "" }
+            return String(text[range].dropFirst("timer:(".count).dropLast())
+        }
+    }
+
+    /// The store's TCP sockets probe an idle server (keepalive), with the URL's timing or
+    /// Strata's (60 s idle), or not at all with `keepalives=0`: a server whose machine went
+    /// away without closing the connection is found, and the statement waiting on it ends
+    /// with a typed error, rather than waiting for ever (postgres-nio sets no keepalive).
+    @Test func theStoresSocketsProbeAnIdleServerAsTheURLSays() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let cases: [(query: String, probes: Bool, atMost: Int)] = [
+            ("keepalives_idle=37&keepalives_interval=7&keepalives_count=3&tcp_user_timeout=30000", true, 37),
+            ("", true, 60),
+            ("keepalives=0", false, 0),
+        ]
+        for (i, (query, probes, atMost)) in cases.enumerated() {
+            let application = "strata_ka_\(fixture.namespace)_\(i)"
+            let configuration = PostgresConfiguration(schema: Schema([PGBird.self]),
+                                                      url: url(fixture.url, (query.isEmpty ? "" : query + "&") + "application_name=\(application)"),
+                                                      namespace: fixture.namespace)
+            let container = try ModelContainer(for: PGBird.self, configurations: configuration)
+            _ = try ModelContext(container).fetchCount(FetchDescriptor<PGBird>())
+            let timers = try socketTimers(of: application, fixture)
+            #expect(!timers.isEmpty, "\(query): no socket named \(application)")
+            for timer in timers {
+                if probes {
+                    // "keepalive,36sec,0": the time left before the next probe.
+                    let parts = timer.split(separator: ",")
+                    let seconds = parts.count > 1 ? Double(parts[1].prefix { $0.isNumber || $0 == "." }) : nil
+                    #expect(parts.first == "keepalive" && (seconds ?? .infinity) <= Double(atMost), "\(query): \(timer)")
+                } else {
+                    #expect(!timer.hasPrefix("keepalive"), "\(query): \(timer)")
+                }
+            }
+        }
     }
 }

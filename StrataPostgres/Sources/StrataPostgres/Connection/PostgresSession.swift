@@ -18,6 +18,8 @@ import Synchronization
 /// connection (`PreparedStatements`): the server parses and plans them once, not at every run.
 final class PostgresSession: @unchecked Sendable {
     let configuration: PostgresConnection.Configuration
+    /// A TCP connection's socket settings: its socket is made here (`TCPSettings.connect`).
+    private let tcp: TCPSettings?
     /// Names the server in messages (without the password).
     let location: String
     private let idle = Mutex<[PooledConnection]>([])
@@ -35,8 +37,9 @@ final class PostgresSession: @unchecked Sendable {
     /// (`PostgresConfiguration.preparesStatements`).
     private let preparesStatements: Bool
 
-    init(configuration: PostgresConnection.Configuration, location: String, preparesStatements: Bool = true) {
+    init(configuration: PostgresConnection.Configuration, tcp: TCPSettings? = nil, location: String, preparesStatements: Bool = true) {
         self.configuration = configuration
+        self.tcp = tcp
         self.location = location
         self.preparesStatements = preparesStatements
         var logger = Logger(label: "strata.postgres")
@@ -48,6 +51,7 @@ final class PostgresSession: @unchecked Sendable {
     /// A session whose statements all run in the transaction `connection` is in.
     init(pinnedTo connection: SQLConnection, configuration: PostgresConnection.Configuration) {
         self.configuration = configuration
+        tcp = nil
         preparesStatements = false
         location = connection.location
         logger = connection.logger
@@ -84,6 +88,8 @@ final class PostgresSession: @unchecked Sendable {
         if let pooled = idle.withLock({ $0.popLast() }), !pooled.raw.isClosed { return pooled }
         let id = nextID.add(1, ordering: .relaxed).newValue
         do {
+            let eventLoop = self.eventLoop
+            let configuration = try tcp?.connect(on: eventLoop, configuration) ?? configuration
             let raw = try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
             // No JIT compilation: the store's statements are short, and a save's `unnest` of
             // 20k rows is costed high enough to be compiled, which took 23 to 46 ms of its
