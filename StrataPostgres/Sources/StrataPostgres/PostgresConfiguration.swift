@@ -93,24 +93,37 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     func connectionConfiguration() throws -> PostgresConnection.Configuration { try connectionRecipe().configuration }
 
     /// postgres-nio's configuration, and for TCP the socket's settings (`TCPSettings`: the
-    /// store's connections make their sockets themselves, to set them).
-    func connectionRecipe() throws -> (configuration: PostgresConnection.Configuration, tcp: TCPSettings?) {
+    /// store's connections make their sockets themselves, to set them). What the URL leaves
+    /// out comes from libpq's environment variables (`PGHOST`, `PGPASSWORD`, `PGSSLMODE`, …,
+    /// `ConnectionParameters.environmentNames`), then Strata's defaults.
+    func connectionRecipe(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> (configuration: PostgresConnection.Configuration, tcp: TCPSettings?) {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme, scheme == "postgresql" || scheme == "postgres" else {
             throw StrataError(.invalidSchema, "\(url) is not a PostgreSQL URL; write postgresql://user:password@host:port/database.")
         }
-        let parameters = try ConnectionParameters(components.queryItems ?? [], url: location)
-        let user = parameters.user ?? components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
-        let password = parameters.password ?? components.password.flatMap { $0.removingPercentEncoding }
+        // The environment's first (the URL's own, later, win), then the URL's query.
+        var fromEnvironment: [URLQueryItem] = []
+        for (variable, name) in ConnectionParameters.environmentNames {
+            if let value = environment[variable], !value.isEmpty { fromEnvironment.append(URLQueryItem(name: name, value: value)) }
+        }
+        let parameters = try ConnectionParameters(fromEnvironment + (components.queryItems ?? []), url: location,
+                                                  fromEnvironment: fromEnvironment.count)
+        func nonEmpty(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
+        // Precedence, as libpq's: the URL's query, then its own parts, then the environment.
+        let user = parameters.user ?? nonEmpty(components.user?.removingPercentEncoding) ?? parameters.environmentUser ?? "postgres"
+        let password = parameters.password ?? components.password.flatMap { $0.removingPercentEncoding } ?? parameters.environmentPassword
         let database = parameters.database ?? (components.path.isEmpty || components.path == "/" ? nil : String(components.path.dropFirst()))
-        let port = parameters.port ?? components.port ?? 5432
+            ?? parameters.environmentDatabase
+        let port = parameters.port ?? components.port ?? parameters.environmentPort ?? 5432
         var configuration: PostgresConnection.Configuration
         var tcp: TCPSettings?
-        if let socketFolder = parameters.host, socketFolder.hasPrefix("/") {
+        let urlHost = components.host.flatMap { $0.isEmpty ? nil : $0 }
+        if let socketFolder = parameters.host ?? (urlHost == nil ? parameters.environmentHost : nil), socketFolder.hasPrefix("/") {
             // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
             configuration = PostgresConnection.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         } else {
-            let host = parameters.host ?? components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+            let host = parameters.host ?? components.host.flatMap { $0.isEmpty ? nil : $0 } ?? parameters.environmentHost ?? "127.0.0.1"
             configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database,
                                                              tls: try parameters.tls(location: location))
             tcp = TCPSettings(host: host, port: port, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
@@ -159,16 +172,52 @@ struct ConnectionParameters {
                               "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
                               "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "sslnegotiation"]
 
-    init(_ items: [URLQueryItem], url location: String) throws {
+    /// What the environment gave for the URL's own parts (`PGHOST`, `PGPORT`, `PGUSER`,
+    /// `PGPASSWORD`, `PGDATABASE`): used only where the URL says nothing.
+    var environmentHost: String?
+    var environmentPort: Int?
+    var environmentUser: String?
+    var environmentPassword: String?
+    var environmentDatabase: String?
+
+    /// libpq's environment variables Strata reads, and the parameter each stands for.
+    static let environmentNames: [(variable: String, parameter: String)] = [
+        ("PGHOST", "host"), ("PGPORT", "port"), ("PGDATABASE", "dbname"), ("PGUSER", "user"), ("PGPASSWORD", "password"),
+        ("PGSSLMODE", "sslmode"), ("PGSSLROOTCERT", "sslrootcert"), ("PGSSLCERT", "sslcert"), ("PGSSLKEY", "sslkey"),
+        ("PGCONNECT_TIMEOUT", "connect_timeout"), ("PGAPPNAME", "application_name"), ("PGOPTIONS", "options"),
+        ("PGTCP_USER_TIMEOUT", "tcp_user_timeout"),
+    ]
+
+    /// `items`: the first `fromEnvironment` from libpq's environment variables, then the URL's.
+    init(_ items: [URLQueryItem], url location: String, fromEnvironment: Int = 0) throws {
         var fallbackName: String?
         var applicationName: String?
-        for item in items {
+        for (index, item) in items.enumerated() {
             let value = item.value ?? ""
+            func problem(_ what: String) -> StrataError {
+                guard index < fromEnvironment, let variable = Self.environmentNames.first(where: { $0.parameter == item.name })?.variable else {
+                    return Self.problem(what, location)
+                }
+                return StrataError(.invalidSchema, "The environment variable \(variable), which PostgreSQL connections read, has a value Strata cannot follow: \(what). Correct or unset it.")
+            }
+            if index < fromEnvironment {
+                // The URL's own parts win over these: kept apart.
+                switch item.name {
+                case "host": environmentHost = value; continue
+                case "port":
+                    guard let number = Int(value), (1...65535).contains(number) else { throw problem("port=\(value) is not a port number (1 to 65535)") }
+                    environmentPort = number; continue
+                case "user": environmentUser = value; continue
+                case "password": environmentPassword = value; continue
+                case "dbname": environmentDatabase = value; continue
+                default: break
+                }
+            }
             switch item.name {
             case "host": host = value.isEmpty ? nil : value
             case "port":
                 guard let number = Int(value), (1...65535).contains(number) else {
-                    throw Self.problem("port=\(value) is not a port number (1 to 65535)", location)
+                    throw problem("port=\(value) is not a port number (1 to 65535)")
                 }
                 port = number
             case "dbname": database = value.isEmpty ? nil : value
@@ -176,7 +225,7 @@ struct ConnectionParameters {
             case "password": password = value
             case "sslmode":
                 guard ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(value) else {
-                    throw Self.problem("sslmode=\(value) is not one of disable, allow, prefer, require, verify-ca, verify-full", location)
+                    throw problem("sslmode=\(value) is not one of disable, allow, prefer, require, verify-ca, verify-full")
                 }
                 sslMode = value
             case "sslrootcert": sslRootCertificate = value
@@ -184,16 +233,16 @@ struct ConnectionParameters {
             case "sslkey": sslKey = value
             case "connect_timeout":
                 guard let seconds = Int(value), seconds >= 0 else {
-                    throw Self.problem("connect_timeout=\(value) is not a number of seconds", location)
+                    throw problem("connect_timeout=\(value) is not a number of seconds")
                 }
                 // (libpq: 0 waits for ever, and less than 2 is 2.)
                 connectTimeout = seconds == 0 ? 365 * 24 * 3600 : max(2, seconds)
             case "keepalives":
-                guard let flag = Int(value) else { throw Self.problem("keepalives=\(value) is not 1 or 0", location) }
+                guard let flag = Int(value) else { throw problem("keepalives=\(value) is not 1 or 0") }
                 keepalives = flag != 0
             case "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout":
                 guard let number = Int(value), number >= 0, number <= Int(Int32.max) else {
-                    throw Self.problem("\(item.name)=\(value) is not a whole number of \(item.name == "tcp_user_timeout" ? "milliseconds" : item.name == "keepalives_count" ? "probes" : "seconds")", location)
+                    throw problem("\(item.name)=\(value) is not a whole number of \(item.name == "tcp_user_timeout" ? "milliseconds" : item.name == "keepalives_count" ? "probes" : "seconds")")
                 }
                 switch item.name {
                 case "keepalives_idle": keepalivesIdle = number
@@ -207,13 +256,13 @@ struct ConnectionParameters {
             case "client_encoding":
                 // The wire protocol's text is UTF-8 to Strata (postgres-nio asks for it).
                 guard ["utf8", "utf-8", "unicode"].contains(value.lowercased()) else {
-                    throw Self.problem("client_encoding=\(value): Strata reads and writes text as UTF-8 only; leave the parameter out", location)
+                    throw problem("client_encoding=\(value): Strata reads and writes text as UTF-8 only; leave the parameter out")
                 }
             default:
                 if Self.unsupported.contains(item.name) {
-                    throw Self.problem("the libpq parameter \(item.name) is not supported by Strata; leave it out (Strata supports \(Self.supported.joined(separator: ", ")))", location)
+                    throw problem("the libpq parameter \(item.name) is not supported by Strata; leave it out (Strata supports \(Self.supported.joined(separator: ", ")))")
                 }
-                throw Self.problem("\(item.name) is not a PostgreSQL connection parameter (Strata supports \(Self.supported.joined(separator: ", ")))", location)
+                throw problem("\(item.name) is not a PostgreSQL connection parameter (Strata supports \(Self.supported.joined(separator: ", ")))")
             }
         }
         if let name = applicationName ?? fallbackName { startupParameters.append(("application_name", name)) }
@@ -228,7 +277,8 @@ struct ConnectionParameters {
 
     /// postgres-nio's TLS for `sslmode`, as libpq means it: `disable` none; `allow` and `prefer`
     /// TLS when the server offers it, its certificate not checked; `require` TLS or no
-    /// connection, the certificate checked against `sslrootcert` only when one is named;
+    /// connection, the certificate checked against `sslrootcert` only when one is named (or
+    /// `~/.postgresql/root.crt` is there);
     /// `verify-ca` the certificate checked against `sslrootcert` (default
     /// `~/.postgresql/root.crt`; `system`: the system's roots); `verify-full` that and the host's
     /// name. (`allow` tries TLS first, where libpq tries it second.)
@@ -236,9 +286,11 @@ struct ConnectionParameters {
         if sslMode == "disable" { return .disable }
         var tls = TLSConfiguration.makeClientConfiguration()
         var roots = sslRootCertificate
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let standard = home + "/.postgresql/root.crt"
+        // (libpq: `require` checks the certificate as `verify-ca` does when that file is there.)
+        if roots == nil, sslMode == "require", FileManager.default.fileExists(atPath: standard) { roots = standard }
         if roots == nil, sslMode.hasPrefix("verify") {
-            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
-            let standard = home + "/.postgresql/root.crt"
             guard FileManager.default.fileExists(atPath: standard) else {
                 throw Self.problem("sslmode=\(sslMode) checks the server's certificate, and there is no root certificate to check it with: name one with sslrootcert=/path/to/root.crt (or sslrootcert=system), as libpq reads \(standard) otherwise", location)
             }

@@ -67,6 +67,31 @@ import Strata
         #expect(!c.tls.isAllowed && c.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
     }
 
+    /// libpq's environment variables fill in what the URL leaves out, and only that: the URL's
+    /// query, then its own parts, then the environment, then Strata's defaults.
+    @Test func theEnvironmentFillsInWhatTheURLLeavesOut() throws {
+        let environment = ["PGHOST": "env.example", "PGPORT": "6000", "PGUSER": "envuser", "PGPASSWORD": "envsecret",
+                           "PGDATABASE": "envdb", "PGSSLMODE": "disable", "PGAPPNAME": "from-env", "PGCONNECT_TIMEOUT": "9"]
+        var c = try configuration("postgresql:///").connectionRecipe(environment: environment).configuration
+        #expect(c.host == "env.example" && c.port == 6000 && c.username == "envuser" && c.password == "envsecret" && c.database == "envdb")
+        #expect(!c.tls.isAllowed && c.options.connectTimeout == .seconds(9))
+        #expect(c.options.additionalStartupParameters.contains { $0 == ("application_name", "from-env") })
+        c = try configuration("postgresql://ada:pw@db.example:5433/app?sslmode=require&application_name=url")
+            .connectionRecipe(environment: environment).configuration
+        #expect(c.host == "db.example" && c.port == 5433 && c.username == "ada" && c.password == "pw" && c.database == "app")
+        #expect(c.tls.isEnforced && c.options.connectTimeout == .seconds(9))
+        #expect(c.options.additionalStartupParameters.filter { $0.0 == "application_name" }.map(\.1) == ["url"])
+        // A Unix socket's folder from the environment.
+        c = try configuration("postgresql:///app").connectionRecipe(environment: ["PGHOST": "/var/run/postgresql"]).configuration
+        #expect(c.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432" && c.database == "app")
+        // A value Strata cannot follow is named with its variable.
+        let error = #expect(throws: StrataError.self) {
+            try configuration("postgresql://h/d").connectionRecipe(environment: ["PGSSLMODE": "sometimes"])
+        }
+        #expect(error?.code == .invalidSchema && error?.message.contains("PGSSLMODE") == true, "\(error?.message ?? "")")
+        #expect(try configuration("postgresql://h/d").connectionRecipe(environment: [:]).configuration.username == "postgres")
+    }
+
     /// Whether each of the server's connections named `application` is encrypted, from the
     /// server's own view (`pg_stat_ssl`).
     private func encryption(of application: String, _ fixture: PGFixture) throws -> [Bool] {
