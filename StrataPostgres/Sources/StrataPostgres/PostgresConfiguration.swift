@@ -118,12 +118,19 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         let port = parameters.port ?? components.port ?? parameters.environmentPort ?? 5432
         var configuration: PostgresConnection.Configuration
         var tcp: TCPSettings?
-        let urlHost = components.host.flatMap { $0.isEmpty ? nil : $0 }
-        if let socketFolder = parameters.host ?? (urlHost == nil ? parameters.environmentHost : nil), socketFolder.hasPrefix("/") {
+        // The host: an IPv6 address without its brackets; a socket's folder percent-encoded in
+        // the URL's host (`postgresql://%2Fvar%2Frun%2Fpostgresql/app`), as libpq reads it.
+        var urlHost = components.host.flatMap { $0.isEmpty ? nil : $0 }
+        if let bracketed = urlHost, bracketed.hasPrefix("["), bracketed.hasSuffix("]") { urlHost = String(bracketed.dropFirst().dropLast()) }
+        let chosenHost = parameters.host ?? urlHost ?? parameters.environmentHost
+        if let chosenHost, chosenHost.contains(",") {
+            throw StrataError(.invalidSchema, "The PostgreSQL URL \(location) names several hosts (\(chosenHost)); Strata connects to one server. Name one: for a standby, a container of its own with allowsSave: false.")
+        }
+        if let socketFolder = chosenHost, socketFolder.hasPrefix("/") {
             // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
             configuration = PostgresConnection.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         } else {
-            let host = parameters.host ?? components.host.flatMap { $0.isEmpty ? nil : $0 } ?? parameters.environmentHost ?? "127.0.0.1"
+            let host = chosenHost ?? "127.0.0.1"
             configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database,
                                                              tls: try parameters.tls(location: location))
             tcp = TCPSettings(host: host, port: port, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,

@@ -62,6 +62,14 @@ import Strata
         c = try configuration(tcp + "?user=ada&password=secret&dbname=other&host=db2.example&port=5433").connectionConfiguration()
         #expect(c.username == "ada" && c.password == "secret" && c.database == "other")
         #expect(c.host == "db2.example" && c.port == 5433)
+        // An IPv6 address, without its brackets; a socket's folder percent-encoded as the host.
+        c = try configuration("postgresql://strata@[::1]:5433/app").connectionConfiguration()
+        #expect(c.host == "::1" && c.port == 5433)
+        c = try configuration("postgresql://strata@%2Fvar%2Frun%2Fpostgresql/app").connectionConfiguration()
+        #expect(c.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432" && c.database == "app")
+        // Several hosts (libpq's failover list) are refused, not tried as one name.
+        let several = #expect(throws: StrataError.self) { try configuration("postgresql://strata@h1,h2/app").validate() }
+        #expect(several?.message.contains("several hosts") == true)
         // A Unix socket takes no TLS, whatever sslmode says (as libpq).
         c = try configuration("postgresql://strata@/app?host=/var/run/postgresql&sslmode=require").connectionConfiguration()
         #expect(!c.tls.isAllowed && c.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
