@@ -159,6 +159,14 @@ import Strata
         #expect(error?.code == .storeFailure)
         #expect(error?.message.contains("could not connect") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("TLS handshake failed") == true, "\(error?.message ?? "")")
+        // Each refused handshake closes the socket the store made for it (postgres-nio closes
+        // it when the start fails; the store closes it after any other failure): 100 more
+        // attempts leave the process's open files about as they were (other tests open and
+        // close theirs meanwhile, hence the slack).
+        let openFiles = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+        let before = openFiles()
+        for _ in 0..<100 { _ = try? ModelContainer(for: PGBird.self, configurations: wrongName) }
+        #expect(openFiles() - before < 50, "\(before) open files before, \(openFiles()) after")
 
         // Another authority: a certificate of its own making, which signed nothing the server has.
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("strata-other-ca-\(UUID().uuidString)")

@@ -90,7 +90,14 @@ final class PostgresSession: @unchecked Sendable {
         do {
             let eventLoop = self.eventLoop
             let configuration = try tcp?.connect(on: eventLoop, configuration) ?? configuration
-            let raw = try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
+            let raw: PostgresConnection
+            do {
+                raw = try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
+            } catch {
+                // (The socket made for it is closed too, whichever step failed.)
+                configuration.establishedChannel?.close(promise: nil)
+                throw error
+            }
             // No JIT compilation: the store's statements are short, and a save's `unnest` of
             // 20k rows is costed high enough to be compiled, which took 23 to 46 ms of its
             // 300 to 500. (An engine without the setting refuses it, and nothing changes.)
