@@ -13,9 +13,10 @@ import Strata
 /// The URL names the server and the database (its path), as libpq's do; a Unix socket is
 /// `postgresql://user@/app?host=/var/run/postgresql` (the folder that holds it). Its query
 /// takes libpq's parameters `sslmode` (default `prefer`), `sslrootcert`, `sslcert`, `sslkey`,
-/// `connect_timeout`, `application_name`, `options`, `keepalives…`, `tcp_user_timeout`, `host`,
-/// `port`, `user`, `password` and `dbname`, with libpq's meanings; any other is refused
-/// (Docs/Postgres.md, "The URL"). `namespace` is
+/// `connect_timeout`, `application_name`, `options`, `keepalives…`, `tcp_user_timeout`,
+/// `passfile` (`~/.pgpass`), `host`, `port`, `user`, `password` and `dbname`, with libpq's
+/// meanings, and what it leaves out comes from libpq's environment variables (`PGPASSWORD`, …);
+/// any other parameter is refused (Docs/Postgres.md, "The URL"). `namespace` is
 /// the PostgreSQL schema that holds the tables, created if missing. `allowsSave: false` reads
 /// only (for a hot standby). Docs/Postgres.md has the tables, the SQL and the rules.
 ///
@@ -112,7 +113,7 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         func nonEmpty(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
         // Precedence, as libpq's: the URL's query, then its own parts, then the environment.
         let user = parameters.user ?? nonEmpty(components.user?.removingPercentEncoding) ?? parameters.environmentUser ?? "postgres"
-        let password = parameters.password ?? components.password.flatMap { $0.removingPercentEncoding } ?? parameters.environmentPassword
+        var password = parameters.password ?? components.password.flatMap { $0.removingPercentEncoding } ?? parameters.environmentPassword
         let database = parameters.database ?? (components.path.isEmpty || components.path == "/" ? nil : String(components.path.dropFirst()))
             ?? parameters.environmentDatabase
         let port = parameters.port ?? components.port ?? parameters.environmentPort ?? 5432
@@ -125,6 +126,15 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         let chosenHost = parameters.host ?? urlHost ?? parameters.environmentHost
         if let chosenHost, chosenHost.contains(",") {
             throw StrataError(.invalidSchema, "The PostgreSQL URL \(location) names several hosts (\(chosenHost)); Strata connects to one server. Name one: for a standby, a container of its own with allowsSave: false.")
+        }
+        if password == nil {
+            // The password file, as libpq reads it: `passfile`, else PGPASSFILE, else ~/.pgpass.
+            // (A socket's folder is matched as `localhost`; the database defaults to the user.)
+            let named = parameters.passwordFile
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            password = try PasswordFile.password(in: named ?? home + "/.pgpass", named: named != nil,
+                                                 host: chosenHost.map { $0.hasPrefix("/") ? "localhost" : $0 } ?? "127.0.0.1",
+                                                 port: port, database: database ?? user, user: user, location: location)
         }
         if let socketFolder = chosenHost, socketFolder.hasPrefix("/") {
             // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
@@ -169,12 +179,15 @@ struct ConnectionParameters {
     /// Milliseconds sent data may stay unacknowledged before the connection is dropped (libpq's
     /// `tcp_user_timeout`); 0 is the system's.
     var tcpUserTimeout = 0
+    /// libpq's `passfile` (or PGPASSFILE): where the password is looked up when none is given.
+    var passwordFile: String?
 
     static let supported = ["host", "port", "dbname", "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey",
                             "connect_timeout", "application_name", "fallback_application_name", "options", "client_encoding",
-                            "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout"]
+                            "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                            "passfile"]
     /// libpq's other parameters: known, not supported.
-    static let unsupported = ["hostaddr", "passfile", "require_auth", "channel_binding", "replication", "gssencmode",
+    static let unsupported = ["hostaddr", "require_auth", "channel_binding", "replication", "gssencmode",
                               "requiressl", "sslcompression", "sslpassword", "sslcertmode", "sslcrl", "sslcrldir", "sslsni",
                               "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
                               "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "sslnegotiation"]
@@ -192,7 +205,7 @@ struct ConnectionParameters {
         ("PGHOST", "host"), ("PGPORT", "port"), ("PGDATABASE", "dbname"), ("PGUSER", "user"), ("PGPASSWORD", "password"),
         ("PGSSLMODE", "sslmode"), ("PGSSLROOTCERT", "sslrootcert"), ("PGSSLCERT", "sslcert"), ("PGSSLKEY", "sslkey"),
         ("PGCONNECT_TIMEOUT", "connect_timeout"), ("PGAPPNAME", "application_name"), ("PGOPTIONS", "options"),
-        ("PGTCP_USER_TIMEOUT", "tcp_user_timeout"),
+        ("PGTCP_USER_TIMEOUT", "tcp_user_timeout"), ("PGPASSFILE", "passfile"),
     ]
 
     /// `items`: the first `fromEnvironment` from libpq's environment variables, then the URL's.
@@ -257,6 +270,7 @@ struct ConnectionParameters {
                 case "keepalives_count": keepalivesCount = number
                 default: tcpUserTimeout = number
                 }
+            case "passfile": passwordFile = value.isEmpty ? nil : value
             case "application_name": applicationName = value
             case "fallback_application_name": fallbackName = value
             case "options": startupParameters.append(("options", value))
@@ -389,4 +403,62 @@ struct TCPSettings: Sendable, Equatable {
     #else
     private static let keepIdle = CInt(TCP_KEEPALIVE), keepInterval = CInt(TCP_KEEPINTVL), keepCount = CInt(TCP_KEEPCNT)
     #endif
+}
+
+/// libpq's password file (https://www.postgresql.org/docs/current/libpq-pgpass.html): lines of
+/// `hostname:port:database:username:password`, each of the first four a value or `*`, with
+/// `\:` and `\\` for a colon and a backslash; `#` starts a comment line. The first line that
+/// matches gives the password.
+enum PasswordFile {
+    /// The password of the first matching line of the file at `path`; nil without a match, or
+    /// without the file unless it was `named` (then a missing file is an error). A file that
+    /// others can read (libpq ignores it, with a warning) is an error naming it when it holds a
+    /// match, rather than a password silently not used.
+    static func password(in path: String, named: Bool, host: String, port: Int, database: String, user: String,
+                         location: String) throws -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if named {
+                throw StrataError(.invalidSchema, "The password file \(path) that the connection to \(location) names (passfile or PGPASSFILE) is not a file this process can read.")
+            }
+            return nil
+        }
+        let wanted = [host, String(port), database, user]
+        for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) where !line.hasPrefix("#") {
+            guard let (fields, password) = split(line), zip(fields, wanted).allSatisfy({ $0 == "*" || $0 == $1 }) else { continue }
+            let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0
+            if mode & 0o077 != 0 {
+                throw StrataError(.invalidSchema, "The password file \(path) holds the password for \(location), but others can read it (mode \(String(mode, radix: 8))); libpq ignores such a file. Make it private: chmod 600 \(path).")
+            }
+            return password
+        }
+        return nil
+    }
+
+    /// The four fields before the password, and the password (the rest of the line), escapes
+    /// undone; nil for a line of fewer than five fields.
+    static func split(_ line: Substring) -> (fields: [String], password: String)? {
+        var fields: [String] = []
+        var current = ""
+        var escaped = false
+        var rest = line.startIndex
+        for index in line.indices {
+            let c = line[index]
+            if escaped { current.append(c); escaped = false; continue }
+            if c == "\\" { escaped = true; continue }
+            if c == ":" {
+                fields.append(current)
+                current = ""
+                if fields.count == 4 { rest = line.index(after: index); break }
+                continue
+            }
+            current.append(c)
+        }
+        guard fields.count == 4 else { return nil }
+        var password = ""
+        escaped = false
+        for c in line[rest...] {
+            if escaped { password.append(c); escaped = false } else if c == "\\" { escaped = true } else { password.append(c) }
+        }
+        return (fields, password)
+    }
 }

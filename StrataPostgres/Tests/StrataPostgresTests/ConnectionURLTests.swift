@@ -243,4 +243,53 @@ import Strata
             }
         }
     }
+
+    /// A password file, as libpq reads it (`passfile`, PGPASSFILE, ~/.pgpass): the first line
+    /// whose host, port, database and user match (or are `*`) gives the password when the URL
+    /// has none; a file others can read is refused by name, not silently passed over.
+    @Test func thePasswordComesFromThePasswordFileWhenTheURLHasNone() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-pgpass-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let port = fixture.url.port ?? 5432
+        let file = folder.appendingPathComponent("pgpass").path
+        // Escapes and a password holding a colon, read back.
+        let parsed = PasswordFile.split("h\\:x:5432:d\\\\b:u:pa\\:ss:word")
+        #expect(parsed?.fields == ["h:x", "5432", "d\\b", "u"] && parsed?.password == "pa:ss:word")
+        try """
+            # Strata's test server
+            otherhost:*:*:*:wrong
+            127.0.0.1:\(port):elsewhere:strata:wrong
+            *:\(port):strata:strata:strata
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        func configuration(_ query: String) -> PostgresConfiguration {
+            PostgresConfiguration(schema: Schema([PGBird.self]),
+                                  url: URL(string: "postgresql://strata@127.0.0.1:\(port)/strata?\(query)")!, namespace: fixture.namespace)
+        }
+        // The URL has no password: the file's (the server asks for one on TCP).
+        let container = try ModelContainer(for: PGBird.self, configurations: configuration("passfile=\(file)"))
+        let context = ModelContext(container)
+        context.insert(PGBird("p1", "wren"))
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<PGBird>()) == 1)
+        // From PGPASSFILE, the same.
+        #expect(try configuration("").connectionRecipe(environment: ["PGPASSFILE": file]).configuration.password == "strata")
+        // A password in the URL wins over the file.
+        #expect(try configuration("passfile=\(file)&password=given").connectionConfiguration().password == "given")
+        // A file others can read is refused, naming the fix.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        var error = #expect(throws: StrataError.self) { try configuration("passfile=\(file)").validate() }
+        #expect(error?.code == .invalidSchema && error?.message.contains("chmod 600") == true, "\(error?.message ?? "")")
+        // A named file that is not there.
+        error = #expect(throws: StrataError.self) { try configuration("passfile=\(folder.path)/none").validate() }
+        #expect(error?.message.contains("\(folder.path)/none") == true)
+        // No line matches: no password, and the server refuses the connection.
+        try "otherhost:*:*:*:wrong\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        #expect(try configuration("passfile=\(file)").connectionConfiguration().password == nil)
+        error = #expect(throws: StrataError.self) { try ModelContainer(for: PGBird.self, configurations: configuration("passfile=\(file)")) }
+        #expect(error?.code == .storeFailure)
+    }
 }
