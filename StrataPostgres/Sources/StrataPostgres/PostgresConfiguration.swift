@@ -80,11 +80,16 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     }
 
     /// The URL without its password, for messages.
+    /// (A password in the query, `?password=…`, is hidden as well as the authority's.)
     var location: String {
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        let hasPassword = components?.password != nil
-        if hasPassword { components?.password = "***" }
-        return (components?.string ?? url.absoluteString) + " (schema \(namespace))"
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return "a URL that is not one (schema \(namespace))"
+        }
+        if components.password != nil { components.password = "***" }
+        if let items = components.queryItems, items.contains(where: { $0.name == "password" }) {
+            components.queryItems = items.map { $0.name == "password" ? URLQueryItem(name: "password", value: "***") : $0 }
+        }
+        return (components.string ?? "a URL that is not one") + " (schema \(namespace))"
     }
 
     /// postgres-nio's configuration of the URL: host and port, or a Unix socket (`?host=/dir`),

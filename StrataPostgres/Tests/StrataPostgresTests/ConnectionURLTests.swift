@@ -35,6 +35,11 @@ import Strata
             // The password is not in the message.
             #expect(error?.message.contains("strata:strata") == false)
         }
+        // A password in the query is not in the message either.
+        let hidden = #expect(throws: StrataError.self) {
+            try configuration("postgresql://strata@127.0.0.1:5432/strata?password=hunter2&sslmode=bogus").validate()
+        }
+        #expect(hidden?.message.contains("hunter2") == false && hidden?.message.contains("password=***") == true, "\(hidden?.message ?? "")")
         // A container on such a URL is refused the same way.
         let error = #expect(throws: StrataError.self) {
             try ModelContainer(for: PGBird.self, configurations: configuration(base + "sslmode=requir"))
