@@ -106,7 +106,7 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         -> (configuration: PostgresConnection.Configuration, tcp: TCPSettings?) {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme, scheme == "postgresql" || scheme == "postgres" else {
-            throw StrataError(.invalidSchema, "\(url) is not a PostgreSQL URL; write postgresql://user:password@host:port/database.")
+            throw StrataError(.invalidSchema, "\(location) is not a PostgreSQL URL; write postgresql://user:password@host:port/database.")
         }
         // The environment's first (the URL's own, later, win), then the URL's query.
         var fromEnvironment: [URLQueryItem] = []

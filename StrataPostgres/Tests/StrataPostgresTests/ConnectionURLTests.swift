@@ -40,6 +40,8 @@ import Strata
             try configuration("postgresql://strata@127.0.0.1:5432/strata?password=hunter2&sslmode=bogus").validate()
         }
         #expect(hidden?.message.contains("hunter2") == false && hidden?.message.contains("password=***") == true, "\(hidden?.message ?? "")")
+        let notPostgres = #expect(throws: StrataError.self) { try configuration("mysql://root:hunter2@db/app").validate() }
+        #expect(notPostgres?.message.contains("hunter2") == false && notPostgres?.message.contains("not a PostgreSQL URL") == true)
         // A container on such a URL is refused the same way.
         let error = #expect(throws: StrataError.self) {
             try ModelContainer(for: PGBird.self, configurations: configuration(base + "sslmode=requir"))
