@@ -80,16 +80,16 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     }
 
     /// The URL without its password, for messages.
-    /// (A password in the query, `?password=…`, is hidden as well as the authority's.)
-    var location: String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            return "a URL that is not one (schema \(namespace))"
-        }
+    var location: String { maskedURL + " (schema \(namespace))" }
+
+    /// The URL with its password hidden (the authority's, and one in the query, `?password=…`).
+    var maskedURL: String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "a URL that is not one" }
         if components.password != nil { components.password = "***" }
         if let items = components.queryItems, items.contains(where: { $0.name == "password" }) {
             components.queryItems = items.map { $0.name == "password" ? URLQueryItem(name: "password", value: "***") : $0 }
         }
-        return (components.string ?? "a URL that is not one") + " (schema \(namespace))"
+        return components.string ?? "a URL that is not one"
     }
 
     /// postgres-nio's configuration of the URL: host and port, or a Unix socket (`?host=/dir`),
@@ -351,6 +351,15 @@ struct ConnectionParameters {
         }
         return sslMode == "prefer" || sslMode == "allow" ? .prefer(context) : .require(context)
     }
+}
+
+/// Printed without its password (`print(configuration)`, string interpolation, `debugPrint`):
+/// a configuration written to a log should not carry the database's credentials.
+extension PostgresConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        "PostgresConfiguration(\(name.debugDescription), url: \(maskedURL), namespace: \(namespace.debugDescription), allowsSave: \(allowsSave))"
+    }
+    public var debugDescription: String { description }
 }
 
 /// The session of a migration's transaction, handed to the stores its stages open (compared by

@@ -42,6 +42,11 @@ import Strata
         #expect(hidden?.message.contains("hunter2") == false && hidden?.message.contains("password=***") == true, "\(hidden?.message ?? "")")
         let notPostgres = #expect(throws: StrataError.self) { try configuration("mysql://root:hunter2@db/app").validate() }
         #expect(notPostgres?.message.contains("hunter2") == false && notPostgres?.message.contains("not a PostgreSQL URL") == true)
+        // Nor is it when the configuration is printed.
+        let printed = configuration("postgresql://strata:hunter2@127.0.0.1:5432/strata?password=hunter2")
+        for text in [String(describing: printed), "\(printed)", String(reflecting: printed)] {
+            #expect(!text.contains("hunter2") && text.contains("127.0.0.1:5432/strata"), "\(text)")
+        }
         // A container on such a URL is refused the same way.
         let error = #expect(throws: StrataError.self) {
             try ModelContainer(for: PGBird.self, configurations: configuration(base + "sslmode=requir"))
