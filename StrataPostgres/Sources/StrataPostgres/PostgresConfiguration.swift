@@ -355,6 +355,7 @@ struct ConnectionParameters {
 
 /// Printed without its password (`print(configuration)`, string interpolation, `debugPrint`):
 /// a configuration written to a log should not carry the database's credentials.
+/// Strata-only: SwiftData has no PostgreSQL store.
 extension PostgresConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
     public var description: String {
         "PostgresConfiguration(\(name.debugDescription), url: \(maskedURL), namespace: \(namespace.debugDescription), allowsSave: \(allowsSave))"
