@@ -32,7 +32,10 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     /// Whether reads run again and again become prepared statements of their connection
     /// (Docs/Postgres.md, "Prepared statements"). Turn it off behind a pooler that hands each
     /// transaction another server connection (PgBouncer's transaction mode), where a prepared
-    /// statement is not there the next time: statements then always run unprepared. Default true.
+    /// statement is not there the next time: statements then always run unprepared. Nor does
+    /// the store then LISTEN for other processes' saves (the notifications would go to a
+    /// server connection the pooler gave to someone else): its observers read the save counter
+    /// instead, as on a standby. Default true.
     public var preparesStatements: Bool = true
     /// Called as a migration plan's stages run, as `ModelConfiguration.migrationProgress` is
     /// (a Strata extra): each stage is one part (there is no copy), reported as it starts, and

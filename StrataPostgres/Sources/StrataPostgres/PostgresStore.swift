@@ -155,8 +155,11 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         }
     }
 
+    /// (Not behind a transaction-mode pooler, `preparesStatements == false`: there the LISTEN
+    /// runs on a server connection the pooler hands to others after it, and the notifications
+    /// never reach this store. It reads the save counter instead, as on a standby.)
     private func startListening() {
-        guard configuration.allowsSave, let connection = listen() else { return }
+        guard configuration.allowsSave, configuration.preparesStatements, let connection = listen() else { return }
         listener.withLock { $0 = connection }
         listening.store(true, ordering: .releasing)
     }

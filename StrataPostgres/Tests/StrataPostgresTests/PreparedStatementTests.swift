@@ -277,5 +277,14 @@ import StrataPostgresTestSupport
             let id = "a"
             #expect(try ModelContext(container).fetch(FetchDescriptor<PGBird>(predicate: #Predicate { $0.id == id })).map(\.species) == ["Robin"])
         }
+        // Nor does it LISTEN (behind such a pooler the notifications go to a server connection
+        // another client then has): it reads the save counter, and still sees another
+        // container's saves.
+        #expect(!store.isListening)
+        let before = try store.changeToken()
+        let other = ModelContext(try fixture.container())
+        other.insert(PGBird("b", "Wren"))
+        try other.save()
+        #expect(try store.changeToken() != before)
     }
 }
