@@ -157,6 +157,17 @@ import Strata
         }
     }
 
+    /// `options` and `application_name` reach the server as startup settings of each connection.
+    @Test func startupSettingsReachTheServer() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let configuration = PostgresConfiguration(schema: Schema([PGBird.self]),
+                                                  url: url(fixture.url, "options=-c%20statement_timeout%3D1234&application_name=strata_options_test"),
+                                                  namespace: fixture.namespace)
+        let session = PostgresSession(configuration: try configuration.connectionConfiguration(), location: "test")
+        let rows = try session.withConnection { try $0.query("SELECT current_setting('statement_timeout'), current_setting('application_name')", []) }
+        #expect(rows == [["1234ms", "strata_options_test"]])
+    }
+
     /// `verify-full` checks the name the client connects to against the certificate: the test
     /// server's names `localhost` only, so `127.0.0.1` is refused, with a typed error that says
     /// why, and nothing connects without TLS instead. An authority that did not sign the
