@@ -14,7 +14,8 @@ import Strata
 /// `postgresql://user@/app?host=/var/run/postgresql` (the folder that holds it). Its query
 /// takes libpq's parameters `sslmode` (default `prefer`), `sslrootcert`, `sslcert`, `sslkey`,
 /// `connect_timeout`, `application_name`, `options`, `keepalives…`, `tcp_user_timeout`,
-/// `passfile` (`~/.pgpass`), `host`, `port`, `user`, `password` and `dbname`, with libpq's
+/// `passfile` (`~/.pgpass`), `target_session_attrs` (with several hosts, `host=db1,db2`),
+/// `host`, `port`, `user`, `password` and `dbname`, with libpq's
 /// meanings, and what it leaves out comes from libpq's environment variables (`PGPASSWORD`, …);
 /// any other parameter is refused (Docs/Postgres.md, "The URL"). `namespace` is
 /// the PostgreSQL schema that holds the tables, created if missing. `allowsSave: false` reads
@@ -106,7 +107,7 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
     /// out comes from libpq's environment variables (`PGHOST`, `PGPASSWORD`, `PGSSLMODE`, …,
     /// `ConnectionParameters.environmentNames`), then Strata's defaults.
     func connectionRecipe(environment: [String: String] = ProcessInfo.processInfo.environment) throws
-        -> (configuration: PostgresConnection.Configuration, tcp: TCPSettings?) {
+        -> (configuration: PostgresConnection.Configuration, tcp: TCPSettings?, target: TargetSession) {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme, scheme == "postgresql" || scheme == "postgres" else {
             throw StrataError(.invalidSchema, "\(location) is not a PostgreSQL URL; write postgresql://user:password@host:port/database.")
@@ -124,40 +125,51 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         var password = parameters.password ?? components.password.flatMap { $0.removingPercentEncoding } ?? parameters.environmentPassword
         let database = parameters.database ?? (components.path.isEmpty || components.path == "/" ? nil : String(components.path.dropFirst()))
             ?? parameters.environmentDatabase
-        let port = parameters.port ?? components.port ?? parameters.environmentPort ?? 5432
         var configuration: PostgresConnection.Configuration
         var tcp: TCPSettings?
-        // The host: an IPv6 address without its brackets; a socket's folder percent-encoded in
-        // the URL's host (`postgresql://%2Fvar%2Frun%2Fpostgresql/app`), as libpq reads it.
-        var urlHost = components.host.flatMap { $0.isEmpty ? nil : $0 }
-        if let bracketed = urlHost, bracketed.hasPrefix("["), bracketed.hasSuffix("]") { urlHost = String(bracketed.dropFirst().dropLast()) }
-        let chosenHost = parameters.host ?? urlHost ?? parameters.environmentHost
-        if let chosenHost, chosenHost.contains(",") {
-            throw StrataError(.invalidSchema, "The PostgreSQL URL \(location) names several hosts (\(chosenHost)); Strata connects to one server. Name one: for a standby, a container of its own with allowsSave: false.")
+        // The hosts (libpq's list, `h1,h2`, tried in order), each an IPv6 address without its
+        // brackets or a socket's folder (also percent-encoded in the URL's host,
+        // `postgresql://%2Fvar%2Frun%2Fpostgresql/app`), as libpq reads them; the ports, one
+        // for all or one each.
+        let urlHost = components.host.flatMap { $0.isEmpty ? nil : $0 }
+        let hosts = (parameters.host ?? urlHost ?? parameters.environmentHost ?? "127.0.0.1")
+            .split(separator: ",", omittingEmptySubsequences: false).map { host -> String in
+                let host = host.trimmingCharacters(in: .whitespaces)
+                return host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host.isEmpty ? "127.0.0.1" : host
+            }
+        let ports = parameters.ports ?? components.port.map { [$0] } ?? parameters.environmentPorts ?? [5432]
+        guard ports.count == 1 || ports.count == hosts.count else {
+            throw StrataError(.invalidSchema, "The PostgreSQL URL \(location) names \(hosts.count) hosts and \(ports.count) ports: give one port for all, or one for each host.")
         }
+        let endpoints = hosts.indices.map { (host: hosts[$0], port: ports.count == 1 ? ports[0] : ports[$0]) }
+        if endpoints.count > 1, endpoints.contains(where: { $0.host.hasPrefix("/") }) {
+            throw StrataError(.invalidSchema, "The PostgreSQL URL \(location) lists a Unix socket's folder among several hosts; Strata tries several hosts over TCP only. Name the socket alone, or TCP hosts.")
+        }
+        let chosenHost = endpoints[0].host, port = endpoints[0].port
         if password == nil {
             // The password file, as libpq reads it: `passfile`, else PGPASSFILE, else ~/.pgpass.
             // (A socket's folder is matched as `localhost`; the database defaults to the user.)
             let named = parameters.passwordFile
             let home = environment["HOME"] ?? NSHomeDirectory()
             password = try PasswordFile.password(in: named ?? home + "/.pgpass", named: named != nil,
-                                                 host: chosenHost.map { $0.hasPrefix("/") ? "localhost" : $0 } ?? "127.0.0.1",
+                                                 host: chosenHost.hasPrefix("/") ? "localhost" : chosenHost,
                                                  port: port, database: database ?? user, user: user, location: location)
         }
-        if let socketFolder = chosenHost, socketFolder.hasPrefix("/") {
+        if chosenHost.hasPrefix("/") {
+            let socketFolder = chosenHost
             // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
             configuration = PostgresConnection.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         } else {
-            let host = chosenHost ?? "127.0.0.1"
+            let host = chosenHost
             configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database,
                                                              tls: try parameters.tls(location: location))
-            tcp = TCPSettings(host: host, port: port, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
+            tcp = TCPSettings(endpoints: endpoints, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
                               interval: parameters.keepalivesInterval, count: parameters.keepalivesCount,
                               userTimeout: parameters.tcpUserTimeout)
         }
         if let timeout = parameters.connectTimeout { configuration.options.connectTimeout = .seconds(Int64(timeout)) }
         configuration.options.additionalStartupParameters = parameters.startupParameters
-        return (configuration, tcp)
+        return (configuration, tcp, parameters.targetSession)
     }
 }
 
@@ -167,7 +179,7 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
 /// libpq does not know, is an error naming it.
 struct ConnectionParameters {
     var host: String?
-    var port: Int?
+    var ports: [Int]?
     var user: String?
     var password: String?
     var database: String?
@@ -189,21 +201,23 @@ struct ConnectionParameters {
     var tcpUserTimeout = 0
     /// libpq's `passfile` (or PGPASSFILE): where the password is looked up when none is given.
     var passwordFile: String?
+    /// libpq's `target_session_attrs`: which of the hosts will do (`TargetSession`).
+    var targetSession = TargetSession.any
 
     static let supported = ["host", "port", "dbname", "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey",
                             "connect_timeout", "application_name", "fallback_application_name", "options", "client_encoding",
                             "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-                            "passfile"]
+                            "passfile", "target_session_attrs"]
     /// libpq's other parameters: known, not supported.
     static let unsupported = ["hostaddr", "require_auth", "channel_binding", "replication", "gssencmode",
                               "requiressl", "sslcompression", "sslpassword", "sslcertmode", "sslcrl", "sslcrldir", "sslsni",
                               "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
-                              "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "sslnegotiation"]
+                              "gssdelegation", "service", "load_balance_hosts", "sslnegotiation"]
 
     /// What the environment gave for the URL's own parts (`PGHOST`, `PGPORT`, `PGUSER`,
     /// `PGPASSWORD`, `PGDATABASE`): used only where the URL says nothing.
     var environmentHost: String?
-    var environmentPort: Int?
+    var environmentPorts: [Int]?
     var environmentUser: String?
     var environmentPassword: String?
     var environmentDatabase: String?
@@ -213,7 +227,7 @@ struct ConnectionParameters {
         ("PGHOST", "host"), ("PGPORT", "port"), ("PGDATABASE", "dbname"), ("PGUSER", "user"), ("PGPASSWORD", "password"),
         ("PGSSLMODE", "sslmode"), ("PGSSLROOTCERT", "sslrootcert"), ("PGSSLCERT", "sslcert"), ("PGSSLKEY", "sslkey"),
         ("PGCONNECT_TIMEOUT", "connect_timeout"), ("PGAPPNAME", "application_name"), ("PGOPTIONS", "options"),
-        ("PGTCP_USER_TIMEOUT", "tcp_user_timeout"), ("PGPASSFILE", "passfile"),
+        ("PGTCP_USER_TIMEOUT", "tcp_user_timeout"), ("PGPASSFILE", "passfile"), ("PGTARGETSESSIONATTRS", "target_session_attrs"),
     ]
 
     /// `items`: the first `fromEnvironment` from libpq's environment variables, then the URL's.
@@ -233,8 +247,8 @@ struct ConnectionParameters {
                 switch item.name {
                 case "host": environmentHost = value; continue
                 case "port":
-                    guard let number = Int(value), (1...65535).contains(number) else { throw problem("port=\(value) is not a port number (1 to 65535)") }
-                    environmentPort = number; continue
+                    guard let numbers = Self.ports(value) else { throw problem("port=\(value) is not a port number (1 to 65535), or a list of them") }
+                    environmentPorts = numbers; continue
                 case "user": environmentUser = value; continue
                 case "password": environmentPassword = value; continue
                 case "dbname": environmentDatabase = value; continue
@@ -244,10 +258,15 @@ struct ConnectionParameters {
             switch item.name {
             case "host": host = value.isEmpty ? nil : value
             case "port":
-                guard let number = Int(value), (1...65535).contains(number) else {
-                    throw problem("port=\(value) is not a port number (1 to 65535)")
+                guard let numbers = Self.ports(value) else {
+                    throw problem("port=\(value) is not a port number (1 to 65535), or a list of them")
                 }
-                port = number
+                ports = numbers
+            case "target_session_attrs":
+                guard let target = TargetSession(rawValue: value) else {
+                    throw problem("target_session_attrs=\(value) is not one of any, read-write, read-only, primary, standby, prefer-standby")
+                }
+                targetSession = target
             case "dbname": database = value.isEmpty ? nil : value
             case "user": user = value.isEmpty ? nil : value
             case "password": password = value
@@ -298,6 +317,13 @@ struct ConnectionParameters {
         if (sslCertificate == nil) != (sslKey == nil) {
             throw Self.problem("sslcert and sslkey go together: a client certificate needs its key", location)
         }
+    }
+
+    /// A port, or libpq's list of them (`5432,5433`).
+    static func ports(_ text: String) -> [Int]? {
+        let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !numbers.isEmpty, numbers.allSatisfy({ $0.map { (1...65535).contains($0) } ?? false }) else { return nil }
+        return numbers.compactMap { $0 }
     }
 
     private static func problem(_ what: String, _ location: String) -> StrataError {
@@ -380,9 +406,9 @@ struct MigrationTransaction: Hashable, @unchecked Sendable {
 /// statement gets a typed error, rather than a wait for ever. Linux's own timing would probe
 /// after two hours; Strata's defaults probe after 60 s idle, then every 10 s, and give up
 /// after 6 unanswered probes.
-struct TCPSettings: Sendable, Equatable {
-    var host: String
-    var port: Int
+struct TCPSettings: Sendable {
+    /// The hosts and ports to try, in order (libpq's host list).
+    var endpoints: [(host: String, port: Int)]
     var keepalives: Bool
     var idle: Int
     var interval: Int
@@ -391,7 +417,8 @@ struct TCPSettings: Sendable, Equatable {
 
     /// Connects a socket with these settings; postgres-nio's configuration on it, with
     /// `template`'s TLS, user, database and options.
-    func connect(on eventLoop: any EventLoop, _ template: PostgresConnection.Configuration) throws -> PostgresConnection.Configuration {
+    func connect(to endpoint: Int, on eventLoop: any EventLoop, _ template: PostgresConnection.Configuration) throws -> PostgresConnection.Configuration {
+        let (host, port) = endpoints[endpoint]
         var bootstrap = ClientBootstrap(group: eventLoop).connectTimeout(template.options.connectTimeout)
         if keepalives {
             bootstrap = bootstrap.channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
@@ -478,5 +505,28 @@ enum PasswordFile {
             if escaped { password.append(c); escaped = false } else if c == "\\" { escaped = true } else { password.append(c) }
         }
         return (fields, password)
+    }
+}
+
+/// libpq's `target_session_attrs`: which server of the URL's hosts a connection will take. Each
+/// host is tried in order; a server that is not of the kind asked is passed over
+/// (`prefer-standby`: a standby, else any).
+enum TargetSession: String, Sendable {
+    case any
+    case readWrite = "read-write"
+    case readOnly = "read-only"
+    case primary
+    case standby
+    case preferStandby = "prefer-standby"
+
+    /// Whether a server in recovery (a standby) or not, whose sessions are read-only or not, will do.
+    func accepts(inRecovery: Bool, readOnly: Bool) -> Bool {
+        switch self {
+        case .any: true
+        case .readWrite: !readOnly
+        case .readOnly: readOnly
+        case .primary: !inRecovery
+        case .standby, .preferStandby: inRecovery
+        }
     }
 }

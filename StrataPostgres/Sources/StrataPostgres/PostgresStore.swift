@@ -98,7 +98,7 @@ public final class PostgresStore: DataStore, DataStoreBatchedFetching, Observabl
         session = try configuration.migration?.session
             ?? { () throws -> PostgresSession in
                 let recipe = try configuration.connectionRecipe()
-                return PostgresSession(configuration: recipe.configuration, tcp: recipe.tcp, location: configuration.location,
+                return PostgresSession(configuration: recipe.configuration, tcp: recipe.tcp, target: recipe.target, location: configuration.location,
                                        preparesStatements: configuration.preparesStatements)
             }()
         if let migrationPlan, configuration.allowsSave, configuration.migration == nil {

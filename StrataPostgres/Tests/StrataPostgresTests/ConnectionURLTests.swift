@@ -2,6 +2,9 @@
 // connection's name and timeout, the user and database. Before, every parameter but `host` and
 // `port` was ignored: `sslmode=require` connected without TLS, and said nothing.
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import Strata
 @testable import StrataPostgres
@@ -21,7 +24,7 @@ import Strata
             ("keepalives_idle=soon", "keepalives_idle=soon"),
             ("tcp_user_timeout=-1", "tcp_user_timeout=-1"),
             ("sslcrl=/tmp/crl.pem", "sslcrl"),
-            ("target_session_attrs=read-write", "target_session_attrs"),
+            ("load_balance_hosts=random", "load_balance_hosts"),
             ("port=http", "port=http"),
             ("connect_timeout=soon", "connect_timeout=soon"),
             ("client_encoding=LATIN1", "client_encoding=LATIN1"),
@@ -79,9 +82,16 @@ import Strata
         #expect(c.host == "::1" && c.port == 5433)
         c = try configuration("postgresql://strata@%2Fvar%2Frun%2Fpostgresql/app").connectionConfiguration()
         #expect(c.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432" && c.database == "app")
-        // Several hosts (libpq's failover list) are refused, not tried as one name.
-        let several = #expect(throws: StrataError.self) { try configuration("postgresql://strata@h1,h2/app").validate() }
-        #expect(several?.message.contains("several hosts") == true)
+        // Several hosts (libpq's list), with one port for all or one each; a list of ports
+        // that fits neither is refused.
+        var recipe = try configuration("postgresql://strata@h1,h2:5433/app").connectionRecipe()
+        #expect(recipe.tcp?.endpoints.map { "\($0.host):\($0.port)" } == ["h1:5433", "h2:5433"] && recipe.target == .any)
+        recipe = try configuration("postgresql://strata@/app?host=h1,[::1]&port=5433,5434&target_session_attrs=read-write").connectionRecipe()
+        #expect(recipe.tcp?.endpoints.map { "\($0.host):\($0.port)" } == ["h1:5433", "::1:5434"] && recipe.target == .readWrite)
+        let ports = #expect(throws: StrataError.self) { try configuration("postgresql://strata@/app?host=h1,h2,h3&port=1,2").validate() }
+        #expect(ports?.message.contains("3 hosts and 2 ports") == true)
+        let target = #expect(throws: StrataError.self) { try configuration("postgresql://strata@h/app?target_session_attrs=writable").validate() }
+        #expect(target?.message.contains("target_session_attrs=writable") == true)
         // A Unix socket takes no TLS, whatever sslmode says (as libpq).
         c = try configuration("postgresql://strata@/app?host=/var/run/postgresql&sslmode=require").connectionConfiguration()
         #expect(!c.tls.isAllowed && c.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
@@ -314,5 +324,54 @@ import Strata
         #expect(try configuration("passfile=\(file)").connectionConfiguration().password == nil)
         error = #expect(throws: StrataError.self) { try ModelContainer(for: PGBird.self, configurations: configuration("passfile=\(file)")) }
         #expect(error?.code == .storeFailure)
+    }
+
+    /// libpq's host list: each host is tried in order, one that does not answer is passed
+    /// over, and `target_session_attrs` picks the kind of server (here a primary and its hot
+    /// standby): `read-write` finds the primary behind the standby, `standby` the standby
+    /// behind the primary, and a list without the kind asked is a typed error naming each host.
+    @Test func theFirstHostOfTheKindAskedIsTaken() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let primary = fixture.url, standby = try TestServer.standbyURL()
+        let p = primary.port ?? 5432, s = standby.port ?? 5432
+        // A port nothing listens on: the first free one the system gives, closed again.
+        let dead: Int = {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }()
+        func session(_ ports: [Int], _ target: String) throws -> PostgresSession {
+            let url = URL(string: "postgresql://strata:strata@/strata?host=\(ports.map { _ in "127.0.0.1" }.joined(separator: ","))&port=\(ports.map(String.init).joined(separator: ","))&sslmode=disable&target_session_attrs=\(target)")!
+            let recipe = try PostgresConfiguration(schema: Schema([PGBird.self]), url: url, namespace: fixture.namespace).connectionRecipe()
+            return PostgresSession(configuration: recipe.configuration, tcp: recipe.tcp, target: recipe.target, location: "test")
+        }
+        func inRecovery(_ session: PostgresSession) throws -> Bool {
+            try session.withConnection { try $0.query("SELECT pg_is_in_recovery()::text") } == [["true"]]
+        }
+        #expect(try inRecovery(session([dead, p], "any")) == false)
+        #expect(try inRecovery(session([s, p], "read-write")) == false)
+        #expect(try inRecovery(session([s, p], "primary")) == false)
+        #expect(try inRecovery(session([p, s], "standby")) == true)
+        #expect(try inRecovery(session([p, s], "read-only")) == true)
+        #expect(try inRecovery(session([p, s], "prefer-standby")) == true)
+        #expect(try inRecovery(session([dead, p], "prefer-standby")) == false)
+        #expect(try inRecovery(session([s, p], "any")) == true)
+        let error = #expect(throws: StrataError.self) { try session([dead, s], "read-write").withConnection { _ in } }
+        #expect(error?.code == .storeFailure)
+        #expect(error?.message.contains("127.0.0.1:\(dead)") == true && error?.message.contains("127.0.0.1:\(s): a standby") == true,
+                "\(error?.message ?? "")")
+        // A container on the list saves to the primary it found behind the standby.
+        let url = URL(string: "postgresql://strata:strata@/strata?host=127.0.0.1,127.0.0.1&port=\(s),\(p)&target_session_attrs=read-write")!
+        let container = try ModelContainer(for: PGBird.self, configurations: PostgresConfiguration(schema: Schema([PGBird.self]), url: url, namespace: fixture.namespace))
+        let context = ModelContext(container)
+        context.insert(PGBird("h1", "heron"))
+        try context.save()
+        #expect(try fixture.sql("SELECT count(*)::text FROM \(SQL.identifier(fixture.namespace)).\"PGBird\"") == [["1"]])
     }
 }

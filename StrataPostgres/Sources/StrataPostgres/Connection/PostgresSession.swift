@@ -20,6 +20,8 @@ final class PostgresSession: @unchecked Sendable {
     let configuration: PostgresConnection.Configuration
     /// A TCP connection's socket settings: its socket is made here (`TCPSettings.connect`).
     private let tcp: TCPSettings?
+    /// Which of the URL's hosts will do (`target_session_attrs`).
+    private let target: TargetSession
     /// Names the server in messages (without the password).
     let location: String
     private let idle = Mutex<[PooledConnection]>([])
@@ -37,9 +39,11 @@ final class PostgresSession: @unchecked Sendable {
     /// (`PostgresConfiguration.preparesStatements`).
     private let preparesStatements: Bool
 
-    init(configuration: PostgresConnection.Configuration, tcp: TCPSettings? = nil, location: String, preparesStatements: Bool = true) {
+    init(configuration: PostgresConnection.Configuration, tcp: TCPSettings? = nil, target: TargetSession = .any, location: String,
+         preparesStatements: Bool = true) {
         self.configuration = configuration
         self.tcp = tcp
+        self.target = target
         self.location = location
         self.preparesStatements = preparesStatements
         var logger = Logger(label: "strata.postgres")
@@ -52,6 +56,7 @@ final class PostgresSession: @unchecked Sendable {
     init(pinnedTo connection: SQLConnection, configuration: PostgresConnection.Configuration) {
         self.configuration = configuration
         tcp = nil
+        target = .any
         preparesStatements = false
         location = connection.location
         logger = connection.logger
@@ -86,25 +91,57 @@ final class PostgresSession: @unchecked Sendable {
             throw StrataError(.storeFailure, "The PostgreSQL store at \(location) was used on a SwiftNIO event loop thread, where waiting for the server would stall every connection of that loop (SwiftNIO stops the program there). Call Strata from a Task, an async route handler or another thread, e.g. with `eventLoop.makeFutureWithTask { … }` or `NIOThreadPool.runIfActive`.")
         }
         if let pooled = idle.withLock({ $0.popLast() }), !pooled.raw.isClosed { return pooled }
-        let id = nextID.add(1, ordering: .relaxed).newValue
-        do {
-            let eventLoop = self.eventLoop
-            let configuration = try tcp?.connect(on: eventLoop, configuration) ?? configuration
-            let raw: PostgresConnection
-            do {
-                raw = try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
-            } catch {
-                // (The socket made for it is closed too, whichever step failed.)
-                configuration.establishedChannel?.close(promise: nil)
-                throw error
+        let raw = try open()
+        // No JIT compilation: the store's statements are short, and a save's `unnest` of
+        // 20k rows is costed high enough to be compiled, which took 23 to 46 ms of its
+        // 300 to 500. (An engine without the setting refuses it, and nothing changes.)
+        _ = try? raw.answer(raw.query("SET jit = off", logger: logger))
+        return PooledConnection(raw, statements: preparesStatements ? PreparedStatements() : nil)
+    }
+
+    /// A new connection: to the one server, or to the first of the URL's hosts that answers and
+    /// is of the kind `target` asks for (libpq's host list and `target_session_attrs`).
+    private func open() throws -> PostgresConnection {
+        let endpoints = tcp.map { Array($0.endpoints.indices) } ?? [0]
+        if endpoints.count == 1, target == .any {
+            do { return try open(endpoints[0]) } catch { throw PostgresStoreError.connection(error, location: location) }
+        }
+        var passedOver: [String] = []
+        for pass in target == .preferStandby ? [TargetSession.standby, .any] : [target] {
+            for endpoint in endpoints {
+                let name = tcp.map { "\($0.endpoints[endpoint].host):\($0.endpoints[endpoint].port)" } ?? "the socket"
+                let raw: PostgresConnection
+                do { raw = try open(endpoint) } catch {
+                    if pass == target { passedOver.append("\(name): \(PostgresStoreError.connection(error, location: name).message)") }
+                    continue
+                }
+                if pass == .any { return raw }
+                do {
+                    let row = try SQLConnection(raw: raw, logger: logger, location: location)
+                        .query("SELECT pg_is_in_recovery()::text, current_setting('transaction_read_only')").first
+                    let inRecovery = row?.first == "true", readOnly = row?.last == "on"
+                    if pass.accepts(inRecovery: inRecovery, readOnly: readOnly) { return raw }
+                    passedOver.append("\(name): \(inRecovery ? "a standby" : "a primary")\(readOnly ? ", read-only" : "")")
+                } catch {
+                    passedOver.append("\(name): \(error)")
+                }
+                raw.closeSoon()
             }
-            // No JIT compilation: the store's statements are short, and a save's `unnest` of
-            // 20k rows is costed high enough to be compiled, which took 23 to 46 ms of its
-            // 300 to 500. (An engine without the setting refuses it, and nothing changes.)
-            _ = try? raw.answer(raw.query("SET jit = off", logger: logger))
-            return PooledConnection(raw, statements: preparesStatements ? PreparedStatements() : nil)
+        }
+        throw StrataError(.storeFailure, "None of the servers at \(location) is one target_session_attrs=\(target.rawValue) takes: \(passedOver.joined(separator: "; ")). Check which of them is the primary now, or the URL's host list.")
+    }
+
+    /// A connection to the URL's host `endpoint` (or its one server).
+    private func open(_ endpoint: Int) throws -> PostgresConnection {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let eventLoop = self.eventLoop
+        let configuration = try tcp?.connect(to: endpoint, on: eventLoop, configuration) ?? configuration
+        do {
+            return try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger).wait()
         } catch {
-            throw PostgresStoreError.connection(error, location: location)
+            // (The socket made for it is closed too, whichever step failed.)
+            configuration.establishedChannel?.close(promise: nil)
+            throw error
         }
     }
 
