@@ -112,7 +112,7 @@ final class PostgresSession: @unchecked Sendable {
                 let name = tcp.map { "\($0.endpoints[endpoint].host):\($0.endpoints[endpoint].port)" } ?? "the socket"
                 let raw: PostgresConnection
                 do { raw = try open(endpoint) } catch {
-                    if pass == target { passedOver.append("\(name): \(PostgresStoreError.connection(error, location: name).message)") }
+                    if pass == target { passedOver.append("\(name): no connection (\(PostgresStoreError.describe(error)))") }
                     continue
                 }
                 if pass == .any { return raw }

@@ -95,7 +95,8 @@ enum PostgresStoreError {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    /// The error in a few words: the server's message, or postgres-nio's code and cause.
+    static func describe(_ error: any Error) -> String {
         if let psql = error as? PSQLError {
             return serverMessage(psql) ?? "\(psql.code)\(psql.underlying.map { " (\($0))" } ?? "")"
         }
