@@ -146,23 +146,21 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
             throw StrataError(.invalidSchema, "The PostgreSQL URL \(location) lists a Unix socket's folder among several hosts; Strata tries several hosts over TCP only. Name the socket alone, or TCP hosts.")
         }
         let chosenHost = endpoints[0].host, port = endpoints[0].port
+        let home = environment["HOME"] ?? NSHomeDirectory()
         if password == nil {
             // The password file, as libpq reads it: `passfile`, else PGPASSFILE, else ~/.pgpass.
             // (A socket's folder is matched as `localhost`; the database defaults to the user.)
             let named = parameters.passwordFile
-            let home = environment["HOME"] ?? NSHomeDirectory()
             password = try PasswordFile.password(in: named ?? home + "/.pgpass", named: named != nil,
                                                  host: chosenHost.hasPrefix("/") ? "localhost" : chosenHost,
                                                  port: port, database: database ?? user, user: user, location: location)
         }
         if chosenHost.hasPrefix("/") {
-            let socketFolder = chosenHost
             // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
-            configuration = PostgresConnection.Configuration(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+            configuration = PostgresConnection.Configuration(unixSocketPath: "\(chosenHost)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         } else {
-            let host = chosenHost
-            configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database,
-                                                             tls: try parameters.tls(location: location))
+            configuration = PostgresConnection.Configuration(host: chosenHost, port: port, username: user, password: password, database: database,
+                                                             tls: try parameters.tls(location: location, home: home))
             tcp = TCPSettings(endpoints: endpoints, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
                               interval: parameters.keepalivesInterval, count: parameters.keepalivesCount,
                               userTimeout: parameters.tcpUserTimeout)
@@ -337,21 +335,20 @@ struct ConnectionParameters {
     /// `verify-ca` the certificate checked against `sslrootcert` (default
     /// `~/.postgresql/root.crt`; `system`: the system's roots); `verify-full` that and the host's
     /// name. (`allow` tries TLS first, where libpq tries it second.)
-    func tls(location: String) throws -> PostgresConnection.Configuration.TLS {
+    func tls(location: String, home: String) throws -> PostgresConnection.Configuration.TLS {
         if sslMode == "disable" { return .disable }
         var tls = TLSConfiguration.makeClientConfiguration()
-        var roots = sslRootCertificate
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
-        let standard = home + "/.postgresql/root.crt"
-        // (libpq: `require` checks the certificate as `verify-ca` does when that file is there.)
-        if roots == nil, sslMode == "require", FileManager.default.fileExists(atPath: standard) { roots = standard }
-        if roots == nil, sslMode.hasPrefix("verify") {
-            guard FileManager.default.fileExists(atPath: standard) else {
+        // The authority the certificate is checked against: none for `prefer` and `allow`; for
+        // `require`, `sslrootcert` or libpq's default file when it is there; for `verify-…`,
+        // one or the other, or an error.
+        var roots: String?
+        if sslMode == "require" || sslMode.hasPrefix("verify") {
+            let standard = home + "/.postgresql/root.crt"
+            roots = sslRootCertificate ?? (FileManager.default.fileExists(atPath: standard) ? standard : nil)
+            if roots == nil, sslMode.hasPrefix("verify") {
                 throw Self.problem("sslmode=\(sslMode) checks the server's certificate, and there is no root certificate to check it with: name one with sslrootcert=/path/to/root.crt (or sslrootcert=system), as libpq reads \(standard) otherwise", location)
             }
-            roots = standard
         }
-        if sslMode == "prefer" || sslMode == "allow" { roots = nil }
         switch roots {
         case nil: tls.certificateVerification = .none
         case "system"?:
