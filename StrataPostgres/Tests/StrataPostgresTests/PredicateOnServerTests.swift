@@ -270,6 +270,42 @@ private enum Pools {
         for (predicate, label, pushed) in checks { try expectSame(predicate, label, pushed: pushed, in: scene) }
     }
 
+    /// `delete(model:where:)` takes the same translation to a `DELETE … WHERE`, where a wrong
+    /// answer loses rows: one delete after another, each must remove exactly the rows (still
+    /// there) that Foundation's `evaluate` matches on the saved objects.
+    @Test func batchDeletesRemoveExactlyWhatFoundationMatches() throws {
+        let scene = try scene()
+        let notANumber = Double.nan, oneAndAHalf = 1.5, three = 3
+        let percent = "100%", decomposed = "Bele\u{301}m", tag = "a", code = 1
+        let kind = PDKind.ride, status = PDStatus.active
+        let deletes: [(Predicate<PDTrip>, String)] = [
+            (#Predicate { $0.price == notANumber }, "price == NaN (none)"),
+            (#Predicate { !($0.price > oneAndAHalf) && $0.rating > three }, "!(price > 1.5) && rating > 3"),
+            (#Predicate { $0.budget == nil && $0.isPublished }, "budget == nil && isPublished"),
+            (#Predicate { $0.name.contains(percent) }, "name.contains(100%)"),
+            (#Predicate { $0.name == decomposed }, "name == Belém (NFD, and so NFC)"),
+            (#Predicate { $0.owner?.name == "Ann" }, "owner?.name == Ann"),
+            (#Predicate { $0.tags.contains(tag) && $0.codes.contains(code) }, "tags.contains(a) && codes.contains(1)"),
+            (#Predicate { ($0.stars ?? 0) >= three }, "(stars ?? 0) >= 3"),
+            (#Predicate { $0.flag ?? false }, "flag ?? false"),
+            (#Predicate { $0.kind == kind }, "kind == ride"),
+            (#Predicate { $0.status == status }, "status == active (evaluated on objects)"),
+            (#Predicate { _ in true }, "the rest"),
+        ]
+        var remaining = Set(scene.originals.map(\.serial))
+        for (predicate, label) in deletes {
+            let matched = Set(try scene.originals.filter { try predicate.evaluate($0) }.map(\.serial))
+            let context = ModelContext(scene.reader.container)
+            try context.delete(model: PDTrip.self, where: predicate)
+            try context.save()
+            remaining.subtract(matched)
+            let left = Set(try ModelContext(scene.reader.container).fetch(FetchDescriptor<PDTrip>()).map(\.serial))
+            #expect(left == remaining, "after deleting \(label): \(left.sorted()) left, not \(remaining.sorted())")
+            remaining = left
+        }
+        #expect(remaining.isEmpty)
+    }
+
     /// Sorts pushed down (numbers, optionals with their NULLs, dates, UUIDs, decimals, both
     /// orders), with limits and offsets, against `sorted(using:)` on the saved objects.
     @Test func sortsLimitsAndOffsetsAnswerAsFoundation() throws {
