@@ -147,13 +147,18 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         }
         let chosenHost = endpoints[0].host, port = endpoints[0].port
         let home = environment["HOME"] ?? NSHomeDirectory()
+        // Without a password given, each host's from the password file, as libpq looks it up
+        // for each host it tries: `passfile`, else PGPASSFILE, else ~/.pgpass. (A socket's
+        // folder is matched as `localhost`; the database defaults to the user.)
+        var passwords: [String?] = endpoints.map { _ in password }
         if password == nil {
-            // The password file, as libpq reads it: `passfile`, else PGPASSFILE, else ~/.pgpass.
-            // (A socket's folder is matched as `localhost`; the database defaults to the user.)
             let named = parameters.passwordFile
-            password = try PasswordFile.password(in: named ?? home + "/.pgpass", named: named != nil,
-                                                 host: chosenHost.hasPrefix("/") ? "localhost" : chosenHost,
-                                                 port: port, database: database ?? user, user: user, location: location)
+            passwords = try endpoints.map { endpoint in
+                try PasswordFile.password(in: named ?? home + "/.pgpass", named: named != nil,
+                                          host: endpoint.host.hasPrefix("/") ? "localhost" : endpoint.host,
+                                          port: endpoint.port, database: database ?? user, user: user, location: location)
+            }
+            password = passwords[0]
         }
         if chosenHost.hasPrefix("/") {
             // (libpq uses no TLS on a Unix socket, whatever `sslmode` says.)
@@ -161,7 +166,7 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         } else {
             configuration = PostgresConnection.Configuration(host: chosenHost, port: port, username: user, password: password, database: database,
                                                              tls: try parameters.tls(location: location, home: home))
-            tcp = TCPSettings(endpoints: endpoints, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
+            tcp = TCPSettings(endpoints: endpoints, passwords: passwords, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
                               interval: parameters.keepalivesInterval, count: parameters.keepalivesCount,
                               userTimeout: parameters.tcpUserTimeout)
         }
@@ -406,6 +411,9 @@ struct MigrationTransaction: Hashable, @unchecked Sendable {
 struct TCPSettings: Sendable {
     /// The hosts and ports to try, in order (libpq's host list).
     var endpoints: [(host: String, port: Int)]
+    /// Each endpoint's password: the one given, or the password file's line for its host
+    /// (nil: none, and the server's authentication says so).
+    var passwords: [String?]
     var keepalives: Bool
     var idle: Int
     var interval: Int
@@ -430,7 +438,8 @@ struct TCPSettings: Sendable {
         #endif
         let channel = try bootstrap.connect(host: host, port: port).wait()
         var configuration = PostgresConnection.Configuration(establishedChannel: channel, tls: template.tls, username: template.username,
-                                                             password: template.password, database: template.database)
+                                                             password: endpoint < passwords.count ? passwords[endpoint] : template.password,
+                                                             database: template.database)
         configuration.options = template.options
         // (postgres-nio names the server for TLS, SNI and `verify-full`, from the host it
         // connects to itself; a channel made here needs it said. An IP address is no name.)

@@ -326,6 +326,32 @@ import Strata
         #expect(error?.code == .storeFailure)
     }
 
+    /// With several hosts and no password given, each host's password is its own line of the
+    /// password file, as libpq looks it up for each host it tries (before 2026-12-04, the
+    /// first host's was sent to every host).
+    @Test func eachHostOfAListGetsItsOwnPasswordFileLine() throws {
+        let fixture = try PGFixture([PGBird.self])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-pgpass-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let port = fixture.url.port ?? 5432, dead = unusedPort()
+        let file = folder.appendingPathComponent("pgpass").path
+        try "127.0.0.1:\(dead):*:strata:wrong\n127.0.0.1:\(port):*:strata:strata\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        let url = URL(string: "postgresql://strata@/strata?host=127.0.0.1,127.0.0.1&port=\(dead),\(port)&passfile=\(file)")!
+        let configuration = PostgresConfiguration(schema: Schema([PGBird.self]), url: url, namespace: fixture.namespace)
+        #expect(try configuration.connectionRecipe().tcp?.passwords == ["wrong", "strata"])
+        // The first host does not answer; the second takes its own password.
+        let container = try ModelContainer(for: PGBird.self, configurations: configuration)
+        let context = ModelContext(container)
+        context.insert(PGBird("h1", "wren"))
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<PGBird>()) == 1)
+        // A password given is every host's.
+        let given = URL(string: "postgresql://strata:strata@/strata?host=127.0.0.1,127.0.0.1&port=\(dead),\(port)&passfile=\(file)")!
+        #expect(try PostgresConfiguration(url: given).connectionRecipe().tcp?.passwords == ["strata", "strata"])
+    }
+
     /// libpq's host list: each host is tried in order, one that does not answer is passed
     /// over, and `target_session_attrs` picks the kind of server (here a primary and its hot
     /// standby): `read-write` finds the primary behind the standby, `standby` the standby
@@ -334,18 +360,7 @@ import Strata
         let fixture = try PGFixture([PGBird.self])
         let primary = fixture.url, standby = try TestServer.standbyURL()
         let p = primary.port ?? 5432, s = standby.port ?? 5432
-        // A port nothing listens on: the first free one the system gives, closed again.
-        let dead: Int = {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-            return Int(UInt16(bigEndian: address.sin_port))
-        }()
+        let dead = unusedPort()
         func session(_ ports: [Int], _ target: String) throws -> PostgresSession {
             let url = URL(string: "postgresql://strata:strata@/strata?host=\(ports.map { _ in "127.0.0.1" }.joined(separator: ","))&port=\(ports.map(String.init).joined(separator: ","))&sslmode=disable&target_session_attrs=\(target)")!
             let recipe = try PostgresConfiguration(schema: Schema([PGBird.self]), url: url, namespace: fixture.namespace).connectionRecipe()
@@ -374,4 +389,17 @@ import Strata
         try context.save()
         #expect(try fixture.sql("SELECT count(*)::text FROM \(SQL.identifier(fixture.namespace)).\"PGBird\"") == [["1"]])
     }
+}
+
+/// A port nothing listens on: the first free one the system gives, closed again.
+func unusedPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
