@@ -91,5 +91,18 @@ import Testing
         #expect(try counts(#Predicate { $0.maybeListed == third }) == [1, 3, 5])
         #expect(try counts(#Predicate { $0.unlisted == unlisted }) == [1, 3, 5])
         #expect(try counts(#Predicate { $0.shiftedCodes.contains(two) }) == [2, 3, 4, 5])
+        // More shapes on the found ones, against Foundation's own answer on the saved objects.
+        let saved = try reader.fetch(FetchDescriptor<Probed>())
+        let k = "k", none = Set<Int>(), three = 3
+        let shapes: [Predicate<Probed>] = [
+            #Predicate { !$0.codes.contains(two) }, #Predicate { $0.codes.count > two }, #Predicate { $0.codes == none },
+            #Predicate { $0.codes.contains(two) && !$0.names.contains(a) }, #Predicate { $0.scores[k] == three },
+            #Predicate { $0.scores[k] != nil }, #Predicate { $0.scores.count == 1 }, #Predicate { $0.listed != listed },
+            #Predicate { $0.maybeListed == nil || $0.listed == third },
+        ]
+        for (i, shape) in shapes.enumerated() {
+            let expected = try saved.filter { try shape.evaluate($0) }.map(\.count).sorted()
+            #expect(try counts(shape) == expected, "shape \(i)")
+        }
     }
 }
