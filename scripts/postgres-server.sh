@@ -17,6 +17,10 @@
 #       Makes a hot standby of the server started in PRIMARY_DIR (pg_basebackup -R: it streams
 #       the primary's WAL and answers read-only queries), starts it on another free port and
 #       prints its URL (same user, password and database).
+#   scripts/postgres-server.sh promote DIR
+#       Promotes the running standby of DIR to a primary (pg_ctl promote), waits until it takes
+#       writes, and prints its URL. Its old primary, if still running, also takes writes until
+#       it is stopped: two primaries (Docs/Postgres.md, "Replicas").
 #   scripts/postgres-server.sh stop DIR
 #       Stops the server of DIR (pg_ctl stop -m fast). Removes nothing.
 #
@@ -52,6 +56,7 @@ note() { echo "$me: $*" >&2; }
 usage() {
     echo "usage: $me start DIR [--stop-when-gone PID]" >&2
     echo "       $me standby DIR PRIMARY_DIR [--stop-when-gone PID]" >&2
+    echo "       $me promote DIR" >&2
     echo "       $me stop DIR" >&2
     exit 2
 }
@@ -386,6 +391,28 @@ cmd_standby() {  # DIR PRIMARY_DIR [--stop-when-gone PID]
     publish "$dir" "$port"
 }
 
+cmd_promote() {  # DIR
+    [[ $# -eq 1 ]] || usage
+    local dir=$1
+    [[ -d $dir ]] || die "no folder $dir"
+    dir=$(abs "$dir")
+    [[ -f $dir/data/PG_VERSION ]] || die "no server in $dir"
+    BIN=$(find_bindir "$(cat "$dir/data/PG_VERSION")")
+    [[ -n $BIN ]] || die "no PostgreSQL binaries found"
+    is_running "$dir" || die "the server in $dir is not running"
+    local port; port=$(running_port "$dir")
+    if [[ $(psql_as "$port" -c "SELECT pg_is_in_recovery()") == t ]]; then
+        as_pg "$BIN/pg_ctl" -D "$dir/data" promote -w -t "$WAIT_SECONDS" >"$dir/pg_ctl.log" 2>&1 || {
+            cat "$dir/pg_ctl.log" >&2
+            show_log "$dir"
+            die "could not promote the server in $dir (log: $dir/server.log)"
+        }
+    fi
+    [[ $(psql_as "$port" -c "SELECT pg_is_in_recovery()") == f ]] \
+        || { show_log "$dir"; die "the server in $dir is still in recovery after its promotion"; }
+    publish "$dir" "$port"
+}
+
 cmd_stop() {  # DIR
     [[ $# -eq 1 ]] || usage
     local dir=$1
@@ -407,6 +434,7 @@ command=$1; shift
 case $command in
     start)   [[ $# -ge 1 ]] || usage; cmd_start "$@" ;;
     standby) [[ $# -ge 2 ]] || usage; cmd_standby "$@" ;;
+    promote) [[ $# -ge 1 ]] || usage; cmd_promote "$@" ;;
     stop)    [[ $# -ge 1 ]] || usage; cmd_stop "$@" ;;
     *) usage ;;
 esac

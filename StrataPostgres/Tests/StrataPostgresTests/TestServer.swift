@@ -37,6 +37,29 @@ enum TestServer {
         try standby().url
     }
 
+    /// A primary and its hot standby of their own (not the shared servers), for a test that
+    /// promotes the standby and stops the primary: a failover. Stopped and removed at exit, as
+    /// the shared ones are.
+    static func newPair() throws -> (primary: URL, primaryDir: String, standby: URL, standbyDir: String) {
+        let primaryDir = try makeFolder("pair-primary")
+        let primary = try runScript(["start", primaryDir, "--stop-when-gone", String(getpid())], folder: primaryDir)
+        let standbyDir = try makeFolder("pair-standby")
+        let standby = try runScript(["standby", standbyDir, primaryDir, "--stop-when-gone", String(getpid())], folder: standbyDir)
+        return (primary, primaryDir, standby, standbyDir)
+    }
+
+    /// Promotes the standby of `dir` to a primary (`postgres-server.sh promote`).
+    @discardableResult
+    static func promote(_ dir: String) throws -> URL {
+        try runScript(["promote", dir], folder: dir)
+    }
+
+    /// Stops the server of `dir` (a fast shutdown: its sessions are ended).
+    static func stop(_ dir: String) throws {
+        let (status, _, errors) = spawn(["/bin/bash", scriptPath, "stop", dir], scratch: dir)
+        guard status == 0 else { throw Failure(description: "stopping the server in \(dir) failed: \(errors)") }
+    }
+
     /// The folder of `url()`'s server (its data, its log `server.log`, and its Unix socket).
     static func directory() throws -> String {
         if try urlFromEnvironment() != nil {
