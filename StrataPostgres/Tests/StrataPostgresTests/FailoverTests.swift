@@ -10,17 +10,6 @@ import Strata
 @testable import StrataPostgres
 
 @Suite struct FailoverTests {
-    /// Calls `body` until it returns true, or gives up after `patience` seconds (generous: what
-    /// is waited for takes milliseconds, on a machine that may be very busy).
-    private func eventually(patience: TimeInterval = 120, _ body: () throws -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(patience)
-        while Date() < deadline {
-            if (try? body()) == true { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return false
-    }
-
     /// A save, tried again once if the first attempt met the failover (a connection the
     /// stopped server ended): that first error must be a typed one.
     private func save(_ container: ModelContainer, _ id: String) throws {
@@ -54,7 +43,7 @@ import Strata
         // The standby has replayed both saves (a read-only container on it sees them).
         let standbyOnly = PostgresConfiguration(schema: Schema([PGBird.self]), url: pair.standby, namespace: "failover", allowsSave: false)
         let reader = try ModelContainer(for: PGBird.self, configurations: standbyOnly)
-        #expect(eventually { try ids(reader) == ["a-before", "b-before"] }, "the standby never replayed the saves")
+        #expect(try eventually { try ids(reader) == ["a-before", "b-before"] }, "the standby never replayed the saves")
 
         try TestServer.promote(pair.standbyDir)
         try TestServer.stop(pair.primaryDir)
@@ -67,10 +56,10 @@ import Strata
         #expect(try ids(reader) == ["a-after", "a-before", "b-after", "b-before"], "the promoted server is the one the read-only container reads")
 
         // The watcher's observers follow the other machine's saves on the new primary.
-        #expect(eventually { _ = try watcher.changeToken(); return watcher.isListening }, "the watcher never listened again")
+        #expect(try eventually { _ = try watcher.changeToken(); return watcher.isListening }, "the watcher never listened again")
         let before = try watcher.changeToken()
         try save(elsewhere, "b-later")
-        #expect(eventually { try watcher.changeToken() != before }, "the watcher's token stayed at \(before)")
+        #expect(try eventually { try watcher.changeToken() != before }, "the watcher's token stayed at \(before)")
         #expect(try ids(here).contains("b-later"))
     }
 }

@@ -21,17 +21,6 @@ import Strata
         return Int(rows.first?.first.flatMap { $0 } ?? "") ?? 0
     }
 
-    /// Calls `body` until it returns true, or gives up after `patience` seconds (generous: the
-    /// wait is for something that happens in milliseconds, on a machine that may be very busy).
-    private func eventually(patience: TimeInterval = 120, _ body: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(patience)
-        while Date() < deadline {
-            if try body() { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return false
-    }
-
     /// The store's LISTEN connection dropped: a save committed meanwhile still changes its
     /// token (it reads the save counter until it listens again), and once it listens again, a
     /// notification wakes it as before. Before, the token stopped for good, and every

@@ -277,3 +277,15 @@ enum TestServer {
         return (exitStatus, output, errors)
     }
 }
+
+/// Calls `body` until it returns true, or gives up after `patience` seconds (generous: the wait
+/// is for something that happens in milliseconds, on a machine that may be very busy). It asks
+/// again every 20 ms: a poll for the event, not a wait for a fixed time.
+func eventually(patience: TimeInterval = 120, _ body: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(patience)
+    while Date() < deadline {
+        if try body() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return false
+}
