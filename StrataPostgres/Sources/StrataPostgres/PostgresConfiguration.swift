@@ -14,7 +14,8 @@ import Strata
 /// `postgresql://user@/app?host=/var/run/postgresql` (the folder that holds it). Its query
 /// takes libpq's parameters `sslmode` (default `prefer`), `sslrootcert`, `sslcert`, `sslkey`,
 /// `connect_timeout`, `application_name`, `options`, `keepalives…`, `tcp_user_timeout`,
-/// `passfile` (`~/.pgpass`), `target_session_attrs` (with several hosts, `host=db1,db2`),
+/// `passfile` (`~/.pgpass`), `target_session_attrs` and `load_balance_hosts` (with several
+/// hosts, `host=db1,db2`),
 /// `host`, `port`, `user`, `password` and `dbname`, with libpq's
 /// meanings, and what it leaves out comes from libpq's environment variables (`PGPASSWORD`, …);
 /// any other parameter is refused (Docs/Postgres.md, "The URL"). `namespace` is
@@ -166,7 +167,8 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         } else {
             configuration = PostgresConnection.Configuration(host: chosenHost, port: port, username: user, password: password, database: database,
                                                              tls: try parameters.tls(location: location, home: home))
-            tcp = TCPSettings(endpoints: endpoints, passwords: passwords, keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
+            tcp = TCPSettings(endpoints: endpoints, passwords: passwords, shuffled: parameters.loadBalanceHosts,
+                              keepalives: parameters.keepalives, idle: parameters.keepalivesIdle,
                               interval: parameters.keepalivesInterval, count: parameters.keepalivesCount,
                               userTimeout: parameters.tcpUserTimeout)
         }
@@ -206,16 +208,19 @@ struct ConnectionParameters {
     var passwordFile: String?
     /// libpq's `target_session_attrs`: which of the hosts will do (`TargetSession`).
     var targetSession = TargetSession.any
+    /// libpq's `load_balance_hosts=random`: each new connection tries the hosts in an order of
+    /// its own, so that connections spread over them (`disable`, the default: in order).
+    var loadBalanceHosts = false
 
     static let supported = ["host", "port", "dbname", "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey",
                             "connect_timeout", "application_name", "fallback_application_name", "options", "client_encoding",
                             "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-                            "passfile", "target_session_attrs"]
+                            "passfile", "target_session_attrs", "load_balance_hosts"]
     /// libpq's other parameters: known, not supported.
     static let unsupported = ["hostaddr", "require_auth", "channel_binding", "replication", "gssencmode",
                               "requiressl", "sslcompression", "sslpassword", "sslcertmode", "sslcrl", "sslcrldir", "sslsni",
                               "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
-                              "gssdelegation", "service", "load_balance_hosts", "sslnegotiation"]
+                              "gssdelegation", "service", "sslnegotiation"]
 
     /// What the environment gave for the URL's own parts (`PGHOST`, `PGPORT`, `PGUSER`,
     /// `PGPASSWORD`, `PGDATABASE`): used only where the URL says nothing.
@@ -231,6 +236,7 @@ struct ConnectionParameters {
         ("PGSSLMODE", "sslmode"), ("PGSSLROOTCERT", "sslrootcert"), ("PGSSLCERT", "sslcert"), ("PGSSLKEY", "sslkey"),
         ("PGCONNECT_TIMEOUT", "connect_timeout"), ("PGAPPNAME", "application_name"), ("PGOPTIONS", "options"),
         ("PGTCP_USER_TIMEOUT", "tcp_user_timeout"), ("PGPASSFILE", "passfile"), ("PGTARGETSESSIONATTRS", "target_session_attrs"),
+        ("PGLOADBALANCEHOSTS", "load_balance_hosts"),
     ]
 
     /// `items`: the first `fromEnvironment` from libpq's environment variables, then the URL's.
@@ -270,6 +276,9 @@ struct ConnectionParameters {
                     throw problem("target_session_attrs=\(value) is not one of any, read-write, read-only, primary, standby, prefer-standby")
                 }
                 targetSession = target
+            case "load_balance_hosts":
+                guard value == "disable" || value == "random" else { throw problem("load_balance_hosts=\(value) is not disable or random") }
+                loadBalanceHosts = value == "random"
             case "dbname": database = value.isEmpty ? nil : value
             case "user": user = value.isEmpty ? nil : value
             case "password": password = value
@@ -414,6 +423,8 @@ struct TCPSettings: Sendable {
     /// Each endpoint's password: the one given, or the password file's line for its host
     /// (nil: none, and the server's authentication says so).
     var passwords: [String?]
+    /// Whether each new connection tries the endpoints in a random order (`load_balance_hosts`).
+    var shuffled: Bool
     var keepalives: Bool
     var idle: Int
     var interval: Int

@@ -24,7 +24,8 @@ import Strata
             ("keepalives_idle=soon", "keepalives_idle=soon"),
             ("tcp_user_timeout=-1", "tcp_user_timeout=-1"),
             ("sslcrl=/tmp/crl.pem", "sslcrl"),
-            ("load_balance_hosts=random", "load_balance_hosts"),
+            ("load_balance_hosts=sometimes", "load_balance_hosts=sometimes"),
+            ("service=app", "service"),
             ("port=http", "port=http"),
             ("connect_timeout=soon", "connect_timeout=soon"),
             ("client_encoding=LATIN1", "client_encoding=LATIN1"),
@@ -350,6 +351,35 @@ import Strata
         // A password given is every host's.
         let given = URL(string: "postgresql://strata:strata@/strata?host=127.0.0.1,127.0.0.1&port=\(dead),\(port)&passfile=\(file)")!
         #expect(try PostgresConfiguration(url: given).connectionRecipe().tcp?.passwords == ["strata", "strata"])
+    }
+
+    /// `load_balance_hosts=random` (libpq 16): each new connection tries the hosts in an order
+    /// of its own, so connections spread over a primary and its standby; `disable` (the
+    /// default) keeps the list's order, and `target_session_attrs` still picks the kind.
+    @Test func randomLoadBalancingSpreadsConnectionsOverTheHosts() throws {
+        let primary = try TestServer.url(), standby = try TestServer.standbyURL()
+        let p = primary.port ?? 5432, s = standby.port ?? 5432
+        func url(_ query: String) -> URL {
+            URL(string: "postgresql://strata:strata@/strata?host=127.0.0.1,127.0.0.1&port=\(p),\(s)&sslmode=disable\(query)")!
+        }
+        func onStandby(_ query: String) throws -> Bool {
+            let recipe = try PostgresConfiguration(url: url(query)).connectionRecipe()
+            let session = PostgresSession(configuration: recipe.configuration, tcp: recipe.tcp, target: recipe.target, location: "test")
+            return try session.withConnection { try $0.query("SELECT pg_is_in_recovery()::text") } == [["true"]]
+        }
+        // 40 connections: all on one server by chance once in 2^39 runs.
+        var standbys = 0
+        for _ in 0..<40 where try onStandby("&load_balance_hosts=random") { standbys += 1 }
+        #expect(standbys > 0 && standbys < 40, "\(standbys) of 40 connections on the standby")
+        for _ in 0..<5 {
+            #expect(try onStandby("") == false)
+            #expect(try onStandby("&load_balance_hosts=disable") == false)
+            #expect(try onStandby("&load_balance_hosts=random&target_session_attrs=read-write") == false)
+            #expect(try onStandby("&load_balance_hosts=random&target_session_attrs=standby") == true)
+        }
+        #expect(try PostgresConfiguration(url: url("")).connectionRecipe(environment: ["PGLOADBALANCEHOSTS": "random"]).tcp?.shuffled == true)
+        let error = #expect(throws: StrataError.self) { try PostgresConfiguration(url: url("&load_balance_hosts=yes")).validate() }
+        #expect(error?.code == .invalidSchema && error?.message.contains("load_balance_hosts=yes") == true, "\(error?.message ?? "")")
     }
 
     /// libpq's host list: each host is tried in order, one that does not answer is passed

@@ -102,7 +102,9 @@ final class PostgresSession: @unchecked Sendable {
     /// A new connection: to the one server, or to the first of the URL's hosts that answers and
     /// is of the kind `target` asks for (libpq's host list and `target_session_attrs`).
     private func open() throws -> PostgresConnection {
-        let endpoints = tcp.map { Array($0.endpoints.indices) } ?? [0]
+        var endpoints = tcp.map { Array($0.endpoints.indices) } ?? [0]
+        // (libpq shuffles the hosts once per connection, then makes its passes over them.)
+        if tcp?.shuffled == true { endpoints.shuffle() }
         if endpoints.count == 1, target == .any {
             do { return try open(endpoints[0]) } catch { throw PostgresStoreError.connection(error, location: location) }
         }
