@@ -420,8 +420,8 @@ struct MigrationTransaction: Hashable, @unchecked Sendable {
 struct TCPSettings: Sendable {
     /// The hosts and ports to try, in order (libpq's host list).
     var endpoints: [(host: String, port: Int)]
-    /// Each endpoint's password: the one given, or the password file's line for its host
-    /// (nil: none, and the server's authentication says so).
+    /// Each endpoint's password (one per endpoint): the one given, or the password file's line
+    /// for its host (nil: none, and the server's authentication says so).
     var passwords: [String?]
     /// Whether each new connection tries the endpoints in a random order (`load_balance_hosts`).
     var shuffled: Bool
@@ -449,8 +449,7 @@ struct TCPSettings: Sendable {
         #endif
         let channel = try bootstrap.connect(host: host, port: port).wait()
         var configuration = PostgresConnection.Configuration(establishedChannel: channel, tls: template.tls, username: template.username,
-                                                             password: endpoint < passwords.count ? passwords[endpoint] : template.password,
-                                                             database: template.database)
+                                                             password: passwords[endpoint], database: template.database)
         configuration.options = template.options
         // (postgres-nio names the server for TLS, SNI and `verify-full`, from the host it
         // connects to itself; a channel made here needs it said. An IP address is no name.)
