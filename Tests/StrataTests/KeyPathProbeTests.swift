@@ -28,6 +28,20 @@ import Testing
         var upperNames: Set<String> { Set(names.map { $0.uppercased() }) }
         var nextListed: Listed { listed == .first ? .second : .first }
         var doubledScores: [String: Int] { scores.mapValues { $0 * 2 } }
+        /// The stored value for the first two cases, another for the third.
+        var folded: Listed {
+            let value = listed  // read once
+            return value == .third ? .first : value
+        }
+        /// The stored name, trimmed or lowercased (unchanged for most names).
+        var trimmedName: String {
+            let value = name
+            return value.trimmingCharacters(in: .whitespaces)
+        }
+        var lowerName: String {
+            let value = name
+            return value.lowercased()
+        }
     }
 
     private func entity() throws -> Schema.Entity {
@@ -52,6 +66,12 @@ import Testing
         #expect(entity.propertyName(for: \Probed.upperNames) == nil)
         #expect(entity.propertyName(for: \Probed.nextListed) == nil)
         #expect(entity.propertyName(for: \Probed.doubledScores) == nil)
+        // Each reads its attribute once and gives most values back unchanged: the probe's third
+        // string marker and an enum's every case tell them apart (before 2026-12-04 the first
+        // two markers did not, and predicates on them were answered as on the attribute).
+        #expect(entity.propertyName(for: \Probed.folded) == nil)
+        #expect(entity.propertyName(for: \Probed.trimmedName) == nil)
+        #expect(entity.propertyName(for: \Probed.lowerName) == nil)
     }
 
     /// An enum that is not `CaseIterable` has no values the probe can make: its key path is not
@@ -69,6 +89,7 @@ import Testing
         for i in 0..<6 {
             let p = Probed()
             p.count = i
+            p.name = ["abc", "ABC", " abc ", "Abc", "abc", "x"][i]
             p.codes = Set(0..<i)
             p.names = i % 2 == 0 ? ["a"] : ["b"]
             p.scores = i % 3 == 0 ? [:] : ["k": i]
@@ -91,6 +112,11 @@ import Testing
         #expect(try counts(#Predicate { $0.maybeListed == third }) == [1, 3, 5])
         #expect(try counts(#Predicate { $0.unlisted == unlisted }) == [1, 3, 5])
         #expect(try counts(#Predicate { $0.shiftedCodes.contains(two) }) == [2, 3, 4, 5])
+        #expect(try counts(#Predicate { $0.folded == third }) == [], "folded is never third")
+        let abc = "abc"
+        #expect(try counts(#Predicate { $0.lowerName == abc }) == [0, 1, 3, 4])
+        #expect(try counts(#Predicate { $0.trimmedName == abc }) == [0, 2, 4])
+        #expect(try counts(#Predicate { $0.name == abc }) == [0, 4])
         // More shapes on the found ones, against Foundation's own answer on the saved objects.
         let saved = try reader.fetch(FetchDescriptor<Probed>())
         let k = "k", none = Set<Int>(), three = 3

@@ -59,12 +59,16 @@ final class KeyPathProber: @unchecked Sendable {
         // Relationships have no marker values: the key path's type must be the property's.
         guard type(of: keyPath).valueType == property.valueType else { return false }
         if property is RelationshipProperty { return true }
+        // Every marker the type has (at least two; all of an enum's cases): a computed property
+        // that gives back some values unchanged and changes others must meet one it changes.
         var confirmed = true
-        for variant in 0..<2 where confirmed {
-            guard property.setMarker(variant, on: probe), let read = apply(keyPath) else { confirmed = false; break }
+        var variant = 0
+        while confirmed, variant < 256, property.setMarker(variant, on: probe) {
+            guard let read = apply(keyPath) else { confirmed = false; break }
             confirmed = property.isMarker(variant, read)
+            variant += 1
         }
         property.clear(probe)
-        return confirmed
+        return confirmed && variant >= 2
     }
 }

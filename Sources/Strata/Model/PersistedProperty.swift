@@ -90,7 +90,7 @@ class PersistedProperty: @unchecked Sendable {
     var hasFieldCheck: Bool { false }
     /// A value of the property's type for the key-path probe, when the type gives one.
     func placeholder() -> Any? { nil }
-    /// Puts marker value `variant` (0 or 1) in the property; false if the type has none.
+    /// Puts marker value `variant` in the property; false if the type has none, or fewer.
     func setMarker(_ variant: Int, on object: AnyObject) -> Bool { false }
     /// True if `value` is marker `variant`.
     func isMarker(_ variant: Int, _ value: Any) -> Bool { false }

@@ -46,7 +46,7 @@ final class AttributeAccess: @unchecked Sendable {
     /// The type's placeholder (`ModelValue.placeholder`), for the key-path probe; nil: made by
     /// `Placeholder.make`, whose casts to protocols cost a fresh process a conformance scan each.
     let placeholder: (() -> Any)?
-    /// Puts marker `variant` (0 or 1) in the storage; false if the type has none.
+    /// Puts marker `variant` in the storage; false if the type has none, or fewer.
     let setMarker: (Int, UnsafeMutableRawPointer) -> Bool
     /// True if the value is marker `variant`.
     let isMarker: (Int, Any) -> Bool
@@ -153,7 +153,7 @@ extension AttributeAccess {
             fieldCheck: V.hasFieldCheck ? { V.fieldCheck($0, $1, field: $2) } : nil,
             placeholder: { V.placeholder },
             setMarker: { variant, p in
-                guard let marker = V.marker(variant) else { return false }
+                guard variant < V.markerCount, let marker = V.marker(variant) else { return false }
                 at(p).pointee.value = marker
                 return true
             },
@@ -193,7 +193,7 @@ extension AttributeAccess {
             rowReader: { i in { (view: RecordView) throws -> V in try codec.decode(try view.field(i)) } },
             scalarTest: { _, _, _ in nil },
             setMarker: { variant, p in
-                guard let marker = Marker.make(V.self, variant) else { return false }
+                guard variant < Marker.count(V.self), let marker = Marker.make(V.self, variant) else { return false }
                 at(p).pointee.value = marker
                 return true
             },

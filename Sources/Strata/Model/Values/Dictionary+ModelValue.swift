@@ -10,5 +10,6 @@ extension Dictionary: ModelValue where Key: ModelValue, Value: ModelValue {
         guard let key = Key.marker(variant), let value = Value.marker(variant) else { return nil }
         return [key: value]
     }
+    static var markerCount: Int { Swift.min(Key.markerCount, Value.markerCount) }
     static var accesses: AttributeAccesses { AttributeAccesses([Key: Value].self) }
 }

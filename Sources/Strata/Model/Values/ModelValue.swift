@@ -11,9 +11,12 @@ import StrataEngine
 protocol ModelValue: StoredValue {
     /// A value for the key-path probe, which reads a property and throws the value away.
     static var placeholder: Self { get }
-    /// Two distinct values (variant 0 and 1) for confirming that a key path reads a property;
-    /// nil when the type has none.
+    /// Distinct values (variants 0 to `markerCount - 1`) for confirming that a key path reads a
+    /// property; nil when the type has none.
     static func marker(_ variant: Int) -> Self?
+    /// How many markers the probe writes and reads back (at least 2): each one a computed
+    /// property must give back unchanged to be taken for the property.
+    static var markerCount: Int { get }
     /// A test comparing field `field` of a record with `constant` on its bytes, with the answer
     /// of the type's own operator; nil when the type has no such fast path.
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest?
@@ -33,6 +36,7 @@ protocol ModelValue: StoredValue {
 
 extension ModelValue {
     static func marker(_ variant: Int) -> Self? { nil }
+    static var markerCount: Int { 2 }
     static func scalarTest(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> RowTest? { nil }
     static func fieldCheck(_ constant: ConstantValue, _ op: ComparisonOperator, field: Int) -> FieldCheck? { nil }
     static var hasFieldCheck: Bool { false }

@@ -6,6 +6,7 @@ extension Optional: ModelValue where Wrapped: ModelValue {
 
     static var placeholder: Wrapped? { nil }
     static func marker(_ variant: Int) -> Wrapped?? { Wrapped.marker(variant).map { .some($0) } }
+    static var markerCount: Int { Wrapped.markerCount }
     static func snapshot(_ value: Wrapped?) throws -> SnapshotValue { try value.map(Wrapped.snapshot) ?? .null }
     static var accesses: AttributeAccesses { AttributeAccesses(Optional<Wrapped>.self) }
 }

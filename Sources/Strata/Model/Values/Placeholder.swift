@@ -87,16 +87,35 @@ enum Marker {
 
     private static func storedMarker<T: ModelValue>(_ type: T.Type, _ variant: Int) -> Any? { T.marker(variant) }
 
+    /// How many markers `make` gives for the type: every case of a `CaseIterable` enum (up to
+    /// 256), so that a computed property changing only a later case is not taken for the
+    /// property; the stored types' own counts; else 2.
+    static func count<V>(_ type: V.Type) -> Int {
+        if let stored = V.self as? any ModelValue.Type { return storedCount(stored) }
+        if let container = V.self as? any MarkerMaking.Type { return container.markerCount }
+        if let iterable = V.self as? any CaseIterable.Type { return caseCount(iterable) }
+        return 2
+    }
+
+    private static func storedCount<T: ModelValue>(_ type: T.Type) -> Int { T.markerCount }
+
+    private static func caseCount<C: CaseIterable>(_ type: C.Type) -> Int { min(256, C.allCases.count) }
+
     private static func nthCase<C: CaseIterable>(_ type: C.Type, _ n: Int) -> Any? {
         let all = Array(C.allCases)
         return n < all.count ? all[n] : nil
     }
 }
 
-protocol MarkerMaking { static func makeMarker(_ variant: Int) -> Any? }
+protocol MarkerMaking {
+    static func makeMarker(_ variant: Int) -> Any?
+    static var markerCount: Int { get }
+}
 extension Optional: MarkerMaking {
     static func makeMarker(_ variant: Int) -> Any? { Marker.make(Wrapped.self, variant).map { Optional($0) as Any } }
+    static var markerCount: Int { Marker.count(Wrapped.self) }
 }
 extension Array: MarkerMaking {
     static func makeMarker(_ variant: Int) -> Any? { Marker.make(Element.self, variant).map { [$0] as Any } }
+    static var markerCount: Int { Marker.count(Element.self) }
 }

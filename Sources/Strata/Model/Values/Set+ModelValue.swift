@@ -9,5 +9,6 @@ extension Set: ModelValue where Element: ModelValue {
     /// attribute (without one, a predicate on it was evaluated on objects, and a server store
     /// never got it).
     static func marker(_ variant: Int) -> Set<Element>? { Element.marker(variant).map { [$0] } }
+    static var markerCount: Int { Element.markerCount }
     static var accesses: AttributeAccesses { AttributeAccesses(Set<Element>.self) }
 }

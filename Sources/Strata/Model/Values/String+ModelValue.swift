@@ -4,7 +4,10 @@ import StrataEngine
 
 extension String: ModelValue {
     static var placeholder: String { "" }
-    static func marker(_ variant: Int) -> String? { "\u{1}strata-marker-\(variant)" }
+    /// The third has spaces around it, both cases and a letter outside ASCII: a computed
+    /// property that trims, folds case or normalizes gives it back changed.
+    static func marker(_ variant: Int) -> String? { variant < 2 ? "\u{1}strata-marker-\(variant)" : " \u{1}Strata-Marker-Ä " }
+    static var markerCount: Int { 3 }
     static func snapshot(_ value: String) -> SnapshotValue { .string(value) }
     static var accesses: AttributeAccesses { AttributeAccesses(String.self) }
 
