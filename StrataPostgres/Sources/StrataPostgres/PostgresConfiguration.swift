@@ -154,11 +154,9 @@ public struct PostgresConfiguration: DataStoreConfiguration, Sendable {
         var passwords: [String?] = endpoints.map { _ in password }
         if password == nil {
             let named = parameters.passwordFile
-            passwords = try endpoints.map { endpoint in
-                try PasswordFile.password(in: named ?? home + "/.pgpass", named: named != nil,
-                                          host: endpoint.host.hasPrefix("/") ? "localhost" : endpoint.host,
-                                          port: endpoint.port, database: database ?? user, user: user, location: location)
-            }
+            passwords = try PasswordFile.passwords(in: named ?? home + "/.pgpass", named: named != nil,
+                                                   for: endpoints.map { ($0.host.hasPrefix("/") ? "localhost" : $0.host, $0.port) },
+                                                   database: database ?? user, user: user, location: location)
             password = passwords[0]
         }
         if chosenHost.hasPrefix("/") {
@@ -471,28 +469,29 @@ struct TCPSettings: Sendable {
 /// `\:` and `\\` for a colon and a backslash; `#` starts a comment line. The first line that
 /// matches gives the password.
 enum PasswordFile {
-    /// The password of the first matching line of the file at `path`; nil without a match, or
-    /// without the file unless it was `named` (then a missing file is an error). A file that
-    /// others can read (libpq ignores it, with a warning) is an error naming it when it holds a
-    /// match, rather than a password silently not used.
-    static func password(in path: String, named: Bool, host: String, port: Int, database: String, user: String,
-                         location: String) throws -> String? {
+    /// For each of `hosts`, the password of the first line of the file at `path` that matches
+    /// it (the file read once); nil without a match, or without the file unless it was `named`
+    /// (then a missing file is an error). A file that others can read (libpq ignores it, with a
+    /// warning) is an error naming it when it holds a match, rather than a password silently
+    /// not used.
+    static func passwords(in path: String, named: Bool, for hosts: [(host: String, port: Int)], database: String, user: String,
+                          location: String) throws -> [String?] {
         guard let data = FileManager.default.contents(atPath: path) else {
             if named {
                 throw StrataError(.invalidSchema, "The password file \(path) that the connection to \(location) names (passfile or PGPASSFILE) is not a file this process can read.")
             }
-            return nil
+            return hosts.map { _ in nil }
         }
-        let wanted = [host, String(port), database, user]
-        for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) where !line.hasPrefix("#") {
-            guard let (fields, password) = split(line), zip(fields, wanted).allSatisfy({ $0 == "*" || $0 == $1 }) else { continue }
+        let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") }.compactMap(split)
+        return try hosts.map { host, port in
+            let wanted = [host, String(port), database, user]
+            guard let (_, password) = lines.first(where: { zip($0.fields, wanted).allSatisfy { $0 == "*" || $0 == $1 } }) else { return nil }
             let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0
             if mode & 0o077 != 0 {
                 throw StrataError(.invalidSchema, "The password file \(path) holds the password for \(location), but others can read it (mode \(String(mode, radix: 8))); libpq ignores such a file. Make it private: chmod 600 \(path).")
             }
             return password
         }
-        return nil
     }
 
     /// The four fields before the password, and the password (the rest of the line), escapes
