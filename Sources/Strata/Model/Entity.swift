@@ -105,15 +105,21 @@ final class Entity: @unchecked Sendable {
             // Most models declare none: `map` of the list, unspecialized here, first made the
             // metadata of its key-path and list types (about 25k instructions a model on a fresh
             // process's open).
+            // Loops, not `map`: `map` of a list of key paths is not specialized here (the model
+            // type is generic), and made metadata of the list types it goes through.
             guard declared.count > 0 else { return [] }
-            return try declared.map { group in
-                try group.map { kp in
-                    guard let p = prober.property(for: kp) ?? Entity.listedIndex(kp, in: listedProperties, listedIndexes, properties) else {
+            var groups: [[Int]] = []
+            for group in declared {
+                var indexes: [Int] = []
+                for kp in group {
+                    guard let p = Entity.listedIndex(kp, in: listedProperties, listedIndexes, properties) ?? prober.property(for: kp) else {
                         throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
                     }
-                    return p
+                    indexes.append(p)
                 }
-            }.filter { !$0.isEmpty }
+                if !indexes.isEmpty { groups.append(indexes) }
+            }
+            return groups
         }
         var unique: [[Int]] = properties.filter(\.isUnique).map { [$0.index] }
         for group in try groups(T.uniqueConstraints, "uniqueConstraints") where !unique.contains(group) { unique.append(group) }
@@ -280,7 +286,10 @@ final class Entity: @unchecked Sendable {
     /// metadata on a fresh process's first fetch, where the probe reads the property the
     /// predicate's own key path already names.)
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        (prober.property(for: keyPath) ?? Entity.listedIndex(keyPath, in: listedProperties, listedIndexes, properties)).map { properties[$0] }
+        // `@Model`'s list first: its key paths are the properties' own, and comparing with them
+        // costs a fresh process less than probing (writing marker values into an object and
+        // reading them through the key path). Key paths it does not list are probed.
+        (Entity.listedIndex(keyPath, in: listedProperties, listedIndexes, properties) ?? prober.property(for: keyPath)).map { properties[$0] }
     }
 
     /// The property index `listed` gives `keyPath`, if it lists it. Makes the key paths of the
