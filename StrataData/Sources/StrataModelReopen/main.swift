@@ -16,7 +16,7 @@ func measure(_ workload: String, _ models: [any PersistentModel.Type], path: Str
         try? handle.close()
     }
     let start = ContinuousClock.now
-    let (opened, found) = try openAndFetch(models, path: path, key: key)
+    let (opened, predicateMade, found) = try openAndFetch(models, path: path, key: key)
     let end = ContinuousClock.now
     guard found == key else { throw Failure("\(workload): \(key) not found in \(path)") }
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
@@ -26,19 +26,25 @@ func measure(_ workload: String, _ models: [any PersistentModel.Type], path: Str
     let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     print(#"{"workload": "\#(workload)", "system": "strata", "n": 1, "seconds": \#(seconds(start.duration(to: end))), "#
           + #""peak_rss_kb": \#(peakKB), "bytes": \#(bytes), "open_seconds": \#(seconds(start.duration(to: opened))), "#
-          + #""fetch_seconds": \#(seconds(opened.duration(to: end))), "models": \#(models.count)}"#)
+          + #""fetch_seconds": \#(seconds(opened.duration(to: end))), "predicate_seconds": \#(seconds(opened.duration(to: predicateMade))), "#
+          + #""models": \#(models.count)}"#)
 }
 
 /// The timed work: the container, a context, and the fetch of one `Course` by id; when the
-/// container and context were made. (A function of its own, which `Benchmarks/profile.sh
-/// W8-model` counts alone, without the report `measure` prints.)
+/// container and context were made, and when the fetch's `#Predicate` was (Foundation's work in
+/// the caller: its first use in a process makes its expression types' metadata). (A function
+/// of its own, which `Benchmarks/profile.sh W8-model` counts alone, without the report
+/// `measure` prints.)
 @inline(never)
-func openAndFetch(_ models: [any PersistentModel.Type], path: String, key: UUID) throws -> (opened: ContinuousClock.Instant, found: UUID?) {
+func openAndFetch(_ models: [any PersistentModel.Type], path: String, key: UUID) throws
+    -> (opened: ContinuousClock.Instant, predicateMade: ContinuousClock.Instant, found: UUID?) {
     let container = try ModelContainer(for: Schema(models), configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
     let context = ModelContext(container)
     let opened = ContinuousClock.now
-    let found = try context.fetch(FetchDescriptor<Course>(predicate: #Predicate { $0.id == key })).first?.id
-    return (opened, found)
+    let predicate = #Predicate<Course> { $0.id == key }
+    let predicateMade = ContinuousClock.now
+    let found = try context.fetch(FetchDescriptor<Course>(predicate: predicate)).first?.id
+    return (opened, predicateMade, found)
 }
 
 struct Failure: Error, CustomStringConvertible {

@@ -89,7 +89,8 @@ struct SummaryTable {
                 if let s = m["engine_syncs"]?.doubleValue { notes.append("engine syncs \(Int(s))") }
                 if let p = m["process_seconds"]?.doubleValue { notes.append("process wall \(Format.time(p))") }
                 if let open = m["open_seconds"]?.doubleValue, let fetch = m["fetch_seconds"]?.doubleValue {
-                    notes.append("open \(Format.time(open)) + fetch \(Format.time(fetch))")
+                    let predicate = m["predicate_seconds"]?.doubleValue.map { " (its #Predicate \(Format.time($0)))" } ?? ""
+                    notes.append("open \(Format.time(open)) + fetch \(Format.time(fetch))\(predicate)")
                 }
                 if let per = m["micros_per_op"]?.doubleValue { notes.append(String(format: "%.0f µs/commit", per)) }
                 if let p50 = m["p50_us"]?.doubleValue, let p99 = m["p99_us"]?.doubleValue {

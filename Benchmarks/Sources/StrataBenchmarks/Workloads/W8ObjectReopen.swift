@@ -29,13 +29,18 @@ enum W8ObjectReopen: Workload {
         let section = Section.begin(samplingAnon: false)
         let start = ContinuousClock.now
         let opened: ContinuousClock.Instant
+        // When Strata's fetch had its `#Predicate` (Foundation's work in the caller; GRDB's
+        // fetches have none).
+        var predicateMade: ContinuousClock.Instant? = nil
         let foundID: UUID?
         switch system {
         case .strata:
             let container = try ObjectStores.openContainer(path: path)
             let context = ModelContext(container)
             opened = .now
-            foundID = try context.fetch(FetchDescriptor<StrataModel.Course>(predicate: #Predicate { $0.id == key })).first?.id
+            let predicate = #Predicate<StrataModel.Course> { $0.id == key }
+            predicateMade = .now
+            foundID = try context.fetch(FetchDescriptor<StrataModel.Course>(predicate: predicate)).first?.id
         case .grdb:
             let queue = try GRDBCourses.open(path: path, synchronous: "NORMAL", style: .idiomatic, create: false)
             opened = .now
@@ -56,6 +61,7 @@ enum W8ObjectReopen: Workload {
                             peakRSSKB: result.peakKB, bytes: ObjectStores.size(system, path: path),
                             extras: [("open_seconds", .double(start.duration(to: opened).seconds)),
                                      ("fetch_seconds", .double(opened.duration(to: end).seconds))])
+        if let predicateMade { m.extras.append(("predicate_seconds", .double(opened.duration(to: predicateMade).seconds))) }
         m.extras += result.memoryExtras
         print(m.jsonLine)
     }
