@@ -102,11 +102,10 @@ final class Entity: @unchecked Sendable {
         let prober = KeyPathProber(T.self, entity: self)
         self.prober = prober
         func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
-            // Most models declare none: `map` of the list, unspecialized here, first made the
-            // metadata of its key-path and list types (about 25k instructions a model on a fresh
-            // process's open).
-            // Loops, not `map`: `map` of a list of key paths is not specialized here (the model
-            // type is generic), and made metadata of the list types it goes through.
+            // Most models declare none, and none is asked of `count` first. Loops, not `map`:
+            // `map` of the list is not specialized here (the model type is generic), and made the
+            // metadata of the list types it went through (about 25k instructions a model on a
+            // fresh process's open with an empty list, about 50k more with one group).
             guard declared.count > 0 else { return [] }
             var groups: [[Int]] = []
             for group in declared {
@@ -282,13 +281,12 @@ final class Entity: @unchecked Sendable {
     // MARK: Key paths and keys
 
     /// The property a key path of this model reads, if it is one property's own key path.
-    /// (The prober first: a listed key path, made to compare, costs its value type's key path
-    /// metadata on a fresh process's first fetch, where the probe reads the property the
-    /// predicate's own key path already names.)
+    /// (`@Model`'s list first: its key paths are the properties' own, and only those of the key
+    /// path's value type are made to compare, whose metadata the key path asked about has made
+    /// already; probing, which writes marker values into an object and reads them back through
+    /// the key path, cost a fresh process's first open and fetch more: W8 `@Model`,
+    /// Docs/Benchmarks.md, "Costs". Key paths the list does not name are probed.)
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        // `@Model`'s list first: its key paths are the properties' own, and comparing with them
-        // costs a fresh process less than probing (writing marker values into an object and
-        // reading them through the key path). Key paths it does not list are probed.
         (Entity.listedIndex(keyPath, in: listedProperties, listedIndexes, properties) ?? prober.property(for: keyPath)).map { properties[$0] }
     }
 
