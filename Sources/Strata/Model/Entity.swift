@@ -111,7 +111,7 @@ final class Entity: @unchecked Sendable {
             for group in declared {
                 var indexes: [Int] = []
                 for kp in group {
-                    guard let p = Entity.listedIndex(kp, in: listedProperties, listedIndexes, properties) ?? prober.property(for: kp) else {
+                    guard let p = Entity.propertyIndex(kp, listedProperties, listedIndexes, properties, prober) else {
                         throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
                     }
                     indexes.append(p)
@@ -281,23 +281,35 @@ final class Entity: @unchecked Sendable {
     // MARK: Key paths and keys
 
     /// The property a key path of this model reads, if it is one property's own key path.
-    /// (`@Model`'s list first: its key paths are the properties' own, and only those of the key
-    /// path's value type are made to compare, whose metadata the key path asked about has made
-    /// already; probing, which writes marker values into an object and reads them back through
-    /// the key path, cost a fresh process's first open and fetch more: W8 `@Model`,
-    /// Docs/Benchmarks.md, "Costs". Key paths the list does not name are probed.)
     func property(for keyPath: AnyKeyPath) -> PersistedProperty? {
-        (Entity.listedIndex(keyPath, in: listedProperties, listedIndexes, properties) ?? prober.property(for: keyPath)).map { properties[$0] }
+        Entity.propertyIndex(keyPath, listedProperties, listedIndexes, properties, prober).map { properties[$0] }
     }
 
-    /// The property index `listed` gives `keyPath`, if it lists it. Makes the key paths of the
-    /// listed properties of `keyPath`'s value type only (a key path of another value type
-    /// cannot be equal).
+    /// The index of the property `keyPath` reads: by `@Model`'s list first, then by the probe,
+    /// then by a list written by hand. (`@Model`'s key paths are the properties' own, and only
+    /// those of the key path's value type are made to compare, whose metadata the key path asked
+    /// about has made already; probing, which writes marker values into an object and reads them
+    /// back through the key path, cost a fresh process's first open and fetch more: W8 `@Model`,
+    /// Docs/Benchmarks.md, "Costs". A list written by hand, with
+    /// `Schema.PropertyMetadata(name:keypath:)`, may pair a name with a key path of another
+    /// property; the probe, which reads the property itself, answers before it.)
+    private static func propertyIndex(_ keyPath: AnyKeyPath, _ listed: [Schema.PropertyMetadata], _ indexes: [Int],
+                                      _ properties: [PersistedProperty], _ prober: KeyPathProber) -> Int? {
+        listedIndex(keyPath, in: listed, indexes, properties, madeByMacro: true)
+            ?? prober.property(for: keyPath)
+            ?? listedIndex(keyPath, in: listed, indexes, properties, madeByMacro: false)
+    }
+
+    /// The property index `listed` gives `keyPath`, if it lists it, among the entries `@Model`
+    /// made (`madeByMacro`) or those written by hand. Makes the key paths of the listed
+    /// properties of `keyPath`'s value type only (a key path of another value type cannot be
+    /// equal).
     private static func listedIndex(_ keyPath: AnyKeyPath, in listed: [Schema.PropertyMetadata], _ indexes: [Int],
-                                    _ properties: [PersistedProperty]) -> Int? {
+                                    _ properties: [PersistedProperty], madeByMacro: Bool) -> Int? {
         let valueType = ObjectIdentifier(Swift.type(of: keyPath).valueType)
         for (i, index) in indexes.enumerated()
-        where ObjectIdentifier(properties[index].valueType) == valueType && listed[i].keypath == keyPath {
+        where (listed[i].storage != nil) == madeByMacro && ObjectIdentifier(properties[index].valueType) == valueType
+            && listed[i].keypath == keyPath {
             return index
         }
         return nil
