@@ -1,4 +1,4 @@
-// The stored schema is read by `JSONReader` and `StoredSchema(json:)` instead of `JSONDecoder`
+// The stored schema is read by `JSONReader` and `StoredSchema(reading:)` instead of `JSONDecoder`
 // (whose first use cost a fresh process's open a fifth of its time). Both must read every
 // schema alike, or a store would open with a different schema than it holds; and the reader
 // must refuse what is not JSON, so that `JSONDecoder` says what is wrong.
@@ -122,7 +122,7 @@ import StrataTestSupport
         var entitiesRead = 0
         for schema in schemas {
             let encoded = Array(try JSONEncoder().encode(schema))
-            let byHand = try #require(StoredSchema(json: try JSONReader.value(of: encoded)), "the hand-written reading took it")
+            let byHand = try JSONReader.read(encoded, StoredSchema.init(reading:))
             #expect(byHand == (try JSONDecoder().decode(StoredSchema.self, from: Data(encoded))))
             #expect(byHand == schema)
             #expect(try StoredSchema.decode(encoded, path: "test") == schema)
@@ -131,10 +131,42 @@ import StrataTestSupport
         #expect(entitiesRead > 100)
     }
 
+    /// The hand-written reading itself passes over keys it does not know, whatever their
+    /// values, and reads `null` for the optional parts, as `JSONDecoder` does.
+    @Test func theHandReadingSkipsUnknownKeysAndReadsNulls() throws {
+        let document = #"{"future": {"a": [1, {"b": null}], "c": "\u00e9"}, "formatVersion": 2, "entities": [{"name": "A", "x": true, "#
+            + #""properties": [{"options": 1, "type": "Swift.Int", "name": "n", "later": -1.5e3}], "unique": [["n"]], "indexes": [], "#
+            + #""layouts": null, "formerNames": {"n": ["m", "k"]}, "defaults": null}]}"#
+        let byHand = try JSONReader.read(Array(document.utf8), StoredSchema.init(reading:))
+        #expect(byHand == (try JSONDecoder().decode(StoredSchema.self, from: Data(document.utf8))))
+        #expect(byHand.formatVersion == 2)
+        #expect(byHand.entities.first?.formerNames == ["n": ["m", "k"]])
+        #expect(byHand.entities.first?.layouts == nil)
+        #expect(byHand.entities.first?.properties == [StoredEntity.StoredProperty(name: "n", type: "Swift.Int", options: 1)])
+        // Keys with escapes are the keys they spell; numbers of every length read as written.
+        let escaped = #"{"formatVersion": 123456789012345678, "entities": [{"na\u006de": "B", "properties": [{"name": "p", "type": "T", "#
+            + #""options": 65535}], "unique": [], "indexes": [], "formerNames": {"caf\u00e9": ["x"], "n": []}}]}"#
+        let read = try JSONReader.read(Array(escaped.utf8), StoredSchema.init(reading:))
+        #expect(read == (try JSONDecoder().decode(StoredSchema.self, from: Data(escaped.utf8))))
+        #expect(read.formatVersion == 123456789012345678)
+        #expect(read.entities.first?.name == "B")
+        #expect(read.entities.first?.formerNames == ["café": ["x"], "n": []])
+        #expect(read.entities.first?.properties.first?.options == 65535)
+        // A value of another type than the schema's is not taken (JSONDecoder says what is wrong).
+        for wrong in [#"{"formatVersion": "1", "entities": []}"#, #"{"formatVersion": 1.5, "entities": []}"#,
+                      #"{"formatVersion": 1, "entities": {}}"#, #"{"formatVersion": 1, "entities": [], }"#,
+                      #"{"formatVersion": 01, "entities": []}"#, #"{"formatVersion": 1e2, "entities": []}"#,
+                      #"{"formatVersion": 12345678901234567890, "entities": []}"#, #"{"formatVersion": -, "entities": []}"#] {
+            #expect(throws: JSONReader.Malformed.self, "\(wrong)") { try JSONReader.read(Array(wrong.utf8), StoredSchema.init(reading:)) }
+        }
+    }
+
     /// A schema the hand-written reading does not expect goes to `JSONDecoder`: its error for
     /// a damaged one, its answer for one with a different but valid shape.
     @Test func otherShapesGoToJSONDecoder() throws {
-        #expect(StoredSchema(json: .object([("entities", .array([]))])) == nil, "formatVersion is required, as JSONDecoder requires it")
+        #expect(throws: JSONReader.Malformed.self, "formatVersion is required, as JSONDecoder requires it") {
+            try JSONReader.read(Array(#"{"entities": []}"#.utf8), StoredSchema.init(reading:))
+        }
         let withUnknownKey = Array(#"{"formatVersion": 1, "entities": [], "future": [1, 2]}"#.utf8)
         #expect(try StoredSchema.decode(withUnknownKey, path: "test") == StoredSchema(formatVersion: 1, entities: []))
         let damaged = Array(#"{"formatVersion": 1, "entities": [{"name": 3}]}"#.utf8)

@@ -106,6 +106,138 @@ package struct JSONReader {
         }
     }
 
+    // MARK: Reading value by value
+
+    /// Reads the document `bytes` hold with `read`, which takes one value (by the methods
+    /// below, which make no `JSONValue`s), with nothing after it but whitespace. (The stored
+    /// schema: a tree of `JSONValue`s first cost a fresh process's open an allocation and a
+    /// copy per value, and the first use of each container type the tree needs.)
+    package static func read<R>(_ bytes: [UInt8], _ read: (inout JSONReader) throws -> R) throws -> R {
+        try bytes.withUnsafeBytes { raw in
+            var reader = JSONReader(raw)
+            let value = try read(&reader)
+            reader.skipWhitespace()
+            guard reader.at == raw.count else { throw Malformed() }
+            return value
+        }
+    }
+
+    /// An object: `member` reads each member's value, given its key (in the document's
+    /// order; a repeated key is given again). Anything else is malformed.
+    package mutating func members(_ member: (inout JSONReader, Key) throws -> Void) throws {
+        skipWhitespace()
+        guard try take(UInt8(ascii: "{")) else { throw Malformed() }
+        skipWhitespace()
+        if try take(UInt8(ascii: "}")) { return }
+        repeat {
+            skipWhitespace()
+            let key = try self.key()
+            skipWhitespace()
+            guard try take(UInt8(ascii: ":")) else { throw Malformed() }
+            skipWhitespace()
+            try member(&self, key)
+            skipWhitespace()
+        } while try take(UInt8(ascii: ","))
+        guard try take(UInt8(ascii: "}")) else { throw Malformed() }
+    }
+
+    /// A member's key: compared with the keys a reader knows (`case "name":`) as bytes, and
+    /// made a `String` only where one is kept (`string`). (A key made a `String` first cost
+    /// about 200 instructions, and a stored schema has a few per property.)
+    package struct Key {
+        /// The key's bytes between its quotes, when it has no escape (valid while the reader's
+        /// document is); otherwise the key, its escapes undone.
+        private let raw: UnsafeRawBufferPointer
+        private let unescaped: String?
+
+        fileprivate init(raw: UnsafeRawBufferPointer) { self.raw = raw; unescaped = nil }
+        fileprivate init(unescaped: String) { raw = UnsafeRawBufferPointer(start: nil, count: 0); self.unescaped = unescaped }
+
+        /// The key as a string.
+        package var string: String { unescaped ?? String.decode(raw) }
+
+        package static func ~= (pattern: StaticString, key: Key) -> Bool {
+            let wanted = UnsafeRawBufferPointer(start: pattern.utf8Start, count: pattern.utf8CodeUnitCount)
+            if let unescaped = key.unescaped { return unescaped == pattern.description }
+            return key.raw.count == wanted.count && (wanted.isEmpty || memcmp(key.raw.baseAddress!, wanted.baseAddress!, wanted.count) == 0)
+        }
+    }
+
+    /// A key: its bytes where it has no escape (and is valid UTF-8), otherwise `string()`'s.
+    private mutating func key() throws -> Key {
+        guard try take(UInt8(ascii: "\"")) else { throw Malformed() }
+        let start = at
+        var highBits: UInt8 = 0
+        while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\") {
+            guard bytes[at] >= 0x20 else { throw Malformed() }
+            highBits |= bytes[at]
+            at += 1
+        }
+        guard at < bytes.count else { throw Malformed() }
+        if bytes[at] == UInt8(ascii: "\""), highBits < 0x80 {
+            at += 1
+            return Key(raw: UnsafeRawBufferPointer(rebasing: bytes[start..<(at - 1)]))
+        }
+        at = start - 1
+        return Key(unescaped: try string())
+    }
+
+    /// An array: `element` reads each element. Anything else is malformed.
+    package mutating func elements(_ element: (inout JSONReader) throws -> Void) throws {
+        skipWhitespace()
+        guard try take(UInt8(ascii: "[")) else { throw Malformed() }
+        skipWhitespace()
+        if try take(UInt8(ascii: "]")) { return }
+        repeat {
+            skipWhitespace()
+            try element(&self)
+            skipWhitespace()
+        } while try take(UInt8(ascii: ","))
+        guard try take(UInt8(ascii: "]")) else { throw Malformed() }
+    }
+
+    /// A string value, its escapes undone. Anything else is malformed.
+    package mutating func stringValue() throws -> String {
+        skipWhitespace()
+        return try string()
+    }
+
+    /// An integer value that fits an `Int64` (no fraction or exponent). Anything else is malformed.
+    package mutating func integerValue() throws -> Int64 {
+        skipWhitespace()
+        // The common case, a few digits and nothing after them that makes another number, is
+        // read here; anything else (a sign, a fraction, an exponent, a leading zero, many
+        // digits) as `number()` reads it. (`number()` made a string of the digits first.)
+        let start = at
+        var value: Int64 = 0
+        while at < bytes.count, at - start < 18, isDigit(bytes[at]) {
+            value = value * 10 + Int64(bytes[at] - UInt8(ascii: "0"))
+            at += 1
+        }
+        let digits = at - start
+        let next = at < bytes.count ? bytes[at] : 0
+        if digits > 0, !(digits > 1 && bytes[start] == UInt8(ascii: "0")), !isDigit(next),
+           next != UInt8(ascii: "."), next != UInt8(ascii: "e"), next != UInt8(ascii: "E") {
+            return value
+        }
+        at = start
+        guard case .integer(let value) = try number() else { throw Malformed() }
+        return value
+    }
+
+    /// True, and the value read, when the next value is `null`; false, and nothing read, otherwise.
+    package mutating func takeNull() throws -> Bool {
+        skipWhitespace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "n") else { return false }
+        try literal("null")
+        return true
+    }
+
+    /// Reads past the next value, whatever it is (checked as strictly as `value(of:)` checks it).
+    package mutating func skipValue() throws {
+        _ = try value(depth: 1)
+    }
+
     /// `[` elements separated by commas `]`, and nothing after but whitespace.
     private mutating func array<E>(_ element: (inout JSONReader) throws -> E) throws -> [E] {
         skipWhitespace()
@@ -242,10 +374,10 @@ package struct JSONReader {
         if bytes[at] == UInt8(ascii: "\"") {
             at += 1
             let text = UnsafeRawBufferPointer(rebasing: bytes[start..<(at - 1)])
-            // ASCII is valid UTF-8, and `decoding` makes it without the generic
+            // ASCII is valid UTF-8, and `String.decode` makes it without the generic
             // `String(validating:)`, which cost about 1k instructions a string (a stored
             // schema's names, W8). Anything else must be valid UTF-8: malformed, not repaired.
-            if highBits < 0x80 { return String(decoding: text, as: UTF8.self) }
+            if highBits < 0x80 { return String.decode(text) }
             guard let validated = String(validating: text, as: UTF8.self) else { throw Malformed() }
             return validated
         }

@@ -81,7 +81,7 @@ package struct StoredSchema: Codable, Equatable {
         // Read by hand (a fifth of a fresh process's first open went to `JSONDecoder`'s first
         // use); anything the hand-written reading does not expect goes to `JSONDecoder`, which
         // reads it or says what is wrong.
-        if let json = try? JSONReader.value(of: bytes), let schema = StoredSchema(json: json) { return schema }
+        if let schema = try? JSONReader.read(bytes, StoredSchema.init(reading:)) { return schema }
         do { return try JSONDecoder().decode(StoredSchema.self, from: Data(bytes)) } catch {
             throw StrataError(.corruptRecord, "The store's schema record at \(path) cannot be read: \(error)")
         }
@@ -91,126 +91,101 @@ package struct StoredSchema: Codable, Equatable {
 
 // MARK: Reading without JSONDecoder
 
+// The schema is read value by value as `JSONDecoder` reads `StoredSchema`'s `Codable` form
+// (unknown keys ignored, a repeated key's last value kept), into the schema itself: no tree of
+// `JSONValue`s first. Anything else throws `JSONReader.Malformed`, and `decode` hands the
+// document to `JSONDecoder`.
+
 extension StoredSchema {
-    /// The schema a JSON document holds, read as `JSONDecoder` reads `StoredSchema`'s
-    /// `Codable` form (unknown keys ignored); nil for anything else.
-    package init?(json: JSONValue) {
-        guard case .object(let members) = json else { return nil }
-        var entities: [StoredEntity]?
+    /// The schema the object `reader` is at.
+    package init(reading reader: inout JSONReader) throws {
         var version: Int?
-        for (key, value) in members {
+        var entities: [StoredEntity]?
+        try reader.members { reader, key in
             switch key {
             case "formatVersion":
-                guard case .integer(let v) = value, let n = Int(exactly: v) else { return nil }
+                guard let n = Int(exactly: try reader.integerValue()) else { throw JSONReader.Malformed() }
                 version = n
             case "entities":
-                guard case .array(let items) = value else { return nil }
                 var read: [StoredEntity] = []
-                for item in items {
-                    guard let entity = StoredEntity(json: item) else { return nil }
-                    read.append(entity)
-                }
+                try reader.elements { read.append(try StoredEntity(reading: &$0)) }
                 entities = read
-            default: continue
+            default: try reader.skipValue()
             }
         }
-        guard let version, let entities else { return nil }
+        guard let version, let entities else { throw JSONReader.Malformed() }
         self.init(formatVersion: version, entities: entities)
     }
 }
 
 extension StoredEntity {
-    package init?(json: JSONValue) {
-        guard case .object(let members) = json else { return nil }
+    /// The entity the object `reader` is at.
+    package init(reading reader: inout JSONReader) throws {
         var name: String?, properties: [StoredProperty]?, unique: [[String]]?, indexes: [[String]]?
         var layouts: [[String]]?, formerNames: [String: [String]]?, defaults: [String: Data]?
-        for (key, value) in members {
+        try reader.members { reader, key in
             switch key {
-            case "name": guard let v = value.stringValue else { return nil }; name = v
+            case "name": name = try reader.stringValue()
             case "properties":
-                guard case .array(let items) = value else { return nil }
                 var read: [StoredProperty] = []
-                for item in items {
-                    guard let property = StoredProperty(json: item) else { return nil }
-                    read.append(property)
-                }
+                try reader.elements { read.append(try StoredProperty(reading: &$0)) }
                 properties = read
-            case "unique": guard let v = value.stringLists else { return nil }; unique = v
-            case "indexes": guard let v = value.stringLists else { return nil }; indexes = v
-            case "layouts":
-                if case .null = value { continue }
-                guard let v = value.stringLists else { return nil }
-                layouts = v
+            case "unique": unique = try reader.stringLists()
+            case "indexes": indexes = try reader.stringLists()
+            case "layouts": layouts = try reader.takeNull() ? nil : try reader.stringLists()
             case "formerNames":
-                if case .null = value { continue }
-                guard case .object(let pairs) = value else { return nil }
+                if try reader.takeNull() { formerNames = nil; return }
                 var read: [String: [String]] = [:]
-                for (property, names) in pairs {
-                    guard let list = names.strings else { return nil }
-                    read[property] = list
-                }
+                try reader.members { reader, property in read[property.string] = try reader.strings() }
                 formerNames = read
             case "defaults":
-                if case .null = value { continue }
-                guard case .object(let pairs) = value else { return nil }
+                if try reader.takeNull() { defaults = nil; return }
                 var read: [String: Data] = [:]
-                for (property, encoded) in pairs {
-                    guard let text = encoded.stringValue, let data = Data(base64Encoded: text) else { return nil }
-                    read[property] = data
+                try reader.members { reader, property in
+                    guard let data = Data(base64Encoded: try reader.stringValue()) else { throw JSONReader.Malformed() }
+                    read[property.string] = data
                 }
                 defaults = read
-            default: continue
+            default: try reader.skipValue()
             }
         }
-        guard let name, let properties, let unique, let indexes else { return nil }
-        self.name = name
-        self.properties = properties
-        self.unique = unique
-        self.indexes = indexes
-        self.layouts = layouts
-        self.formerNames = formerNames
-        self.defaults = defaults
+        guard let name, let properties, let unique, let indexes else { throw JSONReader.Malformed() }
+        self.init(name: name, properties: properties, unique: unique, indexes: indexes,
+                  layouts: layouts, formerNames: formerNames, defaults: defaults)
     }
 }
 
 extension StoredEntity.StoredProperty {
-    package init?(json: JSONValue) {
-        guard case .object(let members) = json else { return nil }
+    /// The property the object `reader` is at.
+    package init(reading reader: inout JSONReader) throws {
         var name: String?, type: String?, options: UInt16?
-        for (key, value) in members {
+        try reader.members { reader, key in
             switch key {
-            case "name": guard let v = value.stringValue else { return nil }; name = v
-            case "type": guard let v = value.stringValue else { return nil }; type = v
+            case "name": name = try reader.stringValue()
+            case "type": type = try reader.stringValue()
             case "options":
-                guard case .integer(let v) = value, let n = UInt16(exactly: v) else { return nil }
+                guard let n = UInt16(exactly: try reader.integerValue()) else { throw JSONReader.Malformed() }
                 options = n
-            default: continue
+            default: try reader.skipValue()
             }
         }
-        guard let name, let type, let options else { return nil }
+        guard let name, let type, let options else { throw JSONReader.Malformed() }
         self.init(name: name, type: type, options: options)
     }
 }
 
-private extension JSONValue {
-    var stringValue: String? { if case .string(let s) = self { s } else { nil } }
-    var strings: [String]? {
-        guard case .array(let items) = self else { return nil }
+private extension JSONReader {
+    /// An array of strings.
+    mutating func strings() throws -> [String] {
         var out: [String] = []
-        out.reserveCapacity(items.count)
-        for item in items {
-            guard let s = item.stringValue else { return nil }
-            out.append(s)
-        }
+        try elements { out.append(try $0.stringValue()) }
         return out
     }
-    var stringLists: [[String]]? {
-        guard case .array(let items) = self else { return nil }
+
+    /// An array of arrays of strings.
+    mutating func stringLists() throws -> [[String]] {
         var out: [[String]] = []
-        for item in items {
-            guard let list = item.strings else { return nil }
-            out.append(list)
-        }
+        try elements { out.append(try $0.strings()) }
         return out
     }
 }
