@@ -70,4 +70,35 @@ import StrataConformance
         context.rollback()
         #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == other })).map(\.serial) == [4])
     }
+
+    /// A point fetch compiles no record test (the index's row is the answer). A fetch of the
+    /// same predicate that cannot take the row untested, one with a sort, tests the row the
+    /// index gives on its object, and answers the same, with the context's changes.
+    @Test func aPointFetchWithASortTestsTheIndexsRow() throws {
+        let context = try store()
+        let uid = DiffPools.uid(5), missing = DiffPools.uid(99)
+        let plain = FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == uid })
+        var sorted = FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == uid }, sortBy: [SortDescriptor(\.serial)])
+        #expect(try context.fetch(plain).map(\.serial) == [5])
+        #expect(try context.fetch(sorted).map(\.serial) == [5])
+        #expect(try context.fetchCount(sorted) == 1)
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.uid == missing }, sortBy: [SortDescriptor(\.serial)])).isEmpty)
+        // An unsaved change to the row, seen with pending changes, not without.
+        let item = try #require(try context.fetch(plain).first)
+        item.serial = 50
+        #expect(try context.fetch(sorted).map(\.serial) == [50])
+        sorted.includePendingChanges = false
+        #expect(try context.fetch(sorted).map { $0.uid } == [uid])
+        // Another object changed to the key, unsaved: both hold it until the save (a unique
+        // conflict then), and the sort orders them.
+        let other = try #require(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.serial == 8 })).first)
+        other.uid = uid
+        sorted.includePendingChanges = true
+        #expect(try context.fetch(sorted).map(\.serial) == [8, 50])
+        context.rollback()
+        #expect(try context.fetch(sorted).map(\.serial) == [5])
+        try context.delete(model: DiffItem.self, where: #Predicate { $0.uid == uid })
+        #expect(try context.fetch(sorted).isEmpty)
+        #expect(try context.fetch(plain).isEmpty)
+    }
 }

@@ -25,17 +25,9 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
             // Not `predicate.map`: a closure that passes through a generic function's result
             // comes back wrapped in reabstraction thunks, which every record's test then ran.
             var plan = QueryPart.Plan()
-            if let predicate { plan = CompiledQuery.plan(predicate, table: table) }
-            // `property == constant` alone, on a unique index of exact keys: the row it holds is
-            // the answer (when the constant makes a key; otherwise the rows are tested).
-            let covered = plan.hints.count == 1 && plan.hints[0].isWholeExactEquality
-                && plan.hints[0].property.flatMap { table.singleIndex[$0.index]?.unique } == true
-            var direct: QueryPart.DirectLookup? = nil
-            if covered, let p = plan.hints[0].property, let slot = plan.hints[0].wholeExactEqualitySlot, let (index, _) = table.singleIndex[p.index] {
-                direct = QueryPart.DirectLookup(property: p, slot: slot, index: index)
-            }
+            if let predicate { plan = CompiledQuery.plan(predicate, table: table, testsDirectLookup: handle.custom != nil) }
             parts.append(QueryPart(handle: handle, table: table, layout: plan.layout, test: plan.test, checks: plan.checks,
-                                   source: SourcePlan(hints: plan.hints, table: table), directLookup: direct,
+                                   source: SourcePlan(hints: plan.hints, table: table), directLookup: CompiledQuery.directLookup(plan.hints, table: table),
                                    sortProperties: CompiledQuery.sortProperties(sortBy, entity: table.entity),
                                    indexOrder: CompiledQuery.indexOrder(sortBy, table: table),
                                    loading: CompiledQuery.loading(descriptor.loadedKeyPaths, entity: table.entity)))
@@ -61,14 +53,33 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
 
     /// A predicate's plan for one model: where its constants are, its test on records and the
     /// conditions an index may answer.
-    private static func plan(_ predicate: Predicate<T>, table: Table) -> QueryPart.Plan {
+    /// The plan of `predicate` on `table`'s records. Without `testsDirectLookup`, a predicate
+    /// that `directLookup` answers gets no record test: its fetches read the index's row,
+    /// untested, and the rare one that cannot (with a sort) tests the one row the index gives
+    /// on its object. (Compiling the test was a fresh process's first fetch's largest part
+    /// after the `#Predicate` itself, W8: Docs/Benchmarks.md, "Costs".) A custom store's
+    /// tests are compiled always: its fetches may test the rows it answers.
+    private static func plan(_ predicate: Predicate<T>, table: Table, testsDirectLookup: Bool) -> QueryPart.Plan {
         func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> QueryPart.Plan {
             let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
-            let test = compiler.test(expression, at: 0), hints = compiler.hints(expression, at: 0)
+            let hints = compiler.hints(expression, at: 0)
+            if !testsDirectLookup, directLookup(hints, table: table) != nil {
+                return QueryPart.Plan(layout: compiler.layout, test: nil, checks: nil, hints: hints)
+            }
+            let test = compiler.test(expression, at: 0)
             let checks = test == nil ? nil : compiler.checks(expression, at: 0)
             return QueryPart.Plan(layout: compiler.layout, test: test, checks: checks, hints: hints)
         }
         return plan(predicate.expression)
+    }
+
+    /// `property == constant` as the whole predicate, on a unique index of exact keys: the row
+    /// the index holds for the constant's key is the answer (when the constant makes a key;
+    /// otherwise the rows are tested).
+    private static func directLookup(_ hints: [HintPlan], table: Table) -> QueryPart.DirectLookup? {
+        guard hints.count == 1, let p = hints[0].property, let slot = hints[0].wholeExactEqualitySlot,
+              let (index, unique) = table.singleIndex[p.index], unique else { return nil }
+        return QueryPart.DirectLookup(property: p, slot: slot, index: index)
     }
 
     /// The runs of `descriptor` (whose predicate is `predicate`) in `context`, or nil when the
