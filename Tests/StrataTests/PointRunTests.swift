@@ -101,4 +101,24 @@ import StrataConformance
         #expect(try context.fetch(sorted).isEmpty)
         #expect(try context.fetch(plain).isEmpty)
     }
+
+    /// A predicate on `persistentModelID` reads the rows its identifiers name (no scan); one on
+    /// another property does not, whatever its type.
+    @Test func identifierPredicatesReadTheirRows() throws {
+        let context = try store()
+        let items = try context.fetch(FetchDescriptor<DiffItem>(sortBy: [SortDescriptor(\.serial)]))
+        let id = items[3].persistentModelID, ids = [items[1].persistentModelID, items[6].persistentModelID]
+        func rows(_ run: QueryRun) -> Int? { if case .rows(let rows) = run.source { rows.count } else { nil } }
+        let one = try context.runs(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.persistentModelID == id }))
+        #expect(rows(one[0]) == 1)
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.persistentModelID == id })).map(\.serial) == [3])
+        let flipped = try context.runs(FetchDescriptor(predicate: #Predicate<DiffItem> { id == $0.persistentModelID }))
+        #expect(rows(flipped[0]) == 1)
+        let some = try context.runs(FetchDescriptor(predicate: #Predicate<DiffItem> { ids.contains($0.persistentModelID) }))
+        #expect(rows(some[0]) == 2)
+        #expect(try context.fetch(FetchDescriptor(predicate: #Predicate<DiffItem> { ids.contains($0.persistentModelID) }, sortBy: [SortDescriptor(\.serial)])).map(\.serial) == [1, 6])
+        let serial = 4
+        let other = try context.runs(FetchDescriptor(predicate: #Predicate<DiffItem> { $0.serial == serial }))
+        #expect(rows(other[0]) == nil)
+    }
 }

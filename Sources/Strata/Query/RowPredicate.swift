@@ -22,8 +22,14 @@ typealias RowFunction<Output> = (RecordView) throws -> Output
 final class RowCompiler {
     let entity: Entity
     let input: PredicateExpressions.VariableID
-    /// `\T.persistentModelID` for the predicate's model `T`.
-    let identifierKeyPath: AnyKeyPath
+    /// `\T.persistentModelID` for the predicate's model `T`, made when a key path to a
+    /// `PersistentIdentifier` is compared with it. (Made for every compiled predicate, it was
+    /// about 18k instructions of a fresh process's first fetch, W8: a key path's first
+    /// instantiation makes its class's metadata.)
+    private(set) lazy var identifierKeyPath: AnyKeyPath = {
+        func identifier<T: PersistentModel>(_: T.Type) -> AnyKeyPath { \T.persistentModelID }
+        return identifier(model)
+    }()
     /// The predicate's model (its input's type).
     private let model: any PersistentModel.Type
     /// Where the constants are, by slot, and what a predicate must hold to have this shape.
@@ -32,7 +38,6 @@ final class RowCompiler {
     init<T: PersistentModel>(entity: Entity, input: PredicateExpressions.VariableID, model: T.Type) {
         self.entity = entity
         self.input = input
-        self.identifierKeyPath = \T.persistentModelID
         self.model = model
     }
 
@@ -213,7 +218,7 @@ extension PredicateExpressions.KeyPath: RowEvaluable {
     }
 
     func isIdentifier(_ c: RowCompiler, at base: Int) -> Bool {
-        rootIsInput(c, at: base) && keyPath as AnyKeyPath == c.identifierKeyPath
+        rootIsInput(c, at: base) && Output.self == PersistentIdentifier.self && keyPath as AnyKeyPath == c.identifierKeyPath
     }
 
     func rowPlan(_ c: RowCompiler, at base: Int) -> ((Bindings) -> RowFunction<Output>)? {
