@@ -11,7 +11,8 @@ import Testing
         "/tmp/x/objects.strata", "/tmp/x/objects", "/tmp/x/archive.tar.gz", "/tmp/x/.hidden",
         "/tmp/x/.hidden.strata", "/tmp/x/dir/", "/tmp/x/dir//", "/tmp/x/a.", "/tmp/x/..", "/tmp/x/.",
         "/tmp/x/with space.strata", "/tmp/x/Zürich ✓.store", "/tmp/x/a.b/c", "/", "/store.strata",
-        "relative/name.strata", "name.strata", "/tmp/x/..strata", "/tmp/x/a..b",
+        "relative/name.strata", "name.strata", "/tmp/x/..strata", "/tmp/x/a..b", "/tmp/x/...", "/tmp/x/a.b.",
+        "//", "/tmp/x/é.strata/", "/tmp/x/cafe\u{301}.\u{301}strata", "/tmp/x/a\r\n.b",
     ]
 
     @Test(arguments: paths)
