@@ -132,6 +132,21 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
         #expect(CommitRecord.decode(Self.commitBytes, at: 0x400, salt: salt) == record)
     }
 
+    @Test("Commit record: its length is the encoded length, for any catalog")
+    func commitRecordLength() {
+        var record = Self.smallCommit()
+        #expect(record.encodedLength == record.encode().count)
+        for (i, name) in ["", "a", "é", "😀 long name with spaces", String(repeating: "x", count: 300)].enumerated() {
+            record.catalog.collections.append(CollectionInfo(id: UInt32(10 + i), name: name, count: 1, nextRowID: 2, liveBytes: 3, root: 0))
+            #expect(record.encodedLength == record.encode().count, "after collection \(i)")
+            record.catalog.indexes.append(IndexInfoRecord(id: UInt32(20 + i), collection: 10, name: name + "_ix", unique: i % 2 == 0, root: 0,
+                                                          entries: 4, liveBytes: 5))
+            #expect(record.encodedLength == record.encode().count, "after index \(i)")
+            #expect(record.end == record.offset + UInt64(record.encode().count))
+        }
+        #expect(CommitRecord.decode(record.encode(), at: record.offset, salt: salt) == record)
+    }
+
     @Test("Commit record: the validity checks")
     func commitRecordChecks() {
         let good = Self.commitBytes

@@ -129,8 +129,8 @@ struct Catalog: Equatable, Sendable {
         b.append(contentsOf: name.utf8)
     }
 
-    /// Roughly how many bytes `encode` writes.
-    var encodedSizeEstimate: Int {
+    /// How many bytes `encode` writes (exactly: each entry's fixed fields and its name).
+    var encodedSize: Int {
         Catalog.fixedSize + collections.reduce(0) { $0 + Catalog.collectionEntryMinimum + $1.name.utf8.count }
             + indexes.reduce(0) { $0 + Catalog.indexEntryMinimum + $1.name.utf8.count }
     }
@@ -223,11 +223,13 @@ struct CommitRecord: Equatable {
 
     /// The offset just past this record: where the next commit's body starts.
     var end: UInt64 { offset + UInt64(encodedLength) }
-    var encodedLength: Int { encode().count }
+    /// Its length in the file, without encoding it (recovery and opening ask for `end` several
+    /// times: encoding the record each time was 3% of a fresh process's open, W8).
+    var encodedLength: Int { CommitRecord.fixedSize + catalog.encodedSize + CommitRecord.trailerSize }
 
     func encode() -> [UInt8] {
         var b: [UInt8] = []
-        b.reserveCapacity(CommitRecord.fixedSize + catalog.encodedSizeEstimate + CommitRecord.trailerSize)
+        b.reserveCapacity(CommitRecord.fixedSize + catalog.encodedSize + CommitRecord.trailerSize)
         b.append(contentsOf: CommitRecord.magic)
         b.appendLE(UInt64(0))            // checksum, filled below
         b.appendLE(UInt32(0))            // length, filled below
