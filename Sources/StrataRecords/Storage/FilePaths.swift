@@ -64,25 +64,31 @@ package enum FilePaths {
         }
         // Bytes, not `split(separator:)` and strings: the generic `split` and its arrays of
         // substrings cost a fresh process's open about 15k instructions a call (W8), and an
-        // open standardizes three paths. A component ends at a slash, so the bytes kept are
-        // whole UTF-8 sequences.
-        var result: [UInt8] = []
-        result.reserveCapacity(absolute.utf8.count)
-        var starts: [Int] = []
-        var utf8 = absolute.utf8[...]
-        while !utf8.isEmpty {
-            let component = utf8.prefix { $0 != UInt8(ascii: "/") }
-            utf8 = utf8.dropFirst(component.count + (component.count < utf8.count ? 1 : 0))
-            if component.isEmpty || component.elementsEqual(".".utf8) { continue }
-            if component.elementsEqual("..".utf8) {
-                if let start = starts.popLast() { result.removeSubrange(start...) }
-                continue
+        // open standardizes three paths; over a buffer, not the UTF-8 view's generic slices
+        // (about 6k a call). A component ends at a slash, so the bytes kept are whole UTF-8
+        // sequences.
+        return absolute.withUTF8 { utf8 -> String in
+            let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+            var result: [UInt8] = []
+            result.reserveCapacity(utf8.count)
+            var starts: [Int] = []
+            var i = 0
+            while i < utf8.count {
+                var end = i
+                while end < utf8.count && utf8[end] != slash { end += 1 }
+                let count = end - i
+                defer { i = end + 1 }
+                if count == 0 || (count == 1 && utf8[i] == dot) { continue }
+                if count == 2 && utf8[i] == dot && utf8[i + 1] == dot {
+                    if let start = starts.popLast() { result.removeSubrange(start...) }
+                    continue
+                }
+                starts.append(result.count)
+                result.append(slash)
+                result.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[i..<end]))
             }
-            starts.append(result.count)
-            result.append(UInt8(ascii: "/"))
-            result.append(contentsOf: component)
+            return result.isEmpty ? "/" : String(decoding: result, as: UTF8.self)
         }
-        return result.isEmpty ? "/" : String(decoding: result, as: UTF8.self)
     }
 
     /// The canonical form of a store path: absolute, and with symbolic links resolved as far as
