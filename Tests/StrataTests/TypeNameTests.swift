@@ -23,7 +23,8 @@ import StrataConformance
     @Test func metadataNamesAreTheNamesStoredSchemasHold() throws {
         var types: [Any.Type] = Array(StoredValues.named.values)
         types += [String?.self, [String].self, [Int]?.self, Set<UUID>.self, [String: Double].self, Date??.self, [[Int]].self,
-                  TypeNameTests.self, Outer.Inner.self, Box<Int>.self, Box<Outer.Inner>?.self]
+                  TypeNameTests.self, Outer.Inner.self, Box<Int>.self, Box<Outer.Inner>?.self, Int??.self, [Int?]?.self,
+                  [[String]]?.self, [UInt8].self, Float?.self, [Date]?.self, Set<Int>?.self, [Int: String]?.self]
         var checked = 0
         for model in Self.models {
             #expect(TypeNames.plain(model) == String(describing: model))
