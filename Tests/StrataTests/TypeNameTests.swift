@@ -63,6 +63,11 @@ import StrataConformance
         #expect(StoredValues.all.count == StoredValues.named.count)
         // The object layer's list of value types is the records layer's.
         #expect(ModelValues.all.map { ObjectIdentifier($0) } == StoredValues.all.map { ObjectIdentifier($0) })
+        // `plain`'s switch knows the same types, each as itself, and no other.
+        for type in ModelValues.all { #expect(ModelValues.plain(type).map { ObjectIdentifier($0) } == ObjectIdentifier(type), "\(type)") }
+        for other: Any.Type in [Int?.self, [String].self, Character.self, Substring.self, TypeNameTests.self, Set<Int>.self] {
+            #expect(ModelValues.plain(other) == nil, "\(other)")
+        }
         for other: Any.Type in [Box<Int>.self, Outer.Inner.self, [String: Double].self, Set<UUID>.self, [[Int]].self, Date??.self, Trip.self] {
             #expect(ModelValues.knownAccess(other) == nil, "\(other)")
             #expect(!ModelValues.isKnown(other), "\(other)")
