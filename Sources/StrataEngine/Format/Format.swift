@@ -264,9 +264,12 @@ struct CommitRecord: Equatable {
             sequence: b.loadLE64(24), offset: offset, previousOffset: b.loadLE64(40), bodyStart: b.loadLE64(48),
             bodyChecksum: b.loadLE64(56), flags: b.loadLE32(20), timeMilliseconds: b.loadLE64(64), salt: salt, catalog: catalog)
         guard record.bodyStart <= offset, record.previousOffset < offset || (record.previousOffset == 0) else { return nil }
-        // Every tree's root was written before this record.
-        let roots = [catalog.systemRoot] + catalog.collections.map(\.root) + catalog.indexes.map(\.root)
-        guard roots.allSatisfy({ $0 == 0 || ($0 >= UInt64(FileHeader.size) && $0 < offset) }) else { return nil }
+        // Every tree's root was written before this record. (Checked in place: a list of the
+        // roots made an array of a type a fresh process's open used nowhere else, about 11k
+        // instructions of its first open, W8.)
+        func writtenBefore(_ root: UInt64) -> Bool { root == 0 || (root >= UInt64(FileHeader.size) && root < offset) }
+        guard writtenBefore(catalog.systemRoot), catalog.collections.allSatisfy({ writtenBefore($0.root) }),
+              catalog.indexes.allSatisfy({ writtenBefore($0.root) }) else { return nil }
         return record
     }
 }
