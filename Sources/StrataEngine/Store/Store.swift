@@ -119,7 +119,7 @@ public final class Store: Sendable {
         }
         let lock = try LockFile.open(storePath: path, fileSystem: fileSystem, writable: !options.readOnly)
         self.lockFile = lock
-        let opened: (snapshot: Snapshot, writer: AppendWriter?)
+        let opened: OpenedFile
         do {
             if let lock, !options.readOnly {
                 opened = try StoreOpening.openForWriting(path: path, options: options, fileSystem: fileSystem, lock: lock)

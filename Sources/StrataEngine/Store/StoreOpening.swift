@@ -3,11 +3,19 @@ import Foundation
 /// Opening a store: for writing (take the writer's lock, recover the last commit, cut off a
 /// torn tail, publish) or for reading (the commit a live writer published, or else the last
 /// intact one). Docs/FileFormat.md, "Recovery" and "Lock file".
+/// What opening a store's file found: its last commit, and for a writable open the writer
+/// that appends after it. (A struct, not a tuple: the compiler copied and destroyed the tuple
+/// through metadata the runtime made on a fresh process's first open, about 24k instructions, W8.)
+struct OpenedFile {
+    let snapshot: Snapshot
+    let writer: AppendWriter?
+}
+
 enum StoreOpening {
     /// How long a reader waits for a writer that has just taken the store to publish.
     static let publicationWait = 2.0
 
-    static func openForWriting(path: String, options: StoreOptions, fileSystem: any FileSystem, lock: LockFile) throws -> (snapshot: Snapshot, writer: AppendWriter?) {
+    static func openForWriting(path: String, options: StoreOptions, fileSystem: any FileSystem, lock: LockFile) throws -> OpenedFile {
         guard try lock.lockWriter() else {
             throw StoreError(.locked, "Another process (or another Store in this process) has this store open for writing. Close it there first; only one writer may have a store open (readers may: open it with readOnly).",
                              path: path)
@@ -24,7 +32,7 @@ enum StoreOpening {
         }
     }
 
-    private static func recover(path: String, options: StoreOptions, fileSystem: any FileSystem) throws -> (snapshot: Snapshot, writer: AppendWriter?) {
+    private static func recover(path: String, options: StoreOptions, fileSystem: any FileSystem) throws -> OpenedFile {
         let exists = fileSystem.fileExists(path)
         let io: any FileHandleIO
         do { io = try fileSystem.openFile(path, readOnly: false, create: !exists) }
@@ -41,8 +49,10 @@ enum StoreOpening {
             }
             let header = try readHeader(io: io, path: path)
             let file = StoreFile(io: io, path: path, salt: header.salt, counters: counters)
-            var found = try Recovery.lastCommit(io: io, size: size, salt: header.salt, path: path)
-            if found == nil {
+            let commit: CommitRecord
+            if let last = try Recovery.lastCommit(io: io, size: size, salt: header.salt, path: path) {
+                commit = last
+            } else {
                 // A header with no intact commit: creation was cut short (small file) or the
                 // store is damaged beyond the tail (large file).
                 guard size <= Store.creationSizeLimit else {
@@ -51,10 +61,10 @@ enum StoreOpening {
                 try io.truncate(to: UInt64(FileHeader.size))
                 try appendInitialCommit(io: io, salt: header.salt)
                 size = try io.size()
-                found = try Recovery.lastCommit(io: io, size: size, salt: header.salt, path: path)
-            }
-            guard let commit = found else {
-                throw StoreError.corrupt("no intact commit record was found after creating one", path: path, offset: nil)
+                guard let created = try Recovery.lastCommit(io: io, size: size, salt: header.salt, path: path) else {
+                    throw StoreError.corrupt("no intact commit record was found after creating one", path: path, offset: nil)
+                }
+                commit = created
             }
             if size > commit.end {
                 // A torn or damaged tail after the last intact commit: cut it off.
@@ -72,7 +82,7 @@ enum StoreOpening {
             }
             let snapshot = Snapshot(sequence: commit.sequence, catalog: commit.catalog, commitOffset: commit.offset, end: commit.end,
                                     file: file, map: try file.mapping(covering: commit.end))
-            return (snapshot, AppendWriter(file: file, committedEnd: commit.end, syncedEnd: syncedEnd))
+            return OpenedFile(snapshot: snapshot, writer: AppendWriter(file: file, committedEnd: commit.end, syncedEnd: syncedEnd))
         } catch let error as StoreError {
             io.close()
             throw error
@@ -83,14 +93,14 @@ enum StoreOpening {
     }
 
     /// A read-only open: the commit a live writer published, or (no writer) the last intact one.
-    static func openForReading(path: String, fileSystem: any FileSystem, lock: LockFile?) throws -> (snapshot: Snapshot, writer: AppendWriter?) {
+    static func openForReading(path: String, fileSystem: any FileSystem, lock: LockFile?) throws -> OpenedFile {
         let deadline = Date().addingTimeInterval(publicationWait)
         while true {
             let live = try lock.map { try $0.writerIsLive() } ?? false
-            guard live, let lock else { return (try lastIntact(path: path, fileSystem: fileSystem), nil) }
+            guard live, let lock else { return OpenedFile(snapshot: try lastIntact(path: path, fileSystem: fileSystem), writer: nil) }
             if let published = lock.published(),
                let file = try? openData(path: path, fileSystem: fileSystem, readOnly: true, counters: Counters()) {
-                if file.salt == published.salt { return (try snapshot(of: published, in: file), nil) }
+                if file.salt == published.salt { return OpenedFile(snapshot: try snapshot(of: published, in: file), writer: nil) }
             }
             // The writer has just taken the store (and publishes once it has recovered it), or
             // a compaction is switching files: wait a little.
