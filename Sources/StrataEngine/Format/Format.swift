@@ -83,7 +83,12 @@ struct Catalog: Equatable, Sendable {
     var collections: [CollectionInfo] = []
     var indexes: [IndexInfoRecord] = []
 
-    func collection(named name: String) -> CollectionInfo? { collections.first { $0.name == name } }
+    /// The id of the collection named `name`. (Read in place: an optional entry, copied out and
+    /// destroyed, went through metadata the runtime made on a fresh process's first open, W8.)
+    func collectionID(named name: String) -> CollectionID? {
+        for i in collections.indices where collections[i].name == name { return CollectionID(rawValue: collections[i].id) }
+        return nil
+    }
     func collectionPosition(_ id: UInt32) -> Int? { collections.firstIndex { $0.id == id } }
     func index(_ id: UInt32) -> IndexInfoRecord? { indexes.first { $0.id == id } }
     func indexPosition(_ id: UInt32) -> Int? { indexes.firstIndex { $0.id == id } }

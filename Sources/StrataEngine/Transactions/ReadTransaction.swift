@@ -120,7 +120,7 @@ public class ReadTransaction {
 
     /// The collection with this name, if it exists.
     public func collection(named name: String) -> CollectionID? {
-        catalog.collection(named: name).map { CollectionID(rawValue: $0.id) }
+        catalog.collectionID(named: name)
     }
 
     /// The names of every collection, in the order they were created.

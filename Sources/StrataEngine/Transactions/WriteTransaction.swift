@@ -190,7 +190,7 @@ public final class WriteTransaction: ReadTransaction {
     /// The collection with this name, created if it does not exist yet.
     public func createCollection(named name: String) throws -> CollectionID {
         try checkOpen()
-        if let existing = catalog.collection(named: name) { return CollectionID(rawValue: existing.id) }
+        if let existing = catalog.collectionID(named: name) { return existing }
         guard !name.isEmpty, name.utf8.count <= 1024 else {
             throw StoreError(.invalidArgument, "A collection name must have 1 to 1024 bytes.", path: store.path)
         }
