@@ -102,7 +102,10 @@ public final class ModelContainer: @unchecked Sendable {
         // (Lists and a `TypeMap`, not a `Set`: the first `ObjectIdentifier`-keyed hash table a
         // process makes costs a scan of every conformance loaded, W8.)
         var assigned: [ObjectIdentifier] = []
-        for (position, configuration) in configurations.enumerated() {
+        // (By index, not `enumerated()`: its elements, optional pairs of an offset and a
+        // configuration, were copied through metadata made on a fresh process's first open, W8.)
+        for position in configurations.indices {
+            let configuration = configurations[position]
             // A configuration with a schema keeps those models; the last one without keeps the rest.
             let mine: [Entity]
             if let subset = configuration.schema {
