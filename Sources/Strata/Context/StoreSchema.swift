@@ -69,7 +69,9 @@ enum StoreSchema {
             var unique: [IndexID] = [], plain: [IndexID] = []
             var single = SingleIndexes()
             var toFill: [(IndexID, [Int], Bool)] = []
-            for (groups, isUnique) in [(entity.uniqueGroups, true), (entity.indexGroups, false)] {
+            // The unique groups, then the others. (Two calls, not a loop over a list of the two:
+            // that list's element type was one more metadata for a fresh process's open, W8.)
+            func add(_ groups: [[Int]], unique isUnique: Bool) throws {
                 for group in groups {
                     let name = isUnique ? entity.uniqueIndexName(group) : entity.indexName(group)
                     guard let id = try create?.createIndex(named: name, on: collection, unique: isUnique) ?? reader.indexID(named: name, in: collection) else { continue }
@@ -79,6 +81,8 @@ enum StoreSchema {
                     if wasStored && ((isUnique ? plan?.newUnique : plan?.newIndexes)?.contains(names) ?? false) { toFill.append((id, group, isUnique)) }
                 }
             }
+            try add(entity.uniqueGroups, unique: true)
+            try add(entity.indexGroups, unique: false)
             let table = Table(entity: entity, collection: collection, uniqueIndexes: unique, indexes: plain, singleIndex: single,
                               layouts: plan?.layouts ?? .identity)
             if let create { try update(table, collection, filling: toFill, create) }
