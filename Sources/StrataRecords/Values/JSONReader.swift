@@ -165,15 +165,7 @@ package struct JSONReader {
 
     /// A key: its bytes where it has no escape (and is valid UTF-8), otherwise `string()`'s.
     private mutating func key() throws -> Key {
-        guard try take(UInt8(ascii: "\"")) else { throw Malformed() }
-        let start = at
-        var highBits: UInt8 = 0
-        while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\") {
-            guard bytes[at] >= 0x20 else { throw Malformed() }
-            highBits |= bytes[at]
-            at += 1
-        }
-        guard at < bytes.count else { throw Malformed() }
+        let (start, highBits) = try plainRun()
         if bytes[at] == UInt8(ascii: "\""), highBits < 0x80 {
             at += 1
             return Key(raw: UnsafeRawBufferPointer(rebasing: bytes[start..<(at - 1)]))
@@ -359,11 +351,13 @@ package struct JSONReader {
         while at < bytes.count, isDigit(bytes[at]) { at += 1 }
     }
 
-    /// A string, its escapes undone; the reader is at its opening quote.
-    private mutating func string() throws -> String {
+    /// Past a string's opening quote and the bytes after it up to its closing quote or its
+    /// first escape (where the reader stops): where those bytes start, and their bits or'ed
+    /// (below 0x80: ASCII). Malformed without a quote first, with a control character, or at
+    /// the document's end.
+    private mutating func plainRun() throws -> (start: Int, highBits: UInt8) {
         guard try take(UInt8(ascii: "\"")) else { throw Malformed() }
         let start = at
-        // The common case: no escape, so the string is the bytes between the quotes.
         var highBits: UInt8 = 0
         while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\") {
             guard bytes[at] >= 0x20 else { throw Malformed() }
@@ -371,6 +365,13 @@ package struct JSONReader {
             at += 1
         }
         guard at < bytes.count else { throw Malformed() }
+        return (start, highBits)
+    }
+
+    /// A string, its escapes undone; the reader is at its opening quote.
+    private mutating func string() throws -> String {
+        // The common case: no escape, so the string is the bytes between the quotes.
+        let (start, highBits) = try plainRun()
         if bytes[at] == UInt8(ascii: "\"") {
             at += 1
             let text = UnsafeRawBufferPointer(rebasing: bytes[start..<(at - 1)])
