@@ -52,8 +52,7 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     }
 
     /// A predicate's plan for one model: where its constants are, its test on records and the
-    /// conditions an index may answer.
-    /// The plan of `predicate` on `table`'s records. Without `testsDirectLookup`, a predicate
+    /// conditions an index may answer. Without `testsDirectLookup`, a predicate
     /// that `directLookup` answers gets no record test: its fetches read the index's row,
     /// untested, and the rare one that cannot (with a sort) tests the one row the index gives
     /// on its object. (Compiling the test was a fresh process's first fetch's largest part
