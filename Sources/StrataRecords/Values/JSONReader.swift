@@ -19,21 +19,14 @@ package struct JSONReader {
 
     /// The value `bytes` hold, with nothing after it but whitespace.
     package static func value(of bytes: [UInt8]) throws -> JSONValue {
-        try bytes.withUnsafeBytes { raw in
-            var reader = JSONReader(raw)
-            let value = try reader.value(depth: 0)
-            reader.skipWhitespace()
-            guard reader.at == raw.count else { throw Malformed() }
-            return value
-        }
+        try read(bytes) { try $0.value(depth: 0) }
     }
 
     /// A JSON array of strings, read without making `JSONValue`s (a custom store's `[String]`
     /// attribute, read for every object its fetch makes).
     package static func strings(in data: Data) throws -> [String] {
         try data.withUnsafeBytes { raw in
-            var reader = JSONReader(raw)
-            return try reader.array { try $0.string() }
+            try whole(raw) { try $0.list { try $0.string() } }
         }
     }
 
@@ -96,12 +89,13 @@ package struct JSONReader {
     /// A JSON array of plain integers that fit an `Int` (no `-0`, fraction or exponent).
     package static func integers(in data: Data) throws -> [Int] {
         try data.withUnsafeBytes { raw in
-            var reader = JSONReader(raw)
-            return try reader.array { reader in
-                let start = reader.at
-                guard case .integer(let value) = try reader.number(), let n = Int(exactly: value),
-                      !(n == 0 && reader.bytes[start] == UInt8(ascii: "-")) else { throw Malformed() }
-                return n
+            try whole(raw) {
+                try $0.list { reader in
+                    let start = reader.at
+                    guard case .integer(let value) = try reader.number(), let n = Int(exactly: value),
+                          !(n == 0 && reader.bytes[start] == UInt8(ascii: "-")) else { throw Malformed() }
+                    return n
+                }
             }
         }
     }
@@ -113,13 +107,16 @@ package struct JSONReader {
     /// schema: a tree of `JSONValue`s first cost a fresh process's open an allocation and a
     /// copy per value, and the first use of each container type the tree needs.)
     package static func read<R>(_ bytes: [UInt8], _ read: (inout JSONReader) throws -> R) throws -> R {
-        try bytes.withUnsafeBytes { raw in
-            var reader = JSONReader(raw)
-            let value = try read(&reader)
-            reader.skipWhitespace()
-            guard reader.at == raw.count else { throw Malformed() }
-            return value
-        }
+        try bytes.withUnsafeBytes { try whole($0, read) }
+    }
+
+    /// `read` over `raw`.
+    private static func whole<R>(_ raw: UnsafeRawBufferPointer, _ read: (inout JSONReader) throws -> R) throws -> R {
+        var reader = JSONReader(raw)
+        let value = try read(&reader)
+        reader.skipWhitespace()
+        guard reader.at == raw.count else { throw Malformed() }
+        return value
     }
 
     /// An object: `member` reads each member's value, given its key (in the document's
@@ -230,23 +227,11 @@ package struct JSONReader {
         _ = try value(depth: 1)
     }
 
-    /// `[` elements separated by commas `]`, and nothing after but whitespace.
-    private mutating func array<E>(_ element: (inout JSONReader) throws -> E) throws -> [E] {
-        skipWhitespace()
-        guard try take(UInt8(ascii: "[")) else { throw Malformed() }
-        var elements: [E] = []
-        skipWhitespace()
-        if try !take(UInt8(ascii: "]")) {
-            repeat {
-                skipWhitespace()
-                elements.append(try element(&self))
-                skipWhitespace()
-            } while try take(UInt8(ascii: ","))
-            guard try take(UInt8(ascii: "]")) else { throw Malformed() }
-        }
-        skipWhitespace()
-        guard at == bytes.count else { throw Malformed() }
-        return elements
+    /// An array, each element read by `element`.
+    package mutating func list<E>(_ element: (inout JSONReader) throws -> E) throws -> [E] {
+        var out: [E] = []
+        try elements { out.append(try element(&$0)) }
+        return out
     }
 
     /// Deeper than this is not a document Strata wrote.

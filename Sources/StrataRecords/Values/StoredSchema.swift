@@ -176,18 +176,10 @@ extension StoredEntity.StoredProperty {
 
 private extension JSONReader {
     /// An array of strings.
-    mutating func strings() throws -> [String] {
-        var out: [String] = []
-        try elements { out.append(try $0.stringValue()) }
-        return out
-    }
+    mutating func strings() throws -> [String] { try list { try $0.stringValue() } }
 
     /// An array of arrays of strings.
-    mutating func stringLists() throws -> [[String]] {
-        var out: [[String]] = []
-        try elements { out.append(try $0.strings()) }
-        return out
-    }
+    mutating func stringLists() throws -> [[String]] { try list { try $0.strings() } }
 }
 
 extension StoredSchema {
