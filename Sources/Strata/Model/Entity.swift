@@ -141,7 +141,8 @@ final class Entity: @unchecked Sendable {
         guard !metadata.isEmpty else { return }
         var fields: [String: Any.Type] = [:]
         for field in FieldReflection.fields(of: T.self) where field.type != _ModelPropertyInitialized.self {
-            fields[field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name] = field.type
+            guard let type = field.type else { continue }
+            fields[field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name] = type
         }
         func disagree(_ what: String) -> StrataError { StrataError.schema("\(name).schemaMetadata \(what); the list @Model wrote disagrees with the class (rebuild it)") }
         for listed in metadata {
@@ -177,36 +178,62 @@ final class Entity: @unchecked Sendable {
         func listedEntry(_ name: String) -> Schema.PropertyMetadata? {
             metadata.last { $0.name == name && $0.storage != nil }
         }
-        for field in FieldReflection.fields(of: T.self) {
-            // `@Model`'s initialization flags (`_$name`): neither persisted nor observed.
-            if field.type == _ModelPropertyInitialized.self { continue }
-            let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
-            var listedStorage: (any ModelFieldStorage.Type)? = nil
-            var listedRoute = ListedStorageRoute.ask
-            if let entry = listedEntry(propertyName), let storage = entry.storage, ObjectIdentifier(storage) == ObjectIdentifier(field.type) {
-                listedStorage = storage
-                listedRoute = entry.route
-            }
-            guard let storage = listedStorage ?? Entity.knownStorage(field.type) ?? field.type as? any ModelFieldStorage.Type else {
-                throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
-            }
-            do {
-                let found: DiscoveredField
-                switch listedRoute {
-                case .ask: found = try storage.discovered(name: propertyName, offset: field.offset, index: properties.count, in: sample)
-                case .attribute(let attribute):
-                    found = try attribute.discoveredAttribute(name: propertyName, offset: field.offset, index: properties.count, in: sample)
-                case .relationship(let relationship):
-                    found = .persisted(relationship.makeRelationship(name: propertyName, offset: field.offset, index: properties.count, in: sample))
+        // Reads `fields` into `properties` and `transients`. Fields without their type
+        // (`untypedFields`) must each be a listed property's storage (`_name`, whose type the
+        // list gives: the macro's `_storage` function returns the field) or its initialization
+        // flag (`_$name`); false where one is not (then the typed fields are read).
+        func collect(_ fields: [FieldReflection.Field]) throws -> Bool {
+            for field in fields {
+                // `@Model`'s initialization flags (`_$name`): neither persisted nor observed.
+                // (Empty: each is at offset 0, and only the first is kept.)
+                if field.type == nil, field.name.hasPrefix("_$") {
+                    guard listedEntry(String(field.name.dropFirst(2))) != nil else { return false }
+                    continue
                 }
-                switch found {
-                case .persisted(let property): properties.append(property)
-                case .observed(let link): transients.append((field.offset, link))
-                case .ignored: continue
+                if field.type == _ModelPropertyInitialized.self { continue }
+                let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
+                var listedStorage: (any ModelFieldStorage.Type)? = nil
+                var listedRoute = ListedStorageRoute.ask
+                if let entry = listedEntry(propertyName), let storage = entry.storage, field.type == nil || field.type == storage {
+                    listedStorage = storage
+                    listedRoute = entry.route
                 }
-            } catch let problem as SchemaProblem {
-                throw StrataError.schema("\(name).\(problem.message)")
+                if field.type == nil {
+                    guard listedStorage != nil, field.name.hasPrefix("_") else { return false }
+                }
+                guard let storage = listedStorage ?? field.type.flatMap({ Entity.knownStorage($0) ?? $0 as? any ModelFieldStorage.Type }) else {
+                    throw StrataError.schema("\(name).\(propertyName) is a stored property without @Attribute, @Relationship or @Transient. Mark it @Attribute to persist it or @Transient to keep it out of the store; nothing may be silently left unsaved.")
+                }
+                do {
+                    let found: DiscoveredField
+                    switch listedRoute {
+                    case .ask: found = try storage.discovered(name: propertyName, offset: field.offset, index: properties.count, in: sample)
+                    case .attribute(let attribute):
+                        found = try attribute.discoveredAttribute(name: propertyName, offset: field.offset, index: properties.count, in: sample)
+                    case .relationship(let relationship):
+                        found = .persisted(relationship.makeRelationship(name: propertyName, offset: field.offset, index: properties.count, in: sample))
+                    }
+                    switch found {
+                    case .persisted(let property): properties.append(property)
+                    case .observed(let link): transients.append((field.offset, link))
+                    case .ignored: continue
+                    }
+                } catch let problem as SchemaProblem {
+                    throw StrataError.schema("\(name).\(problem.message)")
+                }
             }
+            return true
+        }
+        // A `@Model` class's fields are read without their types when its list is its own (a
+        // subclass inherits its superclass's, which leaves out the subclass's fields); the
+        // fields' types are made only where that does not account for every field.
+        let ownList = !metadata.isEmpty && _getSuperclass(T.self) == nil
+        var read = false
+        if ownList, let untyped = FieldReflection.untypedFields(of: T.self) { read = try collect(untyped) }
+        if !read {
+            properties.removeAll()
+            transients.removeAll()
+            _ = try collect(FieldReflection.fields(of: T.self))
         }
         guard !properties.isEmpty else {
             throw StrataError.schema("\(name) has no @Attribute or @Relationship property; a model needs at least one persisted property.")
@@ -379,18 +406,17 @@ enum FieldReflection {
     struct Field {
         let name: String
         let offset: Int
-        let type: Any.Type
+        /// The field's type; nil from `untypedFields`, which does not make it.
+        let type: Any.Type?
     }
 
     /// Fields of `type` and of its superclasses, base class first.
     static func fields(of type: AnyClass) -> [Field] {
-        var chain: [AnyClass] = [type]
-        while let superclass = _getSuperclass(chain[chain.count - 1]) { chain.append(superclass) }
         var fields: [Field] = []
         // Some runtimes list inherited fields with a subclass, some do not: walk the chain from
         // the base and keep each offset once. (A search of the few fields so far, not a
         // `Set<Int>`: the first set of a key type costs a fresh process a conformance scan.)
-        for cls in chain.reversed() {
+        for cls in chain(of: type).reversed() {
             _ = _forEachField(of: cls, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
                 if !fields.contains(where: { $0.offset == offset }) {
                     fields.append(Field(name: String(cString: name), offset: offset, type: fieldType))
@@ -399,6 +425,75 @@ enum FieldReflection {
             }
         }
         return fields.sorted { $0.offset < $1.offset }
+    }
+
+    /// `fields(of:)` without the fields' types, read from the field descriptors the compiler
+    /// emits and the field offsets in the classes' metadata; nil where a class's layout is not
+    /// the one read here (then `fields(of:)` answers).
+    ///
+    /// `_forEachField` makes each field's type from its mangled name, about 5k instructions a
+    /// field on a fresh process's first open (a tenth of discovery's, W8 `@Model`). A `@Model`
+    /// class's `schemaMetadata` already gives the types of the fields it lists, so discovery
+    /// needs only their names and offsets. The layout read is the Swift ABI's for a class
+    /// without Objective-C interoperation on a 64-bit platform (Docs/ARCHITECTURE.md, "A
+    /// model, and its one backing"): the metadata's nominal type descriptor at offset 40; in the descriptor, its
+    /// flags, the field descriptor (a relative pointer at 16), the field count (36) and where
+    /// the field offsets start in the metadata, in words (40); in the field descriptor, its
+    /// kind, record size and count, then a record (flags, type name, name) per field. Generic
+    /// classes and classes with a resilient superclass, whose offsets are placed otherwise, get
+    /// nil, as does anything the checks on the way do not find as expected.
+    /// `FieldReflectionTests` holds the answer to `fields(of:)`'s for classes of every shape.
+    static func untypedFields(of type: AnyClass) -> [Field]? {
+        #if canImport(ObjectiveC)
+        return nil
+        #else
+        guard MemoryLayout<Int>.size == 8 else { return nil }
+        var fields: [Field] = []
+        guard appendDescribedFields(of: type, to: &fields) else { return nil }
+        return fields.sorted { $0.offset < $1.offset }
+        #endif
+    }
+
+    /// `type`, its superclass, and so on.
+    private static func chain(of type: AnyClass) -> [AnyClass] {
+        var chain: [AnyClass] = [type]
+        while let superclass = _getSuperclass(chain[chain.count - 1]) { chain.append(superclass) }
+        return chain
+    }
+
+    /// Appends the fields of `cls`'s superclasses, then those it declares, that `fields` has
+    /// no field at the offset of; false where a layout is not the one `untypedFields` reads.
+    /// (Recursive, not over a list of the classes: an `[AnyClass]` is one more array type for
+    /// a fresh process to make.)
+    private static func appendDescribedFields(of cls: AnyClass, to fields: inout [Field]) -> Bool {
+        if let superclass = _getSuperclass(cls), !appendDescribedFields(of: superclass, to: &fields) { return false }
+        let metadata = unsafeBitCast(cls, to: UnsafeRawPointer.self)
+        guard let descriptor = metadata.loadUnaligned(fromByteOffset: 40, as: UnsafeRawPointer?.self) else { return false }
+        let flags = descriptor.loadUnaligned(as: UInt32.self)
+        // A class (kind 16), not generic (0x80); of its own flags (the top half), immediate
+        // members at positive offsets (not 0x1000) and no resilient superclass (not 0x2000).
+        guard flags & 0x1F == 16, flags & 0x80 == 0, flags & 0x3000_0000 == 0,
+              let described = relative(descriptor + 16) else { return false }
+        let count = Int(descriptor.loadUnaligned(fromByteOffset: 36, as: UInt32.self))
+        let vector = Int(descriptor.loadUnaligned(fromByteOffset: 40, as: UInt32.self))
+        // A class's field descriptor (kind 1), with 12-byte records, one per field.
+        guard described.loadUnaligned(fromByteOffset: 8, as: UInt16.self) == 1,
+              described.loadUnaligned(fromByteOffset: 10, as: UInt16.self) == 12,
+              Int(described.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) == count else { return false }
+        for i in 0..<count {
+            guard let name = relative(described + 16 + 12 * i + 8) else { return false }
+            let offset = metadata.loadUnaligned(fromByteOffset: (vector + i) * 8, as: Int.self)
+            if !fields.contains(where: { $0.offset == offset }) {
+                fields.append(Field(name: String(cString: name.assumingMemoryBound(to: CChar.self)), offset: offset, type: nil))
+            }
+        }
+        return true
+    }
+
+    /// The target of the 32-bit relative pointer at `pointer`; nil for an empty one.
+    private static func relative(_ pointer: UnsafeRawPointer) -> UnsafeRawPointer? {
+        let distance = pointer.loadUnaligned(as: Int32.self)
+        return distance == 0 ? nil : pointer + Int(distance)
     }
 
     /// Reads something from the storage of type `S` at `offset` in `object`.

@@ -54,6 +54,23 @@ import StrataData
         }
     }
 
+    /// Discovery takes `@Model` fields' names and offsets from the field descriptors, without
+    /// their types (`FieldReflection.untypedFields`): they are the runtime's, and the list
+    /// accounts for every one (a listed property's storage or its flag), so none of these
+    /// models takes the typed path. (A subclass, which inherits its superclass's list, does.)
+    @Test func theFieldDescriptorsGiveEveryListedFieldWithTheRuntimesOffset() throws {
+        for model in Self.models + [Car.self, Bike.self] {
+            let untyped = try #require(FieldReflection.untypedFields(of: model), "\(model)")
+            #expect(untyped.map { "\($0.name)@\($0.offset)" } == FieldReflection.fields(of: model).map { "\($0.name)@\($0.offset)" }, "\(model)")
+            guard _getSuperclass(model) == nil else { continue }
+            let listed = Set(model.schemaMetadata.map(\.name))
+            for field in untyped {
+                let property = field.name.hasPrefix("_$") ? field.name.dropFirst(2) : field.name.dropFirst()
+                #expect(field.name.hasPrefix("_") && listed.contains(String(property)), "\(model).\(field.name)")
+            }
+        }
+    }
+
     #if DEBUG
     /// A list that disagrees with the class is a schema error, in debug builds.
     @Test func aListThatDisagreesIsCaught() {
