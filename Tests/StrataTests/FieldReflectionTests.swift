@@ -60,3 +60,49 @@ import Testing
         #expect(FieldReflection.fields(of: Generic<Int>.self).map(\.name) == ["value"])
     }
 }
+
+/// `#Unique` and `#Index` write their groups by property name too (`_uniqueConstraintNames`,
+/// `_indexNames`); discovery reads those, and in debug builds holds them to the key paths.
+@Suite struct ConstraintNameTests {
+    final class Named: PersistentModel {
+        @Attribute var a: String = ""
+        @Attribute var b: Int = 0
+        init() {}
+        static var uniqueConstraints: [[PartialKeyPath<Named>]] { [[\.a, \.b]] }
+        static var _uniqueConstraintNames: [[String]]? { [["a", "b"]] }
+        static var indexes: [[PartialKeyPath<Named>]] { [[\.b]] }
+        static var _indexNames: [[String]]? { [["b"]] }
+    }
+
+    final class Misnamed: PersistentModel {
+        @Attribute var a: String = ""
+        @Attribute var b: Int = 0
+        init() {}
+        static var indexes: [[PartialKeyPath<Misnamed>]] { [[\.b]] }
+        static var _indexNames: [[String]]? { [["a"]] }
+    }
+
+    final class Unknown: PersistentModel {
+        @Attribute var a: String = ""
+        init() {}
+        static var _uniqueConstraintNames: [[String]]? { [["missing"]] }
+    }
+
+    @Test func groupsByNameAreTheKeyPathsGroups() throws {
+        let entity = try Strata.Entity(Named.self)
+        #expect(entity.uniqueGroups == [[0, 1]])
+        #expect(entity.indexGroups == [[1]])
+        let byKeyPaths = try Strata.Entity(Named.self, usingSchemaMetadata: false)
+        #expect(byKeyPaths.uniqueGroups == entity.uniqueGroups && byKeyPaths.indexGroups == entity.indexGroups)
+    }
+
+    @Test func aNameThatIsNotAPropertyIsASchemaError() {
+        #expect(throws: StrataError.self) { try Strata.Entity(Unknown.self) }
+    }
+
+    #if DEBUG
+    @Test func namesThatDisagreeWithTheKeyPathsAreCaught() {
+        #expect(throws: StrataError.self) { try Strata.Entity(Misnamed.self) }
+    }
+    #endif
+}

@@ -120,16 +120,44 @@ final class Entity: @unchecked Sendable {
             }
             return groups
         }
+        // Groups `#Unique` or `#Index` wrote by name (`_uniqueConstraintNames`, `_indexNames`):
+        // their key paths are not made.
+        func named(_ declared: [[String]], _ what: String) throws -> [[Int]] {
+            var groups: [[Int]] = []
+            for group in declared {
+                var indexes: [Int] = []
+                for property in group {
+                    guard let p = propertyIndex[property] else {
+                        throw StrataError.schema("\(name).\(what) names \(property), which is not an @Attribute property of \(name).")
+                    }
+                    indexes.append(p)
+                }
+                if !indexes.isEmpty { groups.append(indexes) }
+            }
+            return groups
+        }
+        let uniqueNames = usingSchemaMetadata ? T._uniqueConstraintNames : nil
+        let indexNames = usingSchemaMetadata ? T._indexNames : nil
         var unique: [[Int]] = properties.filter(\.isUnique).map { [$0.index] }
-        for group in try groups(T.uniqueConstraints, "uniqueConstraints") where !unique.contains(group) { unique.append(group) }
+        let declaredUnique: [[Int]], declaredIndexes: [[Int]]
+        if let uniqueNames { declaredUnique = try named(uniqueNames, "uniqueConstraints") } else { declaredUnique = try groups(T.uniqueConstraints, "uniqueConstraints") }
+        if let indexNames { declaredIndexes = try named(indexNames, "indexes") } else { declaredIndexes = try groups(T.indexes, "indexes") }
+        for group in declaredUnique where !unique.contains(group) { unique.append(group) }
         var indexes: [[Int]] = []
-        for group in try groups(T.indexes, "indexes") where !indexes.contains(group) && !unique.contains(group) { indexes.append(group) }
+        for group in declaredIndexes where !indexes.contains(group) && !unique.contains(group) { indexes.append(group) }
         self.uniqueGroups = unique
         self.indexGroups = indexes
         #if DEBUG
         // The list is the compiler's word for what each field is: in debug builds (every test
         // run), it is held to what reflection finds, so the two cannot drift apart unseen.
         try checkSchemaMetadata(metadata, of: T.self, prober: prober)
+        // The groups by name are the key paths' groups.
+        if uniqueNames != nil, try groups(T.uniqueConstraints, "uniqueConstraints") != declaredUnique {
+            throw StrataError.schema("\(name)._uniqueConstraintNames disagrees with its uniqueConstraints (rebuild it)")
+        }
+        if indexNames != nil, try groups(T.indexes, "indexes") != declaredIndexes {
+            throw StrataError.schema("\(name)._indexNames disagrees with its indexes (rebuild it)")
+        }
         #endif
     }
 

@@ -37,6 +37,15 @@ public protocol PersistentModel: AnyObject, Identifiable, Hashable, Observable, 
     static var uniqueConstraints: [[PartialKeyPath<ConstraintRoot>]] { get }
     /// Secondary indexes (SwiftData's `#Index`), as `[[PartialKeyPath<Model>]]`. Default: none.
     static var indexes: [[PartialKeyPath<ConstraintRoot>]] { get }
+    /// `#Unique`'s groups by property name, which StrataData's macro writes beside
+    /// `uniqueConstraints` when each key path names a property directly (`\.name`). Discovery
+    /// reads them instead of the key paths, whose classes a fresh process would make for that
+    /// alone; in debug builds it holds the two to the same groups. Default: nil (the key paths
+    /// are read). Macro support; SwiftData has no such member.
+    static var _uniqueConstraintNames: [[String]]? { get }
+    /// `#Index`'s groups by property name, as `_uniqueConstraintNames` is `#Unique`'s.
+    /// Macro support; SwiftData has no such member.
+    static var _indexNames: [[String]]? { get }
     /// The stored properties, as StrataData's `@Model` writes them out; none for a model
     /// without the macro, whose properties Strata finds by reflection. Same as SwiftData's
     /// `schemaMetadata`.
@@ -46,6 +55,8 @@ public protocol PersistentModel: AnyObject, Identifiable, Hashable, Observable, 
 extension PersistentModel {
     public static var uniqueConstraints: [[PartialKeyPath<ConstraintRoot>]] { [] }
     public static var indexes: [[PartialKeyPath<ConstraintRoot>]] { [] }
+    public static var _uniqueConstraintNames: [[String]]? { nil }
+    public static var _indexNames: [[String]]? { nil }
     public static var schemaMetadata: [Schema.PropertyMetadata] { [] }
 
     /// Identity: two references are equal when they are the same object. Same as SwiftData.

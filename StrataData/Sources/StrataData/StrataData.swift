@@ -50,12 +50,12 @@ public macro Transient() = #externalMacro(module: "StrataDataMacros", type: "Mar
 
 /// Compound unique constraints of a `@Model` class, in its body: `#Unique<Trip>([\.name, \.start])`.
 /// Same as SwiftData's `#Unique`.
-@freestanding(declaration, names: named(uniqueConstraints))
+@freestanding(declaration, names: named(uniqueConstraints), named(_uniqueConstraintNames))
 public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "StrataDataMacros", type: "UniqueMacro")
 
 /// Secondary indexes of a `@Model` class, in its body: `#Index<Trip>([\.start], [\.name, \.budget])`.
 /// Same as SwiftData's `#Index` (the key-path form).
-@freestanding(declaration, names: named(indexes))
+@freestanding(declaration, names: named(indexes), named(_indexNames))
 public macro Index<T>(_ indices: [PartialKeyPath<T>]...) = #externalMacro(module: "StrataDataMacros", type: "IndexMacro")
 
 /// Makes an actor a `ModelActor` with its own context: adds `modelContainer`, `modelExecutor`

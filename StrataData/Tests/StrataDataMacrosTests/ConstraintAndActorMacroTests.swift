@@ -15,8 +15,55 @@ import Testing
                 static var uniqueConstraints: [[PartialKeyPath<Trip>]] {
                     [[\\.name, \\.start], [\\.code]]
                 }
+                static var _uniqueConstraintNames: [[String]]? {
+                    [["name", "start"], ["code"]]
+                }
                 static var indexes: [[PartialKeyPath<Trip>]] {
                     [[\\.start]]
+                }
+                static var _indexNames: [[String]]? {
+                    [["start"]]
+                }
+            }
+            """)
+    }
+
+    /// The groups by name only where every key path names a property of the model directly.
+    @Test func keyPathsThatAreNotAPropertyOfTheModelGetNoNames() {
+        assertExpansion(
+            """
+            final class Trip {
+                #Index<Trip>([\\Trip.name], [\\.`class`])
+                #Unique<Trip>([\\.address.city])
+            }
+            """,
+            expandedSource: """
+            final class Trip {
+                static var indexes: [[PartialKeyPath<Trip>]] {
+                    [[\\Trip.name], [\\.`class`]]
+                }
+                static var _indexNames: [[String]]? {
+                    [["name"], ["class"]]
+                }
+                static var uniqueConstraints: [[PartialKeyPath<Trip>]] {
+                    [[\\.address.city]]
+                }
+            }
+            """)
+        assertExpansion(
+            """
+            final class Trip {
+                #Index<Trip>([\\Other.name])
+                #Index<Trip>([\\.name?.count], [\\.tags[0]])
+            }
+            """,
+            expandedSource: """
+            final class Trip {
+                static var indexes: [[PartialKeyPath<Trip>]] {
+                    [[\\Other.name]]
+                }
+                static var indexes: [[PartialKeyPath<Trip>]] {
+                    [[\\.name?.count], [\\.tags[0]]]
                 }
             }
             """)
@@ -33,6 +80,9 @@ import Testing
             public final class Trip {
                 public static var indexes: [[PartialKeyPath<Trip>]] {
                     [[\\.name]]
+                }
+                public static var _indexNames: [[String]]? {
+                    [["name"]]
                 }
             }
             """)
