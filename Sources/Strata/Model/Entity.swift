@@ -203,8 +203,10 @@ final class Entity: @unchecked Sendable {
         // The list's entry of a field: the last of its name that gives a storage. (A search,
         // not a dictionary by name: its storage, of a pair, was two more metadata for a fresh
         // process's first open to make, W8; a model has tens of properties at most.)
-        func listedEntry(_ name: String) -> Schema.PropertyMetadata? {
-            metadata.last { $0.name == name && $0.storage != nil }
+        // (Its position, not the entry: an optional entry was copied and destroyed through
+        // metadata the runtime made for `Schema.PropertyMetadata?` alone, W8.)
+        func listedEntry(_ name: String) -> Int? {
+            metadata.lastIndex { $0.name == name && $0.storage != nil }
         }
         // Reads `fields` into `properties` and `transients`. Fields without their type
         // (`untypedFields`) must each be a listed property's storage (`_name`, whose type the
@@ -222,9 +224,9 @@ final class Entity: @unchecked Sendable {
                 let propertyName = field.name.hasPrefix("_") ? String(field.name.dropFirst()) : field.name
                 var listedStorage: (any ModelFieldStorage.Type)? = nil
                 var listedRoute = ListedStorageRoute.ask
-                if let entry = listedEntry(propertyName), let storage = entry.storage, field.type == nil || field.type == storage {
+                if let entry = listedEntry(propertyName), let storage = metadata[entry].storage, field.type == nil || field.type == storage {
                     listedStorage = storage
-                    listedRoute = entry.route
+                    listedRoute = metadata[entry].route
                 }
                 if field.type == nil {
                     guard listedStorage != nil, field.name.hasPrefix("_") else { return false }
