@@ -93,12 +93,20 @@ final class TransformerBox: Sendable {
 @usableFromInline
 struct AttributeDeclaration: Sendable, Hashable {
     @usableFromInline var options: UInt16 = 0
-    @usableFromInline var originalName: String? = nil
+    /// The former name, empty for none. (Not an optional: each declaration copied at open
+    /// copied a `String?` through metadata the runtime made for it, W8.)
+    @usableFromInline var formerName: String = ""
     @usableFromInline var transformer: TransformerReference? = nil
+
+    /// The property's former name (`@Attribute(originalName:)`), if it has one.
+    @inlinable var originalName: String? {
+        get { formerName.isEmpty ? nil : formerName }
+        set { formerName = newValue ?? "" }
+    }
 
     @inlinable init(options: UInt16 = 0, originalName: String? = nil, transformer: TransformerReference? = nil) {
         self.options = options
-        self.originalName = originalName
+        self.formerName = originalName ?? ""
         self.transformer = transformer
     }
 
@@ -123,7 +131,7 @@ struct DeclaredAttribute: Sendable {
 
     @inlinable init(_ declaration: AttributeDeclaration) {
         options = declaration.options
-        extra = declaration.originalName == nil && declaration.transformer == nil ? 0 : DeclaredAttribute.intern(declaration)
+        extra = declaration.formerName.isEmpty && declaration.transformer == nil ? 0 : DeclaredAttribute.intern(declaration)
     }
 
     /// The declaration of `@Attribute(options..., originalName:)`: the options' bits, and only
