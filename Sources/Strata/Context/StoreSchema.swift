@@ -14,9 +14,15 @@ enum StoreSchema {
         var migrating = false
         var merged = stored ?? StoredSchema(entities: [])
         for entity in entities {
-            let old = stored?.entities.first { $0.name == entity.name }
-            let plan = try LightweightMigration.plan(for: entity, current: StoredEntity(entity), old: old, storePath: path)
-            if old != nil && plan.changed { migrating = true }
+            // The stored entity by its position, never as an optional: copies and destroys of a
+            // `StoredEntity?` went through metadata the runtime made for it alone (W8).
+            let plan: LightweightMigration.Plan
+            if let stored, let i = stored.entities.firstIndex(where: { $0.name == entity.name }) {
+                plan = try LightweightMigration.plan(for: entity, current: StoredEntity(entity), old: stored.entities[i], storePath: path)
+                if plan.changed { migrating = true }
+            } else {
+                plan = try LightweightMigration.fullPlan(for: entity, current: StoredEntity(entity), old: nil, storePath: path)
+            }
             plans[ObjectIdentifier(entity)] = plan
             if let i = merged.entities.firstIndex(where: { $0.name == entity.name }) { merged.entities[i] = plan.stored } else { merged.entities.append(plan.stored) }
         }

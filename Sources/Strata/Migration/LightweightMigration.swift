@@ -25,8 +25,8 @@ enum LightweightMigration {
         var changed: Bool
     }
 
-    static func plan(for entity: Entity, current: StoredEntity, old: StoredEntity?, storePath: String) throws -> Plan {
-        if let old, let unchanged = unchangedPlan(for: entity, current: current, old: old) { return unchanged }
+    static func plan(for entity: Entity, current: StoredEntity, old: StoredEntity, storePath: String) throws -> Plan {
+        if let unchanged = unchangedPlan(for: entity, current: current, old: old) { return unchanged }
         return try fullPlan(for: entity, current: current, old: old, storePath: storePath)
     }
 
