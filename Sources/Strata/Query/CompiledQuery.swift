@@ -19,7 +19,9 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     private let propertiesToFetch: [AnyKeyPath]
 
     init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
-        let predicate = descriptor.predicate, sortBy = descriptor.sortBy
+        // The predicate's parts, not `descriptor.predicate`: that is a cast to a `Predicate<T>?`,
+        // whose copies went through metadata the runtime made for it alone (W8).
+        let predicate = descriptor.predicateParts, sortBy = descriptor.sortBy
         var parts: [QueryPart] = []
         for (handle, table) in try container.locations(of: T.self, includeSubclasses: includeSubclasses) {
             // Not `predicate.map`: a closure that passes through a generic function's result
@@ -58,9 +60,9 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// on its object. (Compiling the test was a fresh process's first fetch's largest part
     /// after the `#Predicate` itself, W8: Docs/Benchmarks.md, "Costs".) A custom store's
     /// tests are compiled always: its fetches may test the rows it answers.
-    private static func plan(_ predicate: Predicate<T>, table: Table, testsDirectLookup: Bool) -> QueryPart.Plan {
+    private static func plan(_ predicate: PredicateParts, table: Table, testsDirectLookup: Bool) -> QueryPart.Plan {
         func plan<E: StandardPredicateExpression<Bool>>(_ expression: E) -> QueryPart.Plan {
-            let compiler = RowCompiler(entity: table.entity, input: predicate.variable.key, model: T.self)
+            let compiler = RowCompiler(entity: table.entity, input: predicate.input, model: T.self)
             let hints = compiler.hints(expression, at: 0)
             if !testsDirectLookup, directLookup(hints, table: table) != nil {
                 return QueryPart.Plan(layout: compiler.layout, test: nil, checks: nil, hints: hints)
