@@ -18,7 +18,9 @@ final class CompiledQuery<T: PersistentModel>: @unchecked Sendable {
     /// The key paths of `propertiesToFetch` it was compiled for.
     private let propertiesToFetch: [AnyKeyPath]
 
-    init(_ descriptor: FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
+    /// (`borrowing`: an initializer takes its arguments owned, and the caller's copy of the
+    /// descriptor copied its key-path box's optional through metadata made for it alone, W8.)
+    init(_ descriptor: borrowing FetchDescriptor<T>, container: ModelContainer, includeSubclasses: Bool) throws {
         // The predicate's parts, not `descriptor.predicate`: that is a cast to a `Predicate<T>?`,
         // whose copies went through metadata the runtime made for it alone (W8).
         let predicate = descriptor.predicateParts, sortBy = descriptor.sortBy
