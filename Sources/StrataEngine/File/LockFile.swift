@@ -54,7 +54,13 @@ final class LockFile: Sendable {
     /// The writer's view of the lock file's first page, to publish commits with a store into
     /// memory rather than a write (a write would change the file's times, and each commit's
     /// sync of the store file would then commit that change to the file system's journal too).
-    private let publication: Mutex<(any SharedFileMapping)?> = Mutex(nil)
+    /// (The optional in a struct: a `Mutex` of an optional destroyed it through metadata the
+    /// runtime made for that optional alone, when a fresh process closed its first store.)
+    private let publication = Mutex(Publication(mapping: nil))
+
+    private struct Publication {
+        var mapping: (any SharedFileMapping)?
+    }
     static let pageSize = 4096
 
     static let writerRange: Range<UInt64> = 0..<1
@@ -101,7 +107,7 @@ final class LockFile: Sendable {
         guard try io.lock(Self.writerRange, exclusive: true) else { return false }
         if try io.size() < UInt64(Self.pageSize) { try? io.truncate(to: UInt64(Self.pageSize)) }
         let mapping = try? io.mapShared(length: Self.pageSize)
-        publication.withLock { $0 = mapping }
+        publication.withLock { $0.mapping = mapping }
         return true
     }
 
@@ -114,8 +120,8 @@ final class LockFile: Sendable {
     /// other processes go on reading the commit published before.
     func publish(_ commit: PublishedCommit) {
         let bytes = commit.encode()
-        let stored = publication.withLock { mapping -> Bool in
-            guard let mapping else { return false }
+        let stored = publication.withLock { publication -> Bool in
+            guard let mapping = publication.mapping else { return false }
             bytes.withUnsafeBytes { (mapping.base + Int(Self.publishedOffset)).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             return true
         }

@@ -38,7 +38,13 @@ final class StoreFile: Sendable {
     /// Which file this is (device and inode; nil if `fstat` failed): a path that names
     /// another file now had one renamed over it.
     let identity: FileStatus?
-    private let mapped: Mutex<MappedFile?>
+    /// (The optional in a struct: a `Mutex` of an optional destroyed it through metadata the
+    /// runtime made for that optional alone, when a fresh process closed its first store.)
+    private let mapped: Mutex<CurrentMapping>
+
+    private struct CurrentMapping {
+        var file: MappedFile?
+    }
 
     init(io: any FileHandleIO, path: String, salt: UInt64, counters: Counters) {
         self.io = io
@@ -46,7 +52,7 @@ final class StoreFile: Sendable {
         self.salt = salt
         self.counters = counters
         self.identity = try? io.status()
-        self.mapped = Mutex(nil)
+        self.mapped = Mutex(CurrentMapping(file: nil))
     }
 
     /// True unless `status` (of the store's path) is known to be another file.
@@ -58,8 +64,8 @@ final class StoreFile: Sendable {
     /// one when the file has grown past it (mappings are never moved or shrunk under the
     /// snapshots that use them: each keeps the one it began on).
     func mapping(covering end: UInt64) throws -> MappedFile {
-        try mapped.withLock { current in
-            if let current, UInt64(current.count) >= end { return current }
+        try mapped.withLock { state in
+            if let current = state.file, UInt64(current.count) >= end { return current }
             guard end <= UInt64(Int.max / 2) else {
                 throw StoreError.corrupt("the store file would be \(end) bytes long", path: path, offset: nil)
             }
@@ -71,7 +77,7 @@ final class StoreFile: Sendable {
                 throw StoreError(.ioFailure, "The store file could not be mapped whole (\(mapping.count) of \(end) bytes).", path: path)
             }
             let fresh = try MappedFile(mapping: mapping, counters: counters, path: path)
-            current = fresh
+            state.file = fresh
             return fresh
         }
     }
