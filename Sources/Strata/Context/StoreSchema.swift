@@ -9,7 +9,10 @@ enum StoreSchema {
     /// The tables of `entities` in `storage`. `shared`: another container of this process has
     /// the store open; its models must not change.
     static func prepare(_ storage: any StorageBackend, entities: [Entity], writable: Bool, path: String, shared: Bool) throws -> [Table] {
-        let stored = try storage.read { try StoredSchema.read(from: $0, path: path) }
+        // (Each read's result in a struct of its own, not an optional or a tuple: the storage's
+        // `read` is generic over its result, and made the metadata of each optional or tuple
+        // type on a fresh process's first open, W8.)
+        let stored = try storage.read { Read(stored: try StoredSchema.read(from: $0, path: path)) }.stored
         var plans = TypeMap<LightweightMigration.Plan>()
         var migrating = false
         var merged = stored ?? StoredSchema(entities: [])
@@ -32,9 +35,11 @@ enum StoreSchema {
         if migrating && !writable {
             throw StrataError(.readOnly, "The store at \(path) needs a schema change to be opened with these models, and it was opened read-only (allowsSave: false). Open it writable once to apply the change.")
         }
-        let (missing, unnamed) = try storage.read { reader in
-            (entities.contains { reader.collection(named: $0.name) == nil }, try reader.metadata(HistoryRecord.storeIdentifierMetadata) == nil)
+        let read = try storage.read { reader in
+            Read(missing: entities.contains { reader.collection(named: $0.name) == nil },
+                 unnamed: try reader.metadata(HistoryRecord.storeIdentifierMetadata) == nil)
         }
+        let missing = read.missing, unnamed = read.unnamed
         let build = Builder(entities: entities, plans: plans, stored: stored)
         guard writable && (merged != stored || missing || unnamed) else { return try storage.read { try build.tables($0, create: nil) } }
         let writer = try storage.beginWrite()
@@ -51,6 +56,14 @@ enum StoreSchema {
             writer.rollback()
             throw error
         }
+    }
+
+    /// What `prepare` reads before it decides to write: the stored schema, whether a model's
+    /// collection is missing, and whether the store is yet to be named.
+    private struct Read {
+        var stored: StoredSchema? = nil
+        var missing = false
+        var unnamed = false
     }
 
     /// Makes each entity's table: finds (or creates) its collection and indexes, drops indexes
