@@ -37,8 +37,11 @@ final class StoreHandle: @unchecked Sendable {
             }
             storage.rows.start(first)
             self.tables = tables
-            identifier = try storage.read { try $0.metadata(HistoryRecord.storeIdentifierMetadata) }
-                .map { String(decoding: $0, as: UTF8.self) } ?? path
+            // (A string out of the storage's generic `read`, not the optional bytes: that made
+            // the metadata of `[UInt8]?` on a fresh process's first open, W8.)
+            identifier = try storage.read { reader in
+                try reader.metadata(HistoryRecord.storeIdentifierMetadata).map { String(decoding: $0, as: UTF8.self) } ?? path
+            }
         } catch {
             throw StrataError.store(error, while: "prepare the store at \(path)")
         }
