@@ -24,7 +24,7 @@ final class ChangeHub: @unchecked Sendable {
 
     private struct State {
         var generation: UInt64 = 0
-        var sequences: [UInt64?] = []
+        var sequences: [UInt64] = []
         var waiters = [UInt64: CheckedContinuation<Void, Never>]()
         var followers = [UInt64: @Sendable () -> Void]()
         var nextWaiter: UInt64 = 0
@@ -98,13 +98,17 @@ final class ChangeHub: @unchecked Sendable {
         for wake in followers { wake() }
     }
 
-    private func sequences() -> [UInt64?] {
+    /// Each store's newest commit, as its sequence (or the next history row, for a store that
+    /// numbers no commits); `UInt64.max` where the store could not be read. (Not optionals: a
+    /// `UInt64?` out of the storage's generic `read`, and a list of them, were two more types
+    /// for a fresh process's first open to make, W8.)
+    private func sequences() -> [UInt64] {
         handles.map { handle in
-            try? handle.storage.read { reader -> UInt64? in
+            (try? handle.storage.read { reader -> UInt64 in
                 if let sequence = reader.commitSequence { return sequence }
                 guard let collection = reader.collection(named: HistoryRecord.collection) else { return 0 }
                 return try reader.nextRowID(in: collection)
-            }
+            }) ?? .max
         }
     }
 
