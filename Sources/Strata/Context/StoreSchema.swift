@@ -13,7 +13,9 @@ enum StoreSchema {
         // `read` is generic over its result, and made the metadata of each optional or tuple
         // type on a fresh process's first open, W8.)
         let stored = try storage.read { Read(stored: try StoredSchema.read(from: $0, path: path)) }.stored
-        var plans = TypeMap<LightweightMigration.Plan>()
+        // Each entity's plan, in the entities' order. (A list, not a map by entity: the map's
+        // setter took an optional plan, one more type for a fresh process's first open, W8.)
+        var plans: [LightweightMigration.Plan] = []
         var migrating = false
         var merged = stored ?? StoredSchema(entities: [])
         for entity in entities {
@@ -26,7 +28,7 @@ enum StoreSchema {
             } else {
                 plan = try LightweightMigration.fullPlan(for: entity, current: StoredEntity(entity), old: nil, storePath: path)
             }
-            plans[ObjectIdentifier(entity)] = plan
+            plans.append(plan)
             if let i = merged.entities.firstIndex(where: { $0.name == entity.name }) { merged.entities[i] = plan.stored } else { merged.entities.append(plan.stored) }
         }
         if migrating && shared {
@@ -70,19 +72,22 @@ enum StoreSchema {
     /// the models no longer declare, and fills new ones.
     private struct Builder {
         let entities: [Entity]
-        let plans: TypeMap<LightweightMigration.Plan>
+        /// `entities[i]`'s plan at `i`.
+        let plans: [LightweightMigration.Plan]
         let stored: StoredSchema?
 
         func tables(_ reader: any StorageReader, create: (any StorageWriter)?) throws -> [Table] {
-            try entities.map { try table(of: $0, reader, create: create) }
+            var tables: [Table] = []
+            tables.reserveCapacity(entities.count)
+            for i in entities.indices { tables.append(try table(of: entities[i], plan: plans[i], reader, create: create)) }
+            return tables
         }
 
-        private func table(of entity: Entity, _ reader: any StorageReader, create: (any StorageWriter)?) throws -> Table {
-            let plan = plans[ObjectIdentifier(entity)]
+        private func table(of entity: Entity, plan: LightweightMigration.Plan, _ reader: any StorageReader, create: (any StorageWriter)?) throws -> Table {
             var collection = reader.collection(named: entity.name)
             if collection == nil, let create { collection = try create.createCollection(named: entity.name) }
             guard let collection else {
-                return Table(entity: entity, collection: nil, uniqueIndexes: [], indexes: [], singleIndex: SingleIndexes(), layouts: plan?.layouts ?? .identity)
+                return Table(entity: entity, collection: nil, uniqueIndexes: [], indexes: [], singleIndex: SingleIndexes(), layouts: plan.layouts)
             }
             let wasStored = stored?.entities.contains { $0.name == entity.name } == true
             var unique: [IndexID] = [], plain: [IndexID] = []
@@ -97,13 +102,13 @@ enum StoreSchema {
                     if isUnique { unique.append(id) } else { plain.append(id) }
                     if group.count == 1 && single[group[0]] == nil { single[group[0]] = (id, isUnique) }
                     let names = group.map { entity.properties[$0].name }
-                    if wasStored && ((isUnique ? plan?.newUnique : plan?.newIndexes)?.contains(names) ?? false) { toFill.append((id, group, isUnique)) }
+                    if wasStored && (isUnique ? plan.newUnique : plan.newIndexes).contains(names) { toFill.append((id, group, isUnique)) }
                 }
             }
             try add(entity.uniqueGroups, unique: true)
             try add(entity.indexGroups, unique: false)
             let table = Table(entity: entity, collection: collection, uniqueIndexes: unique, indexes: plain, singleIndex: single,
-                              layouts: plan?.layouts ?? .identity)
+                              layouts: plan.layouts)
             if let create { try update(table, collection, filling: toFill, create) }
             return table
         }
