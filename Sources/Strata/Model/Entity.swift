@@ -465,11 +465,12 @@ enum FieldReflection {
     /// field on a fresh process's first open (a tenth of discovery's, W8 `@Model`). A `@Model`
     /// class's `schemaMetadata` already gives the types of the fields it lists, so discovery
     /// needs only their names and offsets. The layout read is the Swift ABI's for a class
-    /// without Objective-C interoperation on a 64-bit platform (Docs/ARCHITECTURE.md, "A
-    /// model, and its one backing"): the metadata's nominal type descriptor at offset 40; in the descriptor, its
-    /// flags, the field descriptor (a relative pointer at 16), the field count (36) and where
-    /// the field offsets start in the metadata, in words (40); in the field descriptor, its
-    /// kind, record size and count, then a record (flags, type name, name) per field. Generic
+    /// without Objective-C interoperation on a 64-bit platform (Docs/ARCHITECTURE.md, "A model,
+    /// and its one backing"): the metadata's nominal type descriptor at offset 40; in the
+    /// descriptor, its flags, the field descriptor (a relative pointer at 16), the field count
+    /// (36) and where the field offsets start in the metadata, in words (40); in the field
+    /// descriptor, its kind, record size and count, then a record (flags, type name, name) per
+    /// field. Generic
     /// classes and classes with a resilient superclass, whose offsets are placed otherwise, get
     /// nil, as does anything the checks on the way do not find as expected.
     /// `FieldReflectionTests` holds the answer to `fields(of:)`'s for classes of every shape.
