@@ -96,7 +96,14 @@ struct AttributeDeclaration: Sendable, Hashable {
     /// The former name, empty for none. (Not an optional: each declaration copied at open
     /// copied a `String?` through metadata the runtime made for it, W8.)
     @usableFromInline var formerName: String = ""
-    @usableFromInline var transformer: TransformerReference? = nil
+    /// The transformer, one without a name for none (as `formerName`, not an optional).
+    @usableFromInline var transformerReference = TransformerReference(name: "")
+
+    /// The property's transformer (`.transformable(by:)`), if it has one.
+    @inlinable var transformer: TransformerReference? {
+        get { transformerReference.name.isEmpty ? nil : transformerReference }
+        set { transformerReference = newValue ?? TransformerReference(name: "") }
+    }
 
     /// The property's former name (`@Attribute(originalName:)`), if it has one.
     @inlinable var originalName: String? {
@@ -107,7 +114,7 @@ struct AttributeDeclaration: Sendable, Hashable {
     @inlinable init(options: UInt16 = 0, originalName: String? = nil, transformer: TransformerReference? = nil) {
         self.options = options
         self.formerName = originalName ?? ""
-        self.transformer = transformer
+        self.transformerReference = transformer ?? TransformerReference(name: "")
     }
 
     /// The declaration of `@Attribute(options..., originalName:)`.
@@ -131,7 +138,7 @@ struct DeclaredAttribute: Sendable {
 
     @inlinable init(_ declaration: AttributeDeclaration) {
         options = declaration.options
-        extra = declaration.formerName.isEmpty && declaration.transformer == nil ? 0 : DeclaredAttribute.intern(declaration)
+        extra = declaration.formerName.isEmpty && declaration.transformerReference.name.isEmpty ? 0 : DeclaredAttribute.intern(declaration)
     }
 
     /// The declaration of `@Attribute(options..., originalName:)`: the options' bits, and only

@@ -9,7 +9,7 @@ struct TransformerReference: @unchecked Sendable, Hashable {
     /// The class (`.transformable(by: MyTransformer.self)`), or nil when given by name.
     let type: ValueTransformer.Type?
     /// The class's name, or the registered name.
-    let name: String
+    @usableFromInline let name: String
 
     @usableFromInline init(type: ValueTransformer.Type) { self.type = type; self.name = TypeNames.qualified(type) }
     @usableFromInline init(name: String) { self.type = nil; self.name = name }
