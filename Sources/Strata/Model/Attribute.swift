@@ -97,12 +97,12 @@ struct AttributeDeclaration: Sendable, Hashable {
     /// copied a `String?` through metadata the runtime made for it, W8.)
     @usableFromInline var formerName: String = ""
     /// The transformer, one without a name for none (as `formerName`, not an optional).
-    @usableFromInline var transformerReference = TransformerReference(name: "")
+    @usableFromInline var transformerReference = TransformerReference.none
 
     /// The property's transformer (`.transformable(by:)`), if it has one.
     @inlinable var transformer: TransformerReference? {
-        get { transformerReference.name.isEmpty ? nil : transformerReference }
-        set { transformerReference = newValue ?? TransformerReference(name: "") }
+        get { transformerReference.isNone ? nil : transformerReference }
+        set { transformerReference = newValue ?? .none }
     }
 
     /// The property's former name (`@Attribute(originalName:)`), if it has one.
@@ -114,7 +114,7 @@ struct AttributeDeclaration: Sendable, Hashable {
     @inlinable init(options: UInt16 = 0, originalName: String? = nil, transformer: TransformerReference? = nil) {
         self.options = options
         self.formerName = originalName ?? ""
-        self.transformerReference = transformer ?? TransformerReference(name: "")
+        self.transformerReference = transformer ?? .none
     }
 
     /// The declaration of `@Attribute(options..., originalName:)`.
@@ -138,7 +138,7 @@ struct DeclaredAttribute: Sendable {
 
     @inlinable init(_ declaration: AttributeDeclaration) {
         options = declaration.options
-        extra = declaration.formerName.isEmpty && declaration.transformerReference.name.isEmpty ? 0 : DeclaredAttribute.intern(declaration)
+        extra = declaration.formerName.isEmpty && declaration.transformerReference.isNone ? 0 : DeclaredAttribute.intern(declaration)
     }
 
     /// The declaration of `@Attribute(options..., originalName:)`: the options' bits, and only

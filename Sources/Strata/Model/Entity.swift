@@ -101,18 +101,21 @@ final class Entity: @unchecked Sendable {
         self.listedIndexes = listedIndexes
         let prober = KeyPathProber(T.self, entity: self)
         self.prober = prober
-        func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
-            // Most models declare none, and none is asked of `count` first. Loops, not `map`:
-            // `map` of the list is not specialized here (the model type is generic), and made the
-            // metadata of the list types it went through (about 25k instructions a model on a
-            // fresh process's open with an empty list, about 50k more with one group).
+        // Each declared group's property indexes, each member found by `index` (nil: not a
+        // property; `described` names it in the error). Most models declare none, and none is
+        // asked of `count` first. Loops, not `map`: `map` of the list is not specialized here
+        // (the model type is generic), and made the metadata of the list types it went through
+        // (about 25k instructions a model on a fresh process's open with an empty list, about
+        // 50k more with one group).
+        func resolve<Member>(_ declared: [[Member]], _ what: String, _ index: (Member) -> Int?,
+                             described: (Member) -> String) throws -> [[Int]] {
             guard declared.count > 0 else { return [] }
             var groups: [[Int]] = []
             for group in declared {
                 var indexes: [Int] = []
-                for kp in group {
-                    guard let p = Entity.propertyIndex(kp, listedProperties, listedIndexes, properties, prober) else {
-                        throw StrataError.schema("\(name).\(what) names a key path that is not an @Attribute property of \(name).")
+                for member in group {
+                    guard let p = index(member) else {
+                        throw StrataError.schema("\(name).\(what) names \(described(member)), which is not an @Attribute property of \(name).")
                     }
                     indexes.append(p)
                 }
@@ -120,21 +123,13 @@ final class Entity: @unchecked Sendable {
             }
             return groups
         }
+        func groups(_ declared: [[PartialKeyPath<T.ConstraintRoot>]], _ what: String) throws -> [[Int]] {
+            try resolve(declared, what, { Entity.propertyIndex($0, listedProperties, listedIndexes, properties, prober) }, described: { _ in "a key path" })
+        }
         // Groups `#Unique` or `#Index` wrote by name (`_uniqueConstraintNames`, `_indexNames`):
         // their key paths are not made.
         func named(_ declared: [[String]], _ what: String) throws -> [[Int]] {
-            var groups: [[Int]] = []
-            for group in declared {
-                var indexes: [Int] = []
-                for property in group {
-                    guard let p = propertyIndex[property] else {
-                        throw StrataError.schema("\(name).\(what) names \(property), which is not an @Attribute property of \(name).")
-                    }
-                    indexes.append(p)
-                }
-                if !indexes.isEmpty { groups.append(indexes) }
-            }
-            return groups
+            try resolve(declared, what, { propertyIndex[$0] }, described: { $0 })
         }
         let uniqueNames = usingSchemaMetadata ? T._uniqueConstraintNames : nil
         let indexNames = usingSchemaMetadata ? T._indexNames : nil

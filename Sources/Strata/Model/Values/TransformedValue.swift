@@ -14,6 +14,10 @@ struct TransformerReference: @unchecked Sendable, Hashable {
     @usableFromInline init(type: ValueTransformer.Type) { self.type = type; self.name = TypeNames.qualified(type) }
     @usableFromInline init(name: String) { self.type = nil; self.name = name }
 
+    /// No transformer: what a declaration without one keeps (see `AttributeDeclaration`).
+    @usableFromInline static var none: TransformerReference { TransformerReference(name: "") }
+    @usableFromInline var isNone: Bool { name.isEmpty }
+
     @usableFromInline static func == (a: Self, b: Self) -> Bool { a.name == b.name }
     @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
