@@ -2,7 +2,7 @@
 # Counts the instructions of one workload with callgrind (exact, and unaffected by other work
 # on the machine), on the release build of the benchmarks:
 #   Benchmarks/profile.sh MODE [K] [OUT]
-# MODE and K as in Sources/StrataBenchmarks/Harness/Profile.swift (W1 20000, W3 2000, W4 2,
+# MODE and K as in Sources/StrataBenchmarks/Harness/Profile.swift (W1 20000, W2 200, W3 2000, W4 2,
 # W5 50, W6 20000, W7 1, W9 1, E3 3 are sizes that run in seconds). MODE W8 (no K): a fresh
 # process's open and first fetch, W8's child, counted where the child times it. Writes OUT (default
 # /tmp/callgrind.MODE.out) and prints the instructions of the workload and per operation.

@@ -1,7 +1,7 @@
 // A written leaf is packed (Page.swift); a transaction that changes it keeps it packed while
 // it only loses cells (`Node.removeCell` closes them up in place, in leaves of fewer cells
-// than `Node.packedRemovalLimit`) or has values replaced by as many bytes, and lays it out
-// with its lengths at any other change. Here leaves of each packed shape (row leaves: one
+// than `Node.packedEditLimit`), takes cells that fit its layout (PackedInsertTests) or has
+// values replaced by as many bytes, and lays it out with its lengths at any other change. Here leaves of each packed shape (row leaves: one
 // suffix length; a unique index of keys of many lengths whose rows take one or two varint
 // bytes: the varint shape; a non-unique index: no values) lose rows, some down to nothing,
 // then some take inserts and replacements (of the same length too) after the removals, in

@@ -14,7 +14,7 @@ extension Node {
     func removeCellUnchecked(at i: Int) {
         // (A leaf of very many small cells is laid out first: each removal from a packed one
         // moves every slot. An index leaf of 2 KiB holds about a hundred.)
-        if isPacked && count > Node.packedRemovalLimit { unpack() }
+        if isPacked && count > Node.packedEditLimit { unpack() }
         if isPacked { return removePackedCell(at: i) }
         let size = cellSize(i)
         garbage += size

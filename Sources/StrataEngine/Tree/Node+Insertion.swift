@@ -7,7 +7,10 @@ extension Node {
 
     /// Inserts a leaf cell for the whole key `key` at position `i`.
     func insertLeafCell(at i: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt8) {
-        if isPacked { unpack() }
+        if isPacked {
+            if insertPackedCell(at: i, key: key, value: value, flags: flags) { return checkAfterEdit("insertLeafCell (packed)") }
+            unpack()
+        }
         if !sharesPrefix(key) { expand() }
         insertCell(at: i, prefix: Node.empty, suffix: UnsafeRawBufferPointer(rebasing: key[prefixLength...]), value: value, flags: flags, child: nil)
         checkAfterEdit("insertLeafCell")

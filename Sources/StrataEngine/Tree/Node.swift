@@ -11,8 +11,8 @@
 // and compacts.
 //
 // A node copied from a packed leaf stays packed (the page's bytes as they are) while it only
-// loses a few cells or has values replaced by as many bytes, and is written as it lies; any
-// other change lays its cells out as above first (`unpack`).
+// loses cells, gains cells that fit its page's layout, or has values replaced by as many bytes,
+// and is written as it lies; any other change lays its cells out as above first (`unpack`).
 //
 // This file holds the node's state, how it is made (empty, or copied from a page) and how its
 // slots and cells are read. Each operation has a file of its own:
@@ -21,7 +21,7 @@
 //   Node+Replacement.swift  a value replaced, a branch cell's child set, the first key cleared
 //   Node+Balancing.swift    splitting a node in two, and absorbing a right neighbour
 //   Node+Prefix.swift       the prefix every key shares: taken, or put back into every key
-//   Node+Packed.swift       leaving the packed mode (unpack)
+//   Node+Packed.swift       leaving the packed mode (unpack), and a cell into a packed node
 //   Node+Encoding.swift     the page a node is written as (cells, packed, or as it lies)
 //   Node+Invariants.swift   what must hold after every change, and the check of it
 // The state below is shared by those files (so it is not private); the rest of the engine reads
@@ -39,10 +39,14 @@ final class Node {
     /// encoding need not look for a longer one).
     @exclusivity(unchecked) var copiedPrefix = false
     /// True while the node holds a packed leaf as it was copied, less the cells removed since
-    /// (`removeCell` closes them up in place): a deletion that takes a few rows out of each
-    /// leaf copies the page in one move and writes it in one move. Any other change lays the
-    /// cells out with their lengths first (`unpack`).
+    /// (`removeCell` closes them up in place) and with the cells inserted that fit its layout
+    /// (`insertPackedCell`): a deletion that takes a few rows out of each leaf, or a commit that
+    /// adds a row or two, copies the page in one move and writes it in one move. Any other
+    /// change lays the cells out with their lengths first (`unpack`).
     @exclusivity(unchecked) var isPacked = false
+    /// Cells a packed node took in place (`insertPackedCell`): each copies the whole page, so
+    /// a node that takes many (a large transaction's index entries) is laid out instead, once.
+    @exclusivity(unchecked) var packedInserts = 0
     /// Where a packed node's page starts in its buffer: a removal moves whichever side of the
     /// removed cell is shorter, so the page's start moves too (0 when not packed).
     @exclusivity(unchecked) var origin = 0
@@ -62,8 +66,11 @@ final class Node {
     #endif
 
     static let initialCapacity = 8192
-    /// A packed leaf of more cells than this is laid out with their lengths before a removal.
-    static let packedRemovalLimit = 128
+    /// A packed leaf of more cells than this is laid out with their lengths before a removal or
+    /// an insertion (each moves every slot of a packed leaf).
+    static let packedEditLimit = 128
+    /// A packed node takes at most this many cells in place; the next one lays it out.
+    static let packedInsertLimit = 4
     /// The most bytes a node may take (slot offsets are 16 bits).
     static let largestCapacity = 1 << 16
     /// The most bytes a copied page may take once its prefix is put back into every key.

@@ -7,7 +7,8 @@ import StrataEngine
 // the store and the warm-up pass are not counted). The objects and records are the
 // benchmarks' own (`Dataset`, `StrataModel.Course`, `CourseCodec`).
 //
-// MODE: W1 (insert K objects and save), W3 (K point fetches by id), W4 (K fetchCounts),
+// MODE: W1 (insert K objects and save), W2 (K single-object durable saves into a fresh store,
+// each its own `save()`: callgrind counts a save's own work, not the time its fdatasync waits), W3 (K point fetches by id), W4 (K fetchCounts),
 // W5 (K sorted pages), W6 (upsert K objects, half existing), W7 (enumerate all K times),
 // W9 (delete the unpublished and save), E3 (scan the engine store K times, decoding records).
 // The object store holds 20,000 courses, the engine store 100,000 records, made on first use
@@ -40,8 +41,8 @@ enum Profile {
             print(folder + "/objects.strata", data.id(objectCount / 2).uuidString)
             return
         }
-        let usage = BenchError("usage: StrataBenchmarks profile W1|W3|W4|W5|W6|W7|W9|E3 [K] [FOLDER], or profile W8-store [FOLDER]")
-        guard let mode = arguments.first, ["W1", "W3", "W4", "W5", "W6", "W7", "W9", "E3"].contains(mode) else { throw usage }
+        let usage = BenchError("usage: StrataBenchmarks profile W1|W2|W3|W4|W5|W6|W7|W9|E3 [K] [FOLDER], or profile W8-store [FOLDER]")
+        guard let mode = arguments.first, ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W9", "E3"].contains(mode) else { throw usage }
         setup.mode = mode
         setup.k = arguments.count > 1 ? Int(arguments[1]) ?? 100 : 100
         let folder = arguments.count > 2 ? arguments[2] : "/tmp/strata-profile"
@@ -49,7 +50,7 @@ enum Profile {
         if mode == "E3" { try openEngine(folder + "/engine.strata") } else { try openObjects(folder, mode: mode) }
         // A first pass warms what the read workloads read (pages checked once per process,
         // the query cache), outside `profiledWorkload()`.
-        if ["W3", "W4", "W5", "W7", "E3"].contains(mode) { try workload() }
+        if ["W2", "W3", "W4", "W5", "W7", "E3"].contains(mode) { try workload() }
         try profiledWorkload()
         print(setup.sum)
     }
@@ -63,10 +64,10 @@ enum Profile {
             try context.save()
         }
         var path = stored
-        if ["W1", "W6", "W9"].contains(mode) {
+        if ["W1", "W2", "W6", "W9"].contains(mode) {
             path = folder + "/work.strata"
             removeStoreFiles(path)
-            if mode != "W1" { try fm.copyItem(atPath: stored, toPath: path) }
+            if mode != "W1" && mode != "W2" { try fm.copyItem(atPath: stored, toPath: path) }
         }
         setup.container = try ObjectStores.openContainer(path: path)
         setup.ids = (0..<objectCount).map(data.id)
@@ -96,6 +97,15 @@ enum Profile {
             let context = ModelContext(try container())
             for i in 0..<k { context.insert(StrataModel.Course(data.course(objectCount + i))) }
             try context.save()
+        case "W2":
+            // As W2's child: one object inserted and saved (durably, by default) at a time.
+            let context = ModelContext(try container())
+            let first = 10_000_000 + setup.sum
+            for i in 0..<k {
+                context.insert(StrataModel.Course(data.course(first + i)))
+                try context.save()
+            }
+            setup.sum += k
         case "W3":
             let context = ModelContext(try container())
             for j in 0..<k {
