@@ -226,4 +226,28 @@ import StrataTestSupport
         store = nil
         try check(try Store(path: dir.path(), options: StoreOptions()), "after a reopen")
     }
+
+    /// Rows appended one a transaction (as one-object saves append them) go into the last
+    /// leaf in place; when it passes the target, only the new row moves to a new leaf, as in a
+    /// load in key order, so the leaf left behind is full and the next commits write a short
+    /// one. A packed leaf measured once laid out (each cell's lengths counted too) was split in
+    /// the middle instead: half-full leaves behind, and each commit rewrote a leaf half as long
+    /// again (W2 wrote 18% more bytes a save).
+    @Test func aPackedLeafThatTookTheLastRowSplitsOffOnlyThatRow() throws {
+        let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
+        // 47 rows of 82 bytes: a packed page of 4015 bytes (85 a row), 4241 laid out; a 48th
+        // row passes 4096 packed, and the 47 left behind fit.
+        let value = [UInt8](repeating: 0x5A, count: 82)
+        for row in UInt64(1)...47 {
+            NodeInvariantTests.key(row).withUnsafeBytes { k in value.withUnsafeBytes { leaf.appendLeafCell(key: k, value: $0, flags: 0) } }
+        }
+        let packed = try NodeInvariantTests.copied(leaf)
+        try #require(packed.isPacked && packed.encodedSize <= 4096)
+        NodeInvariantTests.key(48).withUnsafeBytes { k in value.withUnsafeBytes { packed.insertLeafCell(at: 47, key: k, value: $0, flags: 0) } }
+        try #require(packed.isPacked && packed.encodedSize > 4096, "the 48th row goes in place and passes the target")
+        let (separator, right) = packed.splitOff(lastOnly: true, target: 4096)
+        #expect(packed.count == 47 && right.count == 1, "split \(packed.count) | \(right.count)")
+        #expect(separator == NodeInvariantTests.key(48))
+        #expect(packed.invariantViolations().isEmpty && right.invariantViolations().isEmpty)
+    }
 }
