@@ -197,11 +197,28 @@ struct PageView {
     /// (every cell before `low` is below it, every cell from `high` on above it).
     @inline(__always)
     private func binarySearch(_ wanted: UnsafeRawBufferPointer, _ low: Int, _ high: Int) -> (index: Int, found: Bool) {
+        if isPacked && shape == PageLayout.packedShapeFixedSuffix { return fixedSuffixSearch(wanted, low, high) }
         var low = low, high = high
         while low < high {
             let mid = (low + high) >> 1
             let c = compareBytes(suffix(mid), wanted)
             if c < 0 { low = mid + 1 } else if c > 0 { high = mid } else { return (mid, true) }
+        }
+        return (low, false)
+    }
+
+    /// `binarySearch` in a packed leaf whose suffixes are all `width` bytes (row leaves, unique
+    /// indexes): each probe reads its slot and compares in place, where the general one asks
+    /// the page's shape at every probe (a unique index's lookup, W3: about 50 instructions a
+    /// probe, 7 probes a leaf).
+    private func fixedSuffixSearch(_ wanted: UnsafeRawBufferPointer, _ low: Int, _ high: Int) -> (index: Int, found: Bool) {
+        var low = low, high = high
+        let w = width, slots = base + slotsStart
+        while low < high {
+            let mid = (low &+ high) >> 1
+            let offset = Int(UInt16(littleEndian: slots.loadUnaligned(fromByteOffset: 2 &* mid, as: UInt16.self))) & PageLayout.packedMaximumSize
+            let c = compareBytes(UnsafeRawBufferPointer(start: base + offset, count: w), wanted)
+            if c < 0 { low = mid &+ 1 } else if c > 0 { high = mid } else { return (mid, true) }
         }
         return (low, false)
     }
