@@ -10,6 +10,9 @@
 # Read it with `callgrind_annotate --inclusive=yes OUT | swift demangle --simplified`. Its call
 # counts include the warm-up pass (W3, W4, W5, W7, E3), which is not in its instructions.
 set -euo pipefail
+# Swift's hashing is seeded per process: a workload that hashes (a save's sets of identifiers)
+# then counts a percent or two differently from run to run. Seeded the same, counts repeat.
+export SWIFT_DETERMINISTIC_HASHING=1
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mode="${1:?usage: profile.sh MODE [K] [OUT]}"
 k="${2:-100}"
