@@ -256,6 +256,23 @@ func describe(_ transaction: DefaultHistoryTransaction) -> [String] {
         #expect(try anonymous.encode().withUnsafeBytes { try HistoryRecord(decoding: $0) }.author == nil)
     }
 
+    /// Names are found by comparing while few, and through a dictionary past
+    /// `HistoryRecord.listedNames`: a record naming more, and naming the first ones again after,
+    /// decodes to itself.
+    @Test func recordsOfManyNamesRoundTrip() throws {
+        var runs: [HistoryRecord.Run] = []
+        for round in 0..<3 {
+            for e in 0..<6 {
+                let attributes = (0..<(3 + e)).map { "p\(($0 * 5 + e + round) % 13)" }
+                runs.append(.init(kind: .update, entity: "E\(e)", firstRow: UInt64(100 * round + e + 1), count: 1, attributes: attributes, tombstones: []))
+                runs.append(.init(kind: .delete, entity: "E\((e + round) % 6)", firstRow: UInt64(1000 + 100 * round + e), count: 1, attributes: [],
+                                  tombstones: [[("p\(e)", [UInt8(e)]), ("p\(12 - e)", [])]]))
+            }
+        }
+        let record = HistoryRecord(timestamp: Date(timeIntervalSince1970: 1_800_000_000), author: nil, bundleIdentifier: "app", processIdentifier: "1", runs: runs)
+        #expect(try record.encode().withUnsafeBytes { try HistoryRecord(decoding: $0) } == record)
+    }
+
     /// A cut or damaged record is refused with an error, never a crash or a huge allocation.
     @Test func damagedRecordsAreRefused() throws {
         let bytes = Self.record.encode()

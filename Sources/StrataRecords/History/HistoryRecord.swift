@@ -78,15 +78,29 @@ package struct HistoryRecord: Sendable, Equatable {
 
     // MARK: Encoding
 
+    /// Names (of models and properties) an encoding looks up by comparing; more are hashed.
+    static let listedNames = 8
+
     package func encode() -> [UInt8] {
         var names: [String] = []
         var nameIndex: [String: Int] = [:]
         // Runs of one model follow each other: its name is looked up once, not hashed per run.
+        // A few names are found by comparing (a save of one model's objects hashed its name
+        // into a dictionary made for it, about 1,600 instructions of a one-object save, W2);
+        // the dictionary is made past `listedNames`.
         var last: (name: String, index: Int)?
         func index(_ name: String) -> Int {
             if let last, last.name == name { return last.index }
             let i: Int
-            if let known = nameIndex[name] { i = known } else {
+            if names.count <= HistoryRecord.listedNames {
+                i = names.firstIndex(of: name) ?? names.count
+                if i == names.count {
+                    names.append(name)
+                    if names.count > HistoryRecord.listedNames { for (j, n) in names.enumerated() { nameIndex[n] = j } }
+                }
+            } else if let known = nameIndex[name] {
+                i = known
+            } else {
                 i = names.count
                 nameIndex[name] = i
                 names.append(name)
