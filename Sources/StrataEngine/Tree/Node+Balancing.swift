@@ -6,21 +6,17 @@ extension Node {
     /// With `lastOnly` (a key appended at the end, as in a load in key order), only the last
     /// cell moves when the rest still fits `target`: the left node stays full, not half empty.
     func splitOff(lastOnly: Bool = false, target: Int = .max) -> (separator: [UInt8], right: Node) {
-        // Whether the rest fits without the last cell, in the layout the node has now: a packed
-        // node (which took cells in place) measured once laid out would count each cell's
-        // lengths too, and split a page in the middle where its packed rest fits.
-        let restFits: Bool
-        if isPacked {
-            let page = view
-            restFits = count >= 2 && page.slot(count - 1) - 2 <= target
-        } else {
-            restFits = count >= 2 && encodedSize - cellSize(count - 1) - 2 <= target
-        }
+        // Whether the rest fits without the last cell, measured in the layout the node has now:
+        // a packed node (which took cells in place) measured once laid out would count each
+        // cell's lengths too, and split a page in the middle where its packed rest fits. (A
+        // packed node's last cell starts where the rest ends.)
+        let restFits = lastOnly && count >= 2
+            && (isPacked ? view.slot(count - 1) : encodedSize - cellSize(count - 1)) - 2 <= target
         if isPacked { unpack() }
         var cut = 1
         var bytes = PageLayout.headerSize
         let half = encodedSize / 2
-        if lastOnly && restFits {
+        if restFits {
             cut = count - 1
         } else {
             while cut < count - 1 {

@@ -1,5 +1,6 @@
 // Removing a cell from a node: its slot closed, its bytes left as garbage; in a packed node
-// (few enough cells) closed up in place, so that the node stays packed.
+// (few enough cells) closed up in place, so that the node stays packed. Also the shift of many
+// slots at once, down here and up for a cell into a packed node or a copied page.
 
 extension Node {
     /// Removes cell `i`.
@@ -78,25 +79,37 @@ extension Node {
     /// removing a cell from an index leaf of a hundred cells.)
     @inline(__always)
     static func lowerSlots(_ p: UnsafeMutableRawPointer, count: Int, by delta: UInt16) {
+        shiftSlots(p, count: count, by: delta, down: true)
+    }
+
+    /// Adds `delta` to each of `count` slots at `p`, as `lowerSlots` subtracts: no slot passes
+    /// 16 bits, so none carries into the next.
+    @inline(__always)
+    static func raiseSlots(_ p: UnsafeMutableRawPointer, count: Int, by delta: UInt16) {
+        shiftSlots(p, count: count, by: delta, down: false)
+    }
+
+    @inline(__always)
+    private static func shiftSlots(_ p: UnsafeMutableRawPointer, count: Int, by delta: UInt16, down: Bool) {
         var j = 0
         #if _endian(little)
         // Eight at a time in a vector register, where slots are in memory order.
         let vector = SIMD8<UInt16>(repeating: delta)
         while j + 8 <= count {
             let slots = p.loadUnaligned(fromByteOffset: 2 * j, as: SIMD8<UInt16>.self)
-            p.storeBytes(of: slots &- vector, toByteOffset: 2 * j, as: SIMD8<UInt16>.self)
+            p.storeBytes(of: down ? slots &- vector : slots &+ vector, toByteOffset: 2 * j, as: SIMD8<UInt16>.self)
             j += 8
         }
         #endif
         let lanes = UInt64(delta) &* 0x0001_0001_0001_0001
         while j + 4 <= count {
             let word = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 2 * j, as: UInt64.self))
-            p.storeBytes(of: (word &- lanes).littleEndian, toByteOffset: 2 * j, as: UInt64.self)
+            p.storeBytes(of: (down ? word &- lanes : word &+ lanes).littleEndian, toByteOffset: 2 * j, as: UInt64.self)
             j += 4
         }
         while j < count {
             let raw = UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
-            p.storeBytes(of: (raw &- delta).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
+            p.storeBytes(of: (down ? raw &- delta : raw &+ delta).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
             j += 1
         }
     }

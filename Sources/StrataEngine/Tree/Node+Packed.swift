@@ -111,30 +111,4 @@ extension Node {
         packedInserts += 1
         return true
     }
-
-    /// Adds `delta` to each of `count` little-endian u16 slots at `p`, eight or four at a time
-    /// (`lowerSlots`' converse): no slot passes 16 bits, so none carries into the next.
-    @inline(__always)
-    static func raiseSlots(_ p: UnsafeMutableRawPointer, count: Int, by delta: UInt16) {
-        var j = 0
-        #if _endian(little)
-        let vector = SIMD8<UInt16>(repeating: delta)
-        while j + 8 <= count {
-            let slots = p.loadUnaligned(fromByteOffset: 2 * j, as: SIMD8<UInt16>.self)
-            p.storeBytes(of: slots &+ vector, toByteOffset: 2 * j, as: SIMD8<UInt16>.self)
-            j += 8
-        }
-        #endif
-        let lanes = UInt64(delta) &* 0x0001_0001_0001_0001
-        while j + 4 <= count {
-            let word = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 2 * j, as: UInt64.self))
-            p.storeBytes(of: (word &+ lanes).littleEndian, toByteOffset: 2 * j, as: UInt64.self)
-            j += 4
-        }
-        while j < count {
-            let raw = UInt16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * j, as: UInt16.self))
-            p.storeBytes(of: (raw &+ delta).littleEndian, toByteOffset: 2 * j, as: UInt16.self)
-            j += 1
-        }
-    }
 }
