@@ -61,23 +61,27 @@ import StrataTestSupport
         return found.count == model.count && found.allSatisfy { key, cell in model[key].map { $0.0 == cell.0 && $0.1 == cell.1 } == true }
     }
 
+    /// A new leaf of `count` cells of `shape` (fewer if a key repeats), the lowest suffix
+    /// starting 00 and the highest FF, each also put in `model`; flags random or 0.
+    static func leaf(_ shape: Shape, cells count: Int, randomFlags: Bool, _ g: inout SeededGenerator,
+                     _ model: inout [[UInt8]: ([UInt8], UInt8)]) -> Node {
+        let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
+        for n in 0..<count {
+            let (suffix, value) = shape.cell(&g, firstByte: n == 0 ? 0x00 : n == 1 ? 0xFF : nil)
+            let key = prefix + suffix
+            guard model[key] == nil else { continue }
+            let flags = randomFlags ? UInt8.random(in: 0...3, using: &g) : 0
+            model[key] = (value, flags)
+            key.withUnsafeBytes { k in value.withUnsafeBytes { leaf.insertLeafCell(at: leaf.view.search(k).index, key: k, value: $0, flags: flags) } }
+        }
+        return leaf
+    }
+
     @Test(arguments: Shape.allCases)
     func aPackedLeafTakesCellsThatFitInPlace(_ shape: Shape) throws {
         var g = SeededGenerator(seed: 0x5EED + UInt64(shape.expected))
         var model: [[UInt8]: ([UInt8], UInt8)] = [:]
-        let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
-        // Twenty cells, the lowest suffix starting 00 and the highest FF.
-        for n in 0..<20 {
-            let (suffix, value) = shape.cell(&g, firstByte: n == 0 ? 0x00 : n == 1 ? 0xFF : nil)
-            let key = Self.prefix + suffix
-            guard model[key] == nil else { continue }
-            let flags = UInt8.random(in: 0...3, using: &g)
-            model[key] = (value, flags)
-            key.withUnsafeBytes { k in
-                let (i, _) = leaf.view.search(k)
-                value.withUnsafeBytes { leaf.insertLeafCell(at: i, key: k, value: $0, flags: flags) }
-            }
-        }
+        let leaf = Self.leaf(shape, cells: 20, randomFlags: true, &g, &model)
         var packed = try NodeInvariantTests.copied(leaf)
         try #require(packed.isPacked && packed.view.shape == shape.expected && packed.prefixLength == 2)
         // Inserts that fit, until the leaf holds `packedEditLimit` cells: first, last, anywhere;
@@ -143,14 +147,7 @@ import StrataTestSupport
         }
         for misfit in misfits {
             var model: [[UInt8]: ([UInt8], UInt8)] = [:]
-            let leaf = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
-            for n in 0..<12 {
-                let (suffix, value) = shape.cell(&g, firstByte: n == 0 ? 0x00 : n == 1 ? 0xFF : nil)
-                let key = Self.prefix + suffix
-                guard model[key] == nil else { continue }
-                model[key] = (value, 0)
-                key.withUnsafeBytes { k in value.withUnsafeBytes { leaf.insertLeafCell(at: leaf.view.search(k).index, key: k, value: $0, flags: 0) } }
-            }
+            let leaf = Self.leaf(shape, cells: 12, randomFlags: false, &g, &model)
             let packed = try NodeInvariantTests.copied(leaf)
             try #require(packed.isPacked && packed.view.shape == shape.expected)
             model[misfit.key] = (misfit.value, 1)
