@@ -187,24 +187,7 @@ import StrataTestSupport
         var odd = Array(stride(from: RowID(1), through: 1199, by: 2))
         odd.shuffle(using: &g)
         func check(_ store: Store, _ when: String) throws {
-            try store.read { tx throws in
-                var rows: [RowID] = []
-                var cursor = try tx.rows(in: c)
-                while let (row, record) = try cursor.next() {
-                    rows.append(row)
-                    #expect(record == model[row]?.record, "\(when): row \(row)")
-                }
-                #expect(rows == model.keys.sorted(), "\(when)")
-                for (row, m) in model { #expect(try tx.lookup(KeyEncoding.encode(m.name), in: byName) == row, "\(when): \(m.name)") }
-                var grouped = 0
-                var entries = try tx.entries(in: byGroup)
-                while let (key, row) = try entries.next() {
-                    grouped += 1
-                    #expect(model[row].map { KeyEncoding.encode($0.group) == key } == true, "\(when): row \(row) in group index")
-                }
-                #expect(grouped == model.count, "\(when)")
-            }
-            #expect(try store.verify(indexKeys: { _, row, _ in keys(row) }).isClean, "\(when)")
+            try PackedLeafTests.check(store, c, byName: byName, byGroup: byGroup, model, keys, when)
         }
         for (n, row) in odd.prefix(400).enumerated() {
             let saved = model

@@ -64,27 +64,31 @@ import StrataTestSupport
             } catch is CancellationError {
                 model = saved
             }
-            try store.read { tx throws in
-                var rows: [RowID] = []
-                var cursor = try tx.rows(in: c)
-                while let (row, record) = try cursor.next() {
-                    rows.append(row)
-                    #expect(record == model[row]?.record, "seed \(seed) round \(round) row \(row)")
-                }
-                #expect(rows == model.keys.sorted(), "seed \(seed) round \(round)")
-                for (row, m) in model {
-                    #expect(try tx.lookup(KeyEncoding.encode(m.name), in: byName) == row)
-                }
-                var grouped = 0
-                var entries = try tx.entries(in: byGroup)
-                while let (key, row) = try entries.next() {
-                    grouped += 1
-                    #expect(model[row].map { KeyEncoding.encode($0.group) == key } == true)
-                }
-                #expect(grouped == model.count)
-            }
-            let keysOf: RecordIndexKeys = { _, row, _ in keys(row) }
-            #expect(try store.verify(indexKeys: keysOf).isClean, "seed \(seed) round \(round)")
+            try Self.check(store, c, byName: byName, byGroup: byGroup, model, keys, "seed \(seed) round \(round)")
         }
+    }
+
+    /// The store holds `model`'s rows in row order, its names in the unique index, its groups
+    /// in the group index, and `verify` finds it clean (`keys`: each row's index keys).
+    static func check(_ store: Store, _ c: CollectionID, byName: IndexID, byGroup: IndexID,
+                      _ model: [RowID: (name: String, group: Int, record: [UInt8])], _ keys: @escaping (RowID) -> [IndexKey], _ when: String) throws {
+        try store.read { tx throws in
+            var rows: [RowID] = []
+            var cursor = try tx.rows(in: c)
+            while let (row, record) = try cursor.next() {
+                rows.append(row)
+                #expect(record == model[row]?.record, "\(when): row \(row)")
+            }
+            #expect(rows == model.keys.sorted(), "\(when)")
+            for (row, m) in model { #expect(try tx.lookup(KeyEncoding.encode(m.name), in: byName) == row, "\(when): \(m.name)") }
+            var grouped = 0
+            var entries = try tx.entries(in: byGroup)
+            while let (key, row) = try entries.next() {
+                grouped += 1
+                #expect(model[row].map { KeyEncoding.encode($0.group) == key } == true, "\(when): row \(row) in the group index")
+            }
+            #expect(grouped == model.count, "\(when)")
+        }
+        #expect(try store.verify(indexKeys: { _, row, _ in keys(row) }).isClean, "\(when)")
     }
 }
