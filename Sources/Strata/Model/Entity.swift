@@ -387,20 +387,32 @@ final class Entity: @unchecked Sendable {
     /// encoded values, or their long form when longer than 2016 bytes
     /// (`KeyEncoding.storedForm`, Docs/FileFormat.md, "Long index keys").
     func key(of group: [Int], object: AnyObject) -> [UInt8] {
-        var key = exactKey(of: group, object: object)
-        KeyEncoding.makeStoredForm(&key)
+        var key: [UInt8] = []
+        self.key(of: group, object: object, into: &key)
         return key
+    }
+
+    /// `key(of:object:)` into `key`, which keeps its memory.
+    func key(of group: [Int], object: AnyObject, into key: inout [UInt8]) {
+        exactKey(of: group, object: object, into: &key)
+        KeyEncoding.makeStoredForm(&key)
     }
 
     /// The encoded values of a group of properties for an object, however long: what a long
     /// key's form stands for, compared where two objects or rows must hold the same values.
     func exactKey(of group: [Int], object: AnyObject) -> [UInt8] {
         var key: [UInt8] = []
+        exactKey(of: group, object: object, into: &key)
+        return key
+    }
+
+    /// `exactKey(of:object:)` into `key`, which keeps its memory.
+    func exactKey(of group: [Int], object: AnyObject, into key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
         // Room for a UUID's or a number's key at once: a key grown from empty by appends was
         // allocated twice (a save computes two keys per object and index).
-        key.reserveCapacity(Entity.keyCapacity)
+        if key.capacity < Entity.keyCapacity { key.reserveCapacity(Entity.keyCapacity) }
         for p in group { properties[p].appendKey(of: object, to: &key) }
-        return key
     }
 
     /// The index key of a group of properties for a stored record (as the index holds it).

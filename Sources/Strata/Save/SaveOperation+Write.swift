@@ -158,7 +158,10 @@ extension SaveOperation {
     /// index and is given none, old or new: each object's keys were made and dropped (1% of a
     /// 20k-object upsert's CPU on PostgreSQL, W6).
     private func indexKeys(of object: AnyObject, _ table: Table, _ store: StoreWork) -> [IndexKey] {
-        store.handle.custom == nil ? table.indexKeys(for: object) : []
+        guard store.handle.custom == nil else { return [] }
+        // Made in the arrays of the last object's keys, which its write has let go of.
+        table.indexKeys(for: object, into: &keyScratch)
+        return keyScratch
     }
 
     /// The index keys of the record an update replaces (`old`), likewise none for a custom store.

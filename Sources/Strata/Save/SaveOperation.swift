@@ -26,6 +26,9 @@ final class SaveOperation {
     @exclusivity(unchecked) var stores: [StoreWork]
     /// What prepare changed in memory (delete rules, upserts), undone newest first on failure.
     @exclusivity(unchecked) var undo: [() -> Void] = []
+    /// The arrays `indexKeys(of:_:_:)` makes each object's index keys in, kept from object to
+    /// object (SaveOperation+Write.swift).
+    @exclusivity(unchecked) var keyScratch: [IndexKey] = []
     /// Rows being deleted, by model (objects' rows and rows of rules and `delete(model:where:)`).
     @exclusivity(unchecked) var deleting: [ObjectIdentifier: RowSet] = [:]
     /// Deleted registered objects (rules add to them), and the inserts as the save found them.

@@ -16,17 +16,30 @@ extension Table {
     @inline(__always)
     var entity: Entity { unsafeDowncast(owner, to: Entity.self) }
 
-    /// The index keys of an object's values.
-    func indexKeys(for object: AnyObject) -> [IndexKey] {
-        guard hasIndexes else { return [] }
+    /// The index keys of an object's values, unique indexes first, made in `keys`, whose
+    /// arrays it reuses: a save computes the keys of object after object without allocating
+    /// the list and an array per key for each (W1, W6; Docs/Benchmarks.md, "Costs").
+    func indexKeys(for object: AnyObject, into keys: inout [IndexKey]) {
+        if !hasShape(keys) { keys = emptyKeys() }
+        for i in keyGroups.indices { entity.key(of: keyGroups[i], object: object, into: &keys[i].key) }
+    }
+
+    /// A key of each index, without bytes, for `indexKeys(for:into:)` to fill.
+    private func emptyKeys() -> [IndexKey] {
         var keys: [IndexKey] = []
-        keys.reserveCapacity(uniqueIndexes.count + indexes.count)
-        for (group, id) in zip(entity.uniqueGroups, uniqueIndexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
-        for (group, id) in zip(entity.indexGroups, indexes) { keys.append(IndexKey(id, entity.key(of: group, object: object))) }
+        keys.reserveCapacity(keyIndexes.count)
+        for index in keyIndexes { keys.append(IndexKey(index, [])) }
         return keys
     }
 
-    /// The index keys of a stored record, computed from its fields as `indexKeys(for:)`
+    /// Whether `keys` holds a key of each of the table's indexes, in order.
+    private func hasShape(_ keys: [IndexKey]) -> Bool {
+        guard keys.count == keyIndexes.count else { return false }
+        for i in keys.indices where keys[i].index != keyIndexes[i] { return false }
+        return true
+    }
+
+    /// The index keys of a stored record, computed from its fields as `indexKeys(for:into:)`
     /// computes them from an object: the keys the row was saved with, which the storage needs
     /// to update or delete it.
     func indexKeys(of view: RecordView) throws -> [IndexKey] {
@@ -38,9 +51,7 @@ extension Table {
     /// `indexKeys(of:)` into `keys`, reusing its arrays: a deletion computes the keys of row
     /// after row, without allocating three arrays for each (Docs/Benchmarks.md, "Costs").
     func indexKeys(of view: RecordView, into keys: inout [IndexKey]) throws {
-        if keys.count != keyIndexes.count || !zip(keys, keyIndexes).allSatisfy({ $0.index == $1 }) {
-            keys = keyIndexes.map { IndexKey($0, []) }
-        }
+        if !hasShape(keys) { keys = emptyKeys() }
         for i in keyGroups.indices { try entity.key(of: keyGroups[i], view: view, into: &keys[i].key) }
     }
 

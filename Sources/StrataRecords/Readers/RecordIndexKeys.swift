@@ -4,7 +4,7 @@ import StrataEngine
 // The index keys of a record, computed from the schema stored in the store (without the model
 // classes): what `strata verify` gives `Store.verify(indexKeys:)` so that it checks every index
 // entry against its row. The engine does not keep a row's keys; this computes them as
-// `Table.indexKeys(for:)` does from an object (`IndexKeyMaker`).
+// `Table.indexKeys(for:into:)` does from an object (`IndexKeyMaker`).
 
 extension StoredModelSchema {
     /// A `RecordIndexKeys` for the stores `tx` reads: for a record of an entity the schema
