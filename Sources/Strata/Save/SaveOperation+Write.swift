@@ -243,8 +243,10 @@ extension SaveOperation {
     }
 
     private func encode(_ object: AnyObject, table: Table) throws -> [UInt8] {
+        // Made in the last object's record, which its write has let go of (the engine copies it).
         try RecordLayout.encode(object, entity: table.entity, layoutVersion: table.layouts.currentVersion,
-                                RecordEncoding(movedRows: movedRows, blobs: blobs[ObjectIdentifier(object)] ?? [:]))
+                                RecordEncoding(movedRows: movedRows, blobs: blobs[ObjectIdentifier(object)] ?? [:]), into: &recordScratch)
+        return recordScratch
     }
 
     private func put(_ record: [UInt8], of object: AnyObject, row: RowID, keys: [IndexKey], previous: [IndexKey], table: Table, writer: any StorageWriter) throws {

@@ -29,6 +29,8 @@ final class SaveOperation {
     /// The arrays `indexKeys(of:_:_:)` makes each object's index keys in, kept from object to
     /// object (SaveOperation+Write.swift).
     @exclusivity(unchecked) var keyScratch: [IndexKey] = []
+    /// The array `encode(_:table:)` makes each object's record in, likewise.
+    @exclusivity(unchecked) var recordScratch: [UInt8] = []
     /// Rows being deleted, by model (objects' rows and rows of rules and `delete(model:where:)`).
     @exclusivity(unchecked) var deleting: [ObjectIdentifier: RowSet] = [:]
     /// Deleted registered objects (rules add to them), and the inserts as the save found them.
