@@ -412,7 +412,10 @@ final class Entity: @unchecked Sendable {
         // Room for a UUID's or a number's key at once: a key grown from empty by appends was
         // allocated twice (a save computes two keys per object and index).
         if key.capacity < Entity.keyCapacity { key.reserveCapacity(Entity.keyCapacity) }
-        for p in group { properties[p].appendKey(of: object, to: &key) }
+        // (The properties lent: the entity holds them.)
+        properties.withUnsafeBufferPointer { properties in
+            for p in group { Unmanaged.passUnretained(properties[p])._withUnsafeGuaranteedRef { $0.appendKey(of: object, to: &key) } }
+        }
     }
 
     /// The index key of a group of properties for a stored record (as the index holds it).

@@ -21,7 +21,12 @@ extension Table {
     /// the list and an array per key for each (W1, W6; Docs/Benchmarks.md, "Costs").
     func indexKeys(for object: AnyObject, into keys: inout [IndexKey]) {
         if !hasShape(keys) { keys = emptyKeys() }
-        for i in keyGroups.indices { entity.key(of: keyGroups[i], object: object, into: &keys[i].key) }
+        // (The entity and the groups lent: the table holds them.)
+        Unmanaged.passUnretained(entity)._withUnsafeGuaranteedRef { entity in
+            keyGroups.withUnsafeBufferPointer { groups in
+                for i in groups.indices { entity.key(of: groups[i], object: object, into: &keys[i].key) }
+            }
+        }
     }
 
     /// A key of each index, without bytes, for `indexKeys(for:into:)` to fill.
