@@ -82,6 +82,8 @@ extension SaveOperation {
 
     /// Deletes every row being deleted, with the index keys and blobs its record has.
     private func writeDeletions() throws {
+        // (Most saves delete nothing: no map of the models made for them.)
+        guard !deleting.isEmpty else { return }
         let entities = modelEntities()
         saved.deleted.reserveCapacity(deleting.values.reduce(0) { $0 + $1.count })
         for (model, rows) in deleting {

@@ -101,6 +101,11 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
     @exclusivity(unchecked) private var buffer: [UInt8] = []
     @exclusivity(unchecked) private var body = StreamingChecksum()
     static let flushThreshold = 1 << 20
+    /// Node buffers the last write transaction let go of, for the next one (`DirtyBudget`):
+    /// a commit of a few rows changes a handful of nodes, each a `malloc` and a `free` before
+    /// (W2). At most `keptSpares` of `Node.initialCapacity` bytes.
+    @exclusivity(unchecked) private var spares: [UnsafeMutableRawPointer] = []
+    static let keptSpares = 16
 
     init(file: StoreFile, committedEnd: UInt64, syncedEnd: UInt64) {
         self.file = file
@@ -109,6 +114,20 @@ final class AppendWriter: @unchecked Sendable {  // used only by the holder of S
         self.fileEnd = committedEnd
         self.syncedEnd = syncedEnd
         buffer.reserveCapacity(AppendWriter.flushThreshold)
+    }
+
+    deinit { for spare in spares { spare.deallocate() } }
+
+    /// The spare node buffers, taken (a transaction's budget holds them meanwhile).
+    func takeSpares() -> [UnsafeMutableRawPointer] {
+        defer { spares = [] }
+        return spares
+    }
+
+    /// Keeps a finished transaction's spare node buffers (at most `keptSpares`).
+    func keepSpares(of budget: DirtyBudget) {
+        let kept = budget.takeSpares(keeping: AppendWriter.keptSpares - spares.count)
+        if spares.isEmpty { spares = kept } else { spares += kept }
     }
 
     var end: UInt64 { flushedEnd + UInt64(buffer.count) }

@@ -17,7 +17,10 @@ extension WriteTransaction {
     public func commit() throws {
         try checkOpen()
         finished = true
-        defer { store.endWriting() }
+        defer {
+            writer.keepSpares(of: budget)
+            store.endWriting()
+        }
         let durable = store.options.durability == .full
         let sequence = try nextSequence()
         let snapshot: Snapshot
@@ -141,7 +144,10 @@ extension WriteTransaction {
     public func rollback() {
         guard !finished else { return }
         finished = true
-        defer { store.endWriting() }
+        defer {
+            writer.keepSpares(of: budget)
+            store.endWriting()
+        }
         trees.removeAll()
         pending.removeAll()
         do { try writer.discard() } catch {

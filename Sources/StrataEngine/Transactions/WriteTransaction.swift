@@ -28,7 +28,7 @@ public final class WriteTransaction: ReadTransaction {
     init(store: Store, snapshot: Snapshot, writer: AppendWriter) {
         self.store = store
         self.writer = writer
-        self.budget = DirtyBudget(limit: Swift.max(store.options.cacheSize, 32 << 10))
+        self.budget = DirtyBudget(limit: Swift.max(store.options.cacheSize, 32 << 10), spares: writer.takeSpares())
         super.init(store: store, snapshot: snapshot, writer: writer)
     }
 

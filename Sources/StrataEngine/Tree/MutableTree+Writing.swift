@@ -32,6 +32,9 @@ extension MutableTree {
             writtenBytes += UInt64(scratch.count)
             offset = try writer.appendAligned(scratch)
         }
+        // (Room for a small commit's pages at once: grown from empty, the list was reallocated
+        // at its first, second and third page, in each tree a commit writes.)
+        if writtenPages.capacity == 0 { writtenPages.reserveCapacity(8) }
         writtenPages.append(offset)
         return offset
     }
