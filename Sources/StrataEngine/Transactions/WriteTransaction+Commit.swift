@@ -58,7 +58,7 @@ extension WriteTransaction {
     /// Writes every changed tree and puts its root and sizes in the catalog.
     private func writeTrees() throws {
         for (id, tree) in trees.all {
-            let root = try tree.write(into: writer, scratch: &scratch)
+            let root = try tree.write(into: writer, scratch: &scratch, pages: &writtenPages)
             let delta = Int64(clamping: tree.writtenBytes) - Int64(clamping: tree.supersededBytes) + frameBytes[id, default: 0]
             func adjusted(_ bytes: UInt64) -> UInt64 { delta >= 0 ? bytes &+ UInt64(delta) : bytes - Swift.min(bytes, UInt64(-delta)) }
             switch id {
@@ -117,7 +117,7 @@ extension WriteTransaction {
     /// This process wrote these pages from memory: it knows they are what it wrote, so its
     /// readers need not check them again (other processes do).
     private func trustWrittenPages(in map: MappedFile) {
-        for tree in trees.values { for page in tree.writtenPages where page < UInt64(map.count) { map.verified.insert(page) } }
+        for page in writtenPages where page < UInt64(map.count) { map.verified.insert(page) }
     }
 
     /// A failed commit loses the transaction: the store is marked failed (its next write

@@ -24,6 +24,9 @@ public final class WriteTransaction: ReadTransaction {
     @exclusivity(unchecked) private(set) var deletedBlobs: [UInt64] = []
     /// The buffer each changed page is encoded into before it is written.
     @exclusivity(unchecked) var scratch: [UInt8] = []
+    /// Where the pages this transaction wrote lie, every tree's in one list (a list per tree
+    /// grew from empty in each: W2).
+    @exclusivity(unchecked) var writtenPages: [UInt64] = []
 
     init(store: Store, snapshot: Snapshot, writer: AppendWriter) {
         self.store = store
@@ -93,7 +96,7 @@ public final class WriteTransaction: ReadTransaction {
         }
         guard budget.isExceeded else { return }
         try appending("writing pages out") {
-            for tree in trees.values where tree.isDirty { _ = try tree.write(into: writer, scratch: &scratch) }
+            for tree in trees.values where tree.isDirty { _ = try tree.write(into: writer, scratch: &scratch, pages: &writtenPages) }
             try writer.flush()
             try pages.follow(writer)
         }

@@ -4,23 +4,24 @@
 extension MutableTree {
     /// Writes every node, children first, and returns the root page (0 for an empty tree).
     /// The tree then holds written pages only.
-    func write(into writer: AppendWriter, scratch: inout [UInt8]) throws -> UInt64 {
+    /// `pages` gets the offset of each page written.
+    func write(into writer: AppendWriter, scratch: inout [UInt8], pages: inout [UInt64]) throws -> UInt64 {
         forgetFinger()
         guard let root else { return 0 }
         switch root {
         case .page(let offset): return offset
         case .node(let node):
             version += 1
-            let offset = try write(node, into: writer, scratch: &scratch)
+            let offset = try write(node, into: writer, scratch: &scratch, pages: &pages)
             self.root = .page(offset)
             return offset
         }
     }
 
-    private func write(_ node: Node, into writer: AppendWriter, scratch: inout [UInt8]) throws -> UInt64 {
+    private func write(_ node: Node, into writer: AppendWriter, scratch: inout [UInt8], pages: inout [UInt64]) throws -> UInt64 {
         if !node.isLeaf {
             for i in 0..<node.count {
-                if let child = node.children[i] { node.setChild(i, to: try write(child, into: writer, scratch: &scratch)) }
+                if let child = node.children[i] { node.setChild(i, to: try write(child, into: writer, scratch: &scratch, pages: &pages)) }
             }
         }
         let offset: UInt64
@@ -32,10 +33,7 @@ extension MutableTree {
             writtenBytes += UInt64(scratch.count)
             offset = try writer.appendAligned(scratch)
         }
-        // (Room for a small commit's pages at once: grown from empty, the list was reallocated
-        // at its first, second and third page, in each tree a commit writes.)
-        if writtenPages.capacity == 0 { writtenPages.reserveCapacity(8) }
-        writtenPages.append(offset)
+        pages.append(offset)
         return offset
     }
 }

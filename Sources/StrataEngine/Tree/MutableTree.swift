@@ -18,8 +18,6 @@ final class MutableTree {
     @exclusivity(unchecked) var writtenBytes: UInt64 = 0
     /// Counts changes, so that a cursor can tell the tree changed under it.
     @exclusivity(unchecked) var version = 0
-    /// Where the pages `write(into:)` wrote lie.
-    @exclusivity(unchecked) var writtenPages: [UInt64] = []
 
     /// A node splits when its page would pass this size.
     let targetSize: Int
