@@ -14,6 +14,8 @@ final class HistoryRecorder {
     @exclusivity(unchecked) private var openFirst: RowID = 0
     @exclusivity(unchecked) private var openEnd: RowID = 0
     @exclusivity(unchecked) private var openAttributes: [String] = []
+    /// The open update run's changed properties, by index (`openAttributes` are their names).
+    @exclusivity(unchecked) private var openChanged = PropertyBits()
     @exclusivity(unchecked) private var openTombstones: [[(name: String, bytes: [UInt8])]] = []
     let retention: HistoryRetention
 
@@ -36,9 +38,12 @@ final class HistoryRecorder {
         open(.insert, entity, row, attributes: [], tombstone: nil)
     }
 
-    func update(_ entity: Entity, _ row: RowID, attributes: [String]) {
-        if extends(.update, entity, row) && openAttributes == attributes { return openEnd += 1 }
-        open(.update, entity, row, attributes: attributes, tombstone: nil)
+    /// An updated row, and the indexes of the properties it changed. (Names are made only for
+    /// a run that opens: an upsert made a list of names per row, W6.)
+    func update(_ entity: Entity, _ row: RowID, changed: PropertyBits) {
+        if extends(.update, entity, row) && openChanged == changed { return openEnd += 1 }
+        open(.update, entity, row, attributes: changed.indexes.map { entity.properties[$0].name }, tombstone: nil)
+        openChanged = changed
     }
 
     /// Room for `rows` more rows' runs (each may be a run of its own): a large deletion's runs,

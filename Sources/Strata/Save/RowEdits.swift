@@ -60,8 +60,9 @@ extension SaveOperation {
             if deleting[ObjectIdentifier(edit.entity)]?.contains(edit.row) == true { continue }
             let (writer, table) = try writer(for: edit.entity)
             try edit.apply(writer, table)
-            location(edit.entity)?.store.history?.update(edit.entity, edit.row,
-                                                          attributes: edit.removals.keys.sorted().map { edit.entity.properties[$0].name })
+            var changed = PropertyBits()
+            for index in edit.removals.keys { changed.insert(index) }
+            location(edit.entity)?.store.history?.update(edit.entity, edit.row, changed: changed)
         }
     }
 }

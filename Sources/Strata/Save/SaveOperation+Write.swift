@@ -153,7 +153,7 @@ extension SaveOperation {
             return vanished.append(store.handle.identifier(backing.entity, backing.rowID))
         }
         if let held { throw uniqueViolation(held, table: table, object: object) }
-        store.history?.update(backing.entity, backing.rowID, attributes: backing.changedProperties.indexes.map { backing.entity.properties[$0].name })
+        store.history?.update(backing.entity, backing.rowID, changed: backing.changedProperties)
     }
 
     /// An object's index keys, for the engine's writer. A custom store's (the bridge's) keeps no
@@ -216,7 +216,7 @@ extension SaveOperation {
         let history = store.history
         let reads = table.hasIndexes || !entity.externals.isEmpty || history != nil
         var stored = StoredRow.none
-        var changed: [String]?
+        var changed: PropertyBits?
         var existed = false
         let conflict = try record.withUnsafeBytes { bytes in
             let new = reads ? try RecordView(bytes) : nil
@@ -230,17 +230,17 @@ extension SaveOperation {
             }
         }
         if let conflict { throw uniqueViolation(conflict, table: table, object: object) }
-        if let changed { history?.update(entity, row, attributes: changed) }
+        if let changed { history?.update(entity, row, changed: changed) }
         // The row of an earlier insert of this save that this one took the place of (and that
         // was not written): this insert is the object's insert.
         if !existed { history?.insert(entity, row) }
         for blob in stored.blobs { try? writer.deleteBlob(BlobID(rawValue: blob)) }
     }
 
-    /// The names of the attributes whose stored bytes differ between two records.
-    private static func changedAttributes(of entity: Entity, from old: RecordView, to new: RecordView) throws -> [String] {
-        var changed: [String] = []
-        for index in entity.inlineFields where !sameBytes(try old.field(index), try new.field(index)) { changed.append(entity.properties[index].name) }
+    /// The attributes whose stored bytes differ between two records, by property index.
+    private static func changedAttributes(of entity: Entity, from old: RecordView, to new: RecordView) throws -> PropertyBits {
+        var changed = PropertyBits()
+        for index in entity.inlineFields where !sameBytes(try old.field(index), try new.field(index)) { changed.insert(index) }
         return changed
     }
 
