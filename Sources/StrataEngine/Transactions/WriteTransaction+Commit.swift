@@ -57,6 +57,9 @@ extension WriteTransaction {
 
     /// Writes every changed tree and puts its root and sizes in the catalog.
     private func writeTrees() throws {
+        // (Room for a small commit's pages at once: grown from empty, the list was reallocated
+        // at its first, second, fourth and eighth page.)
+        if writtenPages.capacity < 16 { writtenPages.reserveCapacity(16) }
         for (id, tree) in trees.all {
             let root = try tree.write(into: writer, scratch: &scratch, pages: &writtenPages)
             let delta = Int64(clamping: tree.writtenBytes) - Int64(clamping: tree.supersededBytes) + frameBytes[id, default: 0]

@@ -142,13 +142,19 @@ package struct HistoryRecord: Sendable, Equatable {
         Self.appendString(processIdentifier, to: &bytes)
         Varint.append(names.count, to: &bytes)
         for name in names { Self.appendString(name, to: &bytes) }
-        return bytes + body
+        // (Appended to the header's array, which has room for it: `bytes + body` made a third.)
+        bytes += body
+        return bytes
     }
 
+    /// A string's length (plus one when `shifted`, so that 0 can mean none) and its UTF-8
+    /// bytes, copied where they lie (an array of them was made for each string of each save).
     private static func appendString(_ string: String, to bytes: inout [UInt8], shifted: Bool = false) {
-        let utf8 = Array(string.utf8)
-        Varint.append(utf8.count + (shifted ? 1 : 0), to: &bytes)
-        bytes += utf8
+        var string = string
+        string.withUTF8 { utf8 in
+            Varint.append(utf8.count + (shifted ? 1 : 0), to: &bytes)
+            bytes.append(contentsOf: utf8)
+        }
     }
 
     // MARK: Decoding
