@@ -36,10 +36,16 @@ struct OrderedObjects {
 
     func contains(_ object: AnyObject) -> Bool { positions[ObjectKey(object)] != nil }
 
+    /// Empties the list; a small one keeps its memory for the next objects (a loop of one
+    /// insert and one save made the list and its map anew each time, W2), a large one lets go.
     mutating func removeAll() {
-        slots.removeAll()
-        positions.removeAll()
+        let keeps = slots.capacity <= OrderedObjects.keptCapacity && positions.capacity <= OrderedObjects.keptCapacity
+        slots.removeAll(keepingCapacity: keeps)
+        positions.removeAll(keepingCapacity: keeps)
     }
+
+    /// The most room (in objects) `removeAll` keeps.
+    static let keptCapacity = 64
 }
 
 /// An object's identity as a dictionary key, hashed with one multiplication of its address:

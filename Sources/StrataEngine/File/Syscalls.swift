@@ -132,7 +132,9 @@ enum Syscalls {
     /// What `stat` tells of the file at `path`; nil when there is none.
     static func status(_ path: String) throws(SystemError) -> FileStatus? {
         var info = stat()
-        if stat(path, &info) == 0 { return status(info) }
+        // (`withCString` lends a native string's own bytes; passed as an argument, the path
+        // was copied into an array for each call: every write transaction checks its path.)
+        if path.withCString({ stat($0, &info) }) == 0 { return status(info) }
         let code = errno
         if code == ENOENT || code == ENOTDIR { return nil }
         throw SystemError(call: "stat", path: path, errno: code)
