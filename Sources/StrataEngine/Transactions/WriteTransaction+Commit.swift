@@ -17,10 +17,7 @@ extension WriteTransaction {
     public func commit() throws {
         try checkOpen()
         finished = true
-        defer {
-            writer.keepSpares(of: budget)
-            store.endWriting()
-        }
+        defer { endTurn() }
         let durable = store.options.durability == .full
         let sequence = try nextSequence()
         let snapshot: Snapshot
@@ -143,14 +140,18 @@ extension WriteTransaction {
         store.retireBlobs(deletedBlobs, deletedBy: snapshot.sequence, durable: durable)
     }
 
+    /// Ends this writer's turn: the budget's spare node buffers go back to the store's writer
+    /// for the next transaction, and the next writer may begin.
+    private func endTurn() {
+        writer.keepSpares(of: budget)
+        store.endWriting()
+    }
+
     /// Drops every change of this transaction.
     public func rollback() {
         guard !finished else { return }
         finished = true
-        defer {
-            writer.keepSpares(of: budget)
-            store.endWriting()
-        }
+        defer { endTurn() }
         trees.removeAll()
         pending.removeAll()
         do { try writer.discard() } catch {
