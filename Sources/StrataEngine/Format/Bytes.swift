@@ -5,16 +5,16 @@ extension Array where Element == UInt8 {
         append(UInt8(truncatingIfNeeded: value)); append(UInt8(truncatingIfNeeded: value >> 8))
     }
     @inline(__always) mutating func appendLE(_ value: UInt32) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
     @inline(__always) mutating func appendLE(_ value: UInt64) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
     @inline(__always) mutating func appendBE(_ value: UInt32) {
-        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
     @inline(__always) mutating func appendBE(_ value: UInt64) {
-        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
     /// Writes `value` little-endian at `index`, which must already exist.
     @inline(__always) mutating func storeLE16(_ value: UInt16, at index: Int) {
@@ -78,6 +78,28 @@ private func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int)
         i += 1
     }
     return 0
+}
+
+/// The `count` (1 to 7) bytes at `p` as a big-endian integer, left-aligned in the word (as
+/// the first bytes of a longer key would be).
+@inline(__always)
+func tailWord(_ p: UnsafeRawPointer, _ count: Int) -> UInt64 {
+    var x: UInt64 = 0, shift = 64, o = 0
+    if count & 4 != 0 {
+        shift &-= 32
+        x |= UInt64(UInt32(bigEndian: p.loadUnaligned(fromByteOffset: o, as: UInt32.self))) &<< UInt64(shift)
+        o &+= 4
+    }
+    if count & 2 != 0 {
+        shift &-= 16
+        x |= UInt64(UInt16(bigEndian: p.loadUnaligned(fromByteOffset: o, as: UInt16.self))) &<< UInt64(shift)
+        o &+= 2
+    }
+    if count & 1 != 0 {
+        shift &-= 8
+        x |= UInt64(p.load(fromByteOffset: o, as: UInt8.self)) &<< UInt64(shift)
+    }
+    return x
 }
 
 package func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {

@@ -167,7 +167,7 @@ extension Data: KeyEncodable {
 extension UUID: KeyEncodable {
     public func encodeKey(into key: inout [UInt8]) {
         key.append(KeyTag.uuid)
-        withUnsafeBytes(of: uuid) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: uuid) { key.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 }
 

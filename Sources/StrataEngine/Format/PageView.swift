@@ -238,9 +238,8 @@ struct PageView {
     @inline(__always)
     static func leadingBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         if bytes.count >= 8 { return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) }
-        var x: UInt64 = 0
-        for i in 0..<bytes.count { x |= UInt64(bytes[i]) << (56 - 8 * i) }
-        return x
+        guard let p = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        return tailWord(p, bytes.count)
     }
 
     /// `b - a` for two suffixes of the same length (1 to 8 bytes) read as big-endian

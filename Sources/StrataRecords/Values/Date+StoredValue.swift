@@ -6,7 +6,7 @@ import StrataEngine
 extension Date: StoredValue {
     @inlinable
     package static func encode(_ value: Date, into bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     @inlinable

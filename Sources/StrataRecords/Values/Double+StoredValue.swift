@@ -5,7 +5,7 @@ import StrataEngine
 extension Double: StoredValue {
     @inlinable
     package static func encode(_ value: Double, into bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     @inlinable

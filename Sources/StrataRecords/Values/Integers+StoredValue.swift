@@ -9,7 +9,7 @@ package protocol StoredInteger: StoredValue, FixedWidthInteger, KeyEncodable {}
 extension StoredInteger {
     @inlinable @inline(__always)
     package static func encode(_ value: Self, into bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     @inlinable @inline(__always)

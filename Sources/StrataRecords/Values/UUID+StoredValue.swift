@@ -5,7 +5,7 @@ import StrataEngine
 extension UUID: StoredValue {
     @inlinable
     package static func encode(_ value: UUID, into bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     @inlinable
