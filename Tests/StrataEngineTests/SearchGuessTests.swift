@@ -113,6 +113,27 @@ import StrataTestSupport
         }
     }
 
+    /// A branch's guess places keys by their first 8 bytes as one big-endian number, zeros
+    /// after a shorter key (read 4, 2 and 1 bytes at a time). A wrong number only misplaces the
+    /// guess, which the searches above survive, so it is checked here against a byte loop:
+    /// for every length from 0 to 10, and bytes with their high bits set.
+    @Test func leadingBytesAreTheKeysFirstEightAsABigEndianNumber() {
+        var g = SeededGenerator(seed: 11)
+        for length in 0...10 {
+            for _ in 0..<50 {
+                let key = (0..<length).map { _ in UInt8.random(in: 0...255, using: &g) }
+                var expected: UInt64 = 0
+                for i in 0..<8 { expected = expected << 8 | (i < key.count ? UInt64(key[i]) : 0) }
+                let found = key.withUnsafeBytes { PageView.leadingBytes($0) }
+                #expect(found == expected, "\(key)")
+            }
+        }
+        // Order: a key's number never exceeds that of a key above it (up to their first 8 bytes).
+        let keys: [[UInt8]] = [[], [0], [0, 0], [0, 1], [1], [1, 0, 0, 0, 0], [1, 0, 0, 0, 1], [0xFF], [0xFF, 0xFF, 0xFF]]
+        let numbers = keys.map { k in k.withUnsafeBytes { PageView.leadingBytes($0) } }
+        #expect(numbers == numbers.sorted())
+    }
+
     static func record(_ row: RowID) -> [UInt8] {
         (0..<(60 + Int(row % 50))).map { UInt8(truncatingIfNeeded: Int(row) &* 31 &+ $0) }
     }
