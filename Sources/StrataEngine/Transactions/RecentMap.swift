@@ -14,6 +14,10 @@ struct RecentMap<Key: Hashable, Value: AnyObject> {
     private var s2: (key: Key, value: Value?)?
     private var s3: (key: Key, value: Value?)?
     private var next = 0
+    /// Room made at the first entry (0: the dictionary grows from empty).
+    private let firstCapacity: Int
+
+    init(firstCapacity: Int = 0) { self.firstCapacity = firstCapacity }
 
     /// The value for `key`, remembered as recent.
     @inline(__always)
@@ -35,6 +39,9 @@ struct RecentMap<Key: Hashable, Value: AnyObject> {
 
     /// Sets (or, with nil, removes) the value for `key`.
     mutating func set(_ key: Key, _ value: Value?) {
+        // Room at the first entry (a transaction's trees: a one-object save changes about
+        // eight, which a dictionary grown from empty reallocated and rehashed three times).
+        if all.capacity == 0, value != nil, firstCapacity > 0 { all.reserveCapacity(firstCapacity) }
         all[key] = value
         forgetRecent()
     }

@@ -12,7 +12,7 @@ public final class WriteTransaction: ReadTransaction {
     let store: Store
     let writer: AppendWriter
     let budget: DirtyBudget
-    @exclusivity(unchecked) var trees = RecentMap<TreeID, MutableTree>()
+    @exclusivity(unchecked) var trees = RecentMap<TreeID, MutableTree>(firstCapacity: 16)
     /// Index entries held back, by index (see `PendingEntries`), and roughly how many bytes they hold.
     @exclusivity(unchecked) var pending = RecentMap<UInt32, PendingEntries>()
     @exclusivity(unchecked) private var pendingBytes = 0
