@@ -706,6 +706,19 @@ private func names(_ trips: [Trip]) -> [String] { trips.map(\.name) }
         #expect(Set(inserted ?? []) == [a.persistentModelID, b.persistentModelID])
         #expect(updated == [trips[0].persistentModelID])
         #expect(deleted == [deletedID])
+        #expect(info.count == 3)
+
+        // The next save's info lists its own changes only (the info is made from one kept
+        // dictionary: what one save set must not carry over).
+        log.clear()
+        let c = Trip(name: "c", startDate: day(13))
+        context.insert(c)
+        try context.save()
+        let next = try #require(log.all.last?.userInfo)
+        #expect(next[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] == [c.persistentModelID])
+        #expect((next[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier])?.isEmpty == true)
+        #expect((next[ModelContext.NotificationKey.deletedIdentifiers.rawValue] as? [PersistentIdentifier])?.isEmpty == true)
+        #expect(next.count == 3)
 
         // A save without changes posts nothing.
         log.clear()
