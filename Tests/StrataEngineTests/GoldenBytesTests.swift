@@ -212,6 +212,28 @@ private func withPage<R>(_ bytes: [UInt8], at offset: UInt64 = 1 << 20, _ body: 
         try expectAdaAndGrace(Self.packedLeafBytes)
     }
 
+    /// A write transaction encodes page after page into one scratch array: each page must come
+    /// out as its bytes alone, whether the array held a longer page before or a shorter one.
+    @Test("Page: encoded into a reused array, the page's bytes and no more")
+    func pageEncodedIntoAReusedArray() {
+        func leaf(_ cells: Int, valueLength: Int) -> Node {
+            let node = Node(isLeaf: true, budget: DirtyBudget(limit: .max))
+            for row in 1...RowID(cells) {
+                let value = [UInt8](repeating: UInt8(truncatingIfNeeded: row), count: valueLength)
+                withUnsafeBytes(of: row.bigEndian) { k in value.withUnsafeBytes { node.appendLeafCell(key: k, value: $0, flags: 0) } }
+            }
+            return node
+        }
+        let nodes = [leaf(40, valueLength: 60), leaf(2, valueLength: 3), leaf(30, valueLength: 100), leaf(30, valueLength: 100), leaf(1, valueLength: 0)]
+        var scratch: [UInt8] = []
+        for node in nodes {
+            var fresh: [UInt8] = []
+            node.encode(into: &fresh)
+            node.encode(into: &scratch)
+            expectBytes(scratch, fresh)
+        }
+    }
+
     /// Packed leaves of each shape: keys, values and flags read back, a copy encodes the same.
     @Test("Page: packed leaf shapes", arguments: [
         // shape 2: every value 0 bytes (a non-unique index), suffixes of two lengths

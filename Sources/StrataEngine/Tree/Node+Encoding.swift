@@ -43,7 +43,7 @@ extension Node {
             }
         }
         let total = Swift.max(size, PageLayout.minimumSize)
-        page = PageLayout.makePage(length: total) { base in
+        PageLayout.makePage(into: &page, length: total) { base in
             let header = PageHeaderWriter(base)
             header.start(kind: isLeaf ? PageLayout.kindLeaf : PageLayout.kindBranch)
             header.setLength(total)
@@ -165,7 +165,7 @@ extension Node {
         let source = view
         let p = prefixLength + extra
         let total = plan.size
-        page = PageLayout.makePage(length: total) { base in
+        PageLayout.makePage(into: &page, length: total) { base in
             let header = PageHeaderWriter(base)
             header.start(kind: PageLayout.kindPackedLeaf)
             header.setLength(total)
@@ -202,7 +202,7 @@ extension Node {
     /// `encode` for a packed node: its bytes as they are, with the checksum.
     private func encodeAsPacked(into page: inout [UInt8]) {
         let total = encodedSize
-        page = PageLayout.makePage(length: total) { base in
+        PageLayout.makePage(into: &page, length: total) { base in
             base.copyMemory(from: buffer + origin, byteCount: total)
         }
     }
@@ -215,7 +215,7 @@ extension Node {
         let size = slotsEnd + cellBytes
         let total = Swift.max(size, PageLayout.minimumSize)
         let shift = slotsEnd - cellsStart
-        page = PageLayout.makePage(length: total) { base in
+        PageLayout.makePage(into: &page, length: total) { base in
             base.copyMemory(from: buffer, byteCount: slotsEnd)
             PageHeaderWriter(base).setLength(total)
             for i in 0..<count {
