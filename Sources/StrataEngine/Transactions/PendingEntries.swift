@@ -153,7 +153,12 @@ final class PendingEntries {
 
     private func grow() {
         let old = table
-        table = [UInt64](repeating: 0, count: Swift.max(64, old.count * 2))
+        // (Room reserved, then zeros appended: `Array(repeating:count:)` allocates through the
+        // runtime's unspecialized path, a type metadata lookup each time; see `Node.noChildren`.)
+        let size = Swift.max(64, old.count * 2)
+        table = []
+        table.reserveCapacity(size)
+        table.append(contentsOf: repeatElement(0, count: size))
         for entry in old where entry != 0 {
             var i = Int(UInt32(truncatingIfNeeded: entry >> 32)) & (table.count - 1)
             while table[i] != 0 { i = (i + 1) & (table.count - 1) }
