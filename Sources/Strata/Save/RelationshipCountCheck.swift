@@ -20,11 +20,13 @@ extension RelationshipProperty {
 extension SaveOperation {
     /// Checks the to-many relationships of every object about to be saved.
     func checkRelationshipCounts() throws {
-        for backing in context.inserted.backings + changed {
+        func check(_ backing: ModelBacking) throws {
             backing.loadIfPartial()
             for relationship in backing.entity.relationships where relationship.isToMany {
                 try relationship.checkCount(relationship.rows(of: backing.object).count, of: backing.entity)
             }
         }
+        try context.inserted.forEachBacking(check)
+        for backing in changed { try check(backing) }
     }
 }

@@ -9,22 +9,26 @@ extension SaveOperation {
     /// snapshots carry them inline, and the bridge keeps records within a budget, where blobs
     /// kept by id would stay for the process's life (Docs/CustomStores.md).
     func writeBlobs() throws {
-        for backing in context.inserted.backings + changed where !backing.entity.externals.isEmpty {
-            let object = backing.object
-            let (writer, _, store) = try storeWriter(for: backing.entity)
-            let inline = store.handle.custom != nil
-            for property in backing.entity.externals {
-                let (old, pending) = property.external(of: object)
-                guard let bytes = pending else { continue }
-                if old != 0 { try? writer.deleteBlob(BlobID(rawValue: old)) }
-                if bytes.count <= 16 || inline {
-                    if old != 0 { externalWrites.append((object, property, 0)) }
-                    continue
-                }
-                let blob = try writer.putBlob(bytes).rawValue
-                blobs[ObjectIdentifier(object), default: [:]][property.index] = blob
-                externalWrites.append((object, property, blob))
+        try context.inserted.forEachBacking { try writeBlobs(of: $0) }
+        for backing in changed { try writeBlobs(of: backing) }
+    }
+
+    private func writeBlobs(of backing: ModelBacking) throws {
+        guard !backing.entity.externals.isEmpty else { return }
+        let object = backing.object
+        let (writer, _, store) = try storeWriter(for: backing.entity)
+        let inline = store.handle.custom != nil
+        for property in backing.entity.externals {
+            let (old, pending) = property.external(of: object)
+            guard let bytes = pending else { continue }
+            if old != 0 { try? writer.deleteBlob(BlobID(rawValue: old)) }
+            if bytes.count <= 16 || inline {
+                if old != 0 { externalWrites.append((object, property, 0)) }
+                continue
             }
+            let blob = try writer.putBlob(bytes).rawValue
+            blobs[ObjectIdentifier(object), default: [:]][property.index] = blob
+            externalWrites.append((object, property, blob))
         }
     }
 

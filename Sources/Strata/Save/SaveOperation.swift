@@ -115,10 +115,14 @@ final class SaveOperation {
     /// may reach other stores, all writable ones.
     private func beginWriting() throws {
         let cascading = !deleted.isEmpty || !context.batchDeletes.isEmpty
-        let pending = inserted + context.changed.backings + deleted
+        // (The three lists asked in turn, not joined: a join copied every object of a large
+        // save, a retain and release each.)
+        let changedBackings = context.changed.backings
+        let pendingCount = inserted.count + changedBackings.count + deleted.count
         for store in stores {
             let handle = store.handle
-            let hasWork = pending.contains { handle.table(for: $0.entity) != nil }
+            func inStore(_ backing: ModelBacking) -> Bool { handle.table(for: backing.entity) != nil }
+            let hasWork = inserted.contains(where: inStore) || changedBackings.contains(where: inStore) || deleted.contains(where: inStore)
                 || handle.tables.contains { context.batchDeletes[ObjectIdentifier($0.entity)] != nil }
             if hasWork && !handle.configuration.allowsSave {
                 throw StrataError(.readOnly, "The store \(handle.location) was opened with allowsSave: false; it cannot save changes.")
@@ -127,7 +131,7 @@ final class SaveOperation {
             store.writer = try handle.storage.beginWrite()
             if let bridge = store.writer as? BridgeWriter {
                 bridge.author = context.author
-                bridge.expectPuts(pending.count)
+                bridge.expectPuts(pendingCount)
             }
             if handle.configuration.historyRetention.isRecording { store.history = HistoryRecorder(retention: handle.configuration.historyRetention) }
         }
