@@ -187,7 +187,7 @@ private enum DidSaveInfo {
         let keys = [ModelContext.NotificationKey.insertedIdentifiers, .updatedIdentifiers, .deletedIdentifiers].map { AnyHashable($0.rawValue) }
         var info: [AnyHashable: Any] = [:]
         for key in keys { info[key] = [PersistentIdentifier]() }
-        return (info, keys.map { info.index(forKey: $0)! })
+        return (info, keys.compactMap { info.index(forKey: $0) })
     }()
 
     static func make(inserted: [PersistentIdentifier], updated: [PersistentIdentifier], deleted: [PersistentIdentifier]) -> [AnyHashable: Any] {
