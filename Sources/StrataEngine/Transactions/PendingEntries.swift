@@ -45,14 +45,6 @@ final class PendingEntries {
         tableCount = 0
     }
 
-    @inline(__always)
-    private static func prefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
-        if key.count >= 8, let base = key.baseAddress { return UInt64(bigEndian: base.loadUnaligned(as: UInt64.self)) }
-        var p: UInt64 = 0
-        for i in 0..<8 { p = p << 8 | (i < key.count ? UInt64(key[i]) : 0) }
-        return p
-    }
-
     /// Records an operation on `row`'s entry for `key`.
     func add(_ kind: UInt8, key: UnsafeRawBufferPointer, row: RowID) {
         let offset = append(kind, key: key, row: row)
@@ -92,7 +84,7 @@ final class PendingEntries {
         p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 9, as: UInt16.self)
         if let source = key.baseAddress { (p + 11).copyMemory(from: source, byteCount: key.count) }
         arenaCount += 11 + key.count
-        operations.append((Self.prefix(key), UInt32(offset)))
+        operations.append((PageView.leadingBytes(key), UInt32(offset)))
         return UInt32(offset)
     }
 
@@ -153,12 +145,7 @@ final class PendingEntries {
 
     private func grow() {
         let old = table
-        // (Room reserved, then zeros appended: `Array(repeating:count:)` allocates through the
-        // runtime's unspecialized path, a type metadata lookup each time; see `Node.noChildren`.)
-        let size = Swift.max(64, old.count * 2)
-        table = []
-        table.reserveCapacity(size)
-        table.append(contentsOf: repeatElement(0, count: size))
+        table = .filled(with: 0, count: Swift.max(64, old.count * 2))
         for entry in old where entry != 0 {
             var i = Int(UInt32(truncatingIfNeeded: entry >> 32)) & (table.count - 1)
             while table[i] != 0 { i = (i + 1) & (table.count - 1) }
