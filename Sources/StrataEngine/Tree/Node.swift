@@ -126,16 +126,8 @@ final class Node {
     }
 
     /// `count` nil children (for a branch copied from its page: two or three a one-row
-    /// commit, W2). Room reserved, then filled: `Array(repeating:count:)` and
-    /// `Array(unsafeUninitializedCapacity:)` allocate through the runtime's unspecialized path,
-    /// a type metadata lookup each time (about 800 instructions a branch with the allocation);
-    /// `reserveCapacity` allocates through this module's specialized one.
-    static func noChildren(_ count: Int) -> [Node?] {
-        var children: [Node?] = []
-        children.reserveCapacity(count)
-        children.append(contentsOf: repeatElement(nil, count: count))
-        return children
-    }
+    /// commit, W2), through `Array.filled` (see there).
+    static func noChildren(_ count: Int) -> [Node?] { .filled(with: nil, count: count) }
 
     /// A page of the least size may have zeros past its cells (`encodeCells` pads a shorter
     /// one): they are garbage, not part of the page the node would encode to.
