@@ -10,6 +10,9 @@ import Testing
     final class ReadCounter: Sendable {
         let calls = Atomic<Int>(0)
         let bytes = Atomic<Int>(0)
+        /// `status(of:)` and `identity(of:)` asked of the file system (PathCheckTests).
+        let statusCalls = Atomic<Int>(0)
+        let identityCalls = Atomic<Int>(0)
     }
 
     final class CountingFile: FileHandleIO {
@@ -48,7 +51,14 @@ import Testing
         func openFile(_ path: String, readOnly: Bool, create: Bool, mode: UInt32) throws -> any FileHandleIO {
             CountingFile(try base.openFile(path, readOnly: readOnly, create: create, mode: mode), counter)
         }
-        func status(of path: String) throws -> FileStatus? { try base.status(of: path) }
+        func status(of path: String) throws -> FileStatus? {
+            counter.statusCalls.add(1, ordering: .relaxed)
+            return try base.status(of: path)
+        }
+        func identity(of path: String) throws -> FileIdentity? {
+            counter.identityCalls.add(1, ordering: .relaxed)
+            return try base.identity(of: path)
+        }
         func setPermissions(of path: String, _ permissions: FilePermissions) throws { try base.setPermissions(of: path, permissions) }
         func fileExists(_ path: String) -> Bool { base.fileExists(path) }
         func isDirectory(_ path: String) -> Bool { base.isDirectory(path) }

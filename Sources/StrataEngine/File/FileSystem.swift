@@ -83,7 +83,21 @@ package struct FileStatus: Equatable, Sendable {
     }
 
     /// True when both name one file (the same device and inode), whatever its size or times.
-    package func isSameFile(as other: FileStatus) -> Bool { device == other.device && inode == other.inode }
+    package func isSameFile(as other: FileStatus) -> Bool { identity == other.identity }
+
+    /// Which file this is.
+    package var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
+}
+
+/// Which file a path names: its device and inode, and nothing that changes as it is written.
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 /// A read-only view of a file's bytes, valid until the object is released.
@@ -126,12 +140,20 @@ package protocol FileSystem: Sendable {
     func syncDirectory(_ path: String) throws
     /// What `stat` tells of the file at `path` (following symbolic links); nil when there is none.
     func status(of path: String) throws -> FileStatus?
+    /// Which file `path` names (following symbolic links), without asking for its times; nil
+    /// when there is none. A write transaction asks this of its store's path: asking for a
+    /// file's times made each of its commits' `fdatasync` write the inode too (see
+    /// `Syscalls.identity`).
+    func identity(of path: String) throws -> FileIdentity?
     /// Gives the file or folder at `path` the mode of `permissions`, and its owner and group
     /// where this process may.
     func setPermissions(of path: String, _ permissions: FilePermissions) throws
 }
 
 extension FileSystem {
+    /// `status(of:)`'s device and inode: for file systems whose `stat` changes nothing.
+    package func identity(of path: String) throws -> FileIdentity? { try status(of: path)?.identity }
+
     /// Creates (or, left by an interrupted run, opens and empties) a file that takes the place of
     /// `original` or belongs to it (a compacted copy, a blob, a lock file): it gets the
     /// original's mode, owner and group, and is readable by nobody else before it has them.
@@ -205,6 +227,7 @@ package struct DiskFileSystem: FileSystem {
     package func removeDirectory(_ path: String) throws { try Syscalls.rmdir(path) }
     package func syncDirectory(_ path: String) throws { try Syscalls.syncDirectory(path) }
     package func status(of path: String) throws -> FileStatus? { try Syscalls.status(path) }
+    package func identity(of path: String) throws -> FileIdentity? { try Syscalls.identity(path) }
     package func setPermissions(of path: String, _ permissions: FilePermissions) throws { try Syscalls.setPermissions(path, permissions) }
 }
 

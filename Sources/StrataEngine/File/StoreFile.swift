@@ -37,7 +37,7 @@ final class StoreFile: Sendable {
     let counters: Counters
     /// Which file this is (device and inode; nil if `fstat` failed): a path that names
     /// another file now had one renamed over it.
-    let identity: FileStatus?
+    let identity: FileIdentity?
     /// (The optional in a struct: a `Mutex` of an optional destroyed it through metadata the
     /// runtime made for that optional alone, when a fresh process closed its first store.)
     private let mapped: Mutex<CurrentMapping>
@@ -51,12 +51,15 @@ final class StoreFile: Sendable {
         self.path = path
         self.salt = salt
         self.counters = counters
-        self.identity = try? io.status()
+        self.identity = (try? io.status())?.identity
         self.mapped = Mutex(CurrentMapping(file: nil))
     }
 
     /// True unless `status` (of the store's path) is known to be another file.
-    func isSameFile(as status: FileStatus) -> Bool { identity?.isSameFile(as: status) ?? true }
+    func isSameFile(as status: FileStatus) -> Bool { isSameFile(as: status.identity) }
+
+    /// True unless `identity` (of the store's path) is known to be another file.
+    func isSameFile(as identity: FileIdentity) -> Bool { self.identity.map { $0 == identity } ?? true }
 
     deinit { io.close() }
 

@@ -140,6 +140,56 @@ enum Syscalls {
         throw SystemError(call: "stat", path: path, errno: code)
     }
 
+    /// Which file is at `path` (device and inode); nil when there is none. Asked of `statx` for
+    /// the inode alone: since Linux 6.13 a file whose times were asked for (any `stat` or
+    /// `fstat`) takes a fine-grained change time at its next write, so a write transaction that
+    /// checked its path with `stat` changed the inode at every commit, and each commit's
+    /// `fdatasync` wrote the inode as well as the data (about 50 µs more a commit on ext4 here;
+    /// Docs/Durability.md, "The path check"). `stat` where `statx` is missing or refused.
+    static func identity(_ path: String) throws(SystemError) -> FileIdentity? {
+        #if os(Linux)
+        if let statx = Statx.function {
+            // struct statx (linux/stat.h, 256 bytes): stx_mask at 0, stx_ino at 32,
+            // stx_dev_major and stx_dev_minor at 136 and 140.
+            let found = withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer -> (Int32, FileIdentity?) in
+                let base = buffer.baseAddress!
+                guard path.withCString({ statx(AT_FDCWD, $0, 0, Statx.inode, base) }) == 0 else { return (errno, nil) }
+                guard base.load(as: UInt32.self) & Statx.inode != 0 else { return (ENOSYS, nil) }
+                let device = makeDevice(major: base.load(fromByteOffset: 136, as: UInt32.self),
+                                        minor: base.load(fromByteOffset: 140, as: UInt32.self))
+                return (0, FileIdentity(device: device, inode: base.load(fromByteOffset: 32, as: UInt64.self)))
+            }
+            switch found {
+            case (0, let identity?): return identity
+            case (ENOENT, _), (ENOTDIR, _): return nil
+            // Not there (an old kernel) or refused (a container's system-call filter): stat.
+            case (ENOSYS, _), (EPERM, _): break
+            case (let code, _): throw SystemError(call: "statx", path: path, errno: code)
+            }
+        }
+        #endif
+        return try status(path)?.identity
+    }
+
+    #if os(Linux)
+    /// glibc's `makedev`: how `stat` numbers a device from its major and minor numbers.
+    static func makeDevice(major: UInt32, minor: UInt32) -> UInt64 {
+        let major = UInt64(major), minor = UInt64(minor)
+        return (major & 0xfff) << 8 | (major & 0xffff_f000) << 32 | (minor & 0xff) | (minor & 0xffff_ff00) << 12
+    }
+
+    /// `statx`, looked up when first used: Glibc's module does not declare it.
+    private enum Statx {
+        typealias Function = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UInt32, UnsafeMutableRawPointer) -> Int32
+        /// STATX_INO.
+        static let inode: UInt32 = 0x100
+        static let function: Function? = {
+            guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "statx") else { return nil }
+            return unsafeBitCast(symbol, to: Function.self)
+        }()
+    }
+    #endif
+
     private static func status(_ info: stat) -> FileStatus {
         FileStatus(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size),
                    modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),

@@ -58,11 +58,13 @@ extension Store {
     /// True unless the store's path is known to name another file than the one this store has
     /// open (one was renamed over it, or it was removed).
     public var pathNamesItsFile: Bool {
-        let status: FileStatus?
-        // A path that cannot be looked at is not known to name another file.
-        do { status = try fileSystem.status(of: path) } catch { return true }
-        guard let status else { return false }
-        return currentSnapshot().file.isSameFile(as: status)
+        let identity: FileIdentity?
+        // A path that cannot be looked at is not known to name another file. (Its device and
+        // inode alone: asking for its times cost every durable commit an inode write; see
+        // `Syscalls.identity`.)
+        do { identity = try fileSystem.identity(of: path) } catch { return true }
+        guard let identity else { return false }
+        return currentSnapshot().file.isSameFile(as: identity)
     }
 
     /// Throws `.replaced` when the path no longer names the store's file, and lets go of the
