@@ -15,9 +15,15 @@ func measure(_ workload: String, _ models: [any PersistentModel.Type], path: Str
         handle.write(Data("5".utf8))
         try? handle.close()
     }
+    // Page faults of the timed part (the first touch of each page of code, heap or mapped file).
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let faults = usage.ru_minflt
     let start = ContinuousClock.now
     let (opened, predicateMade, found) = try openAndFetch(models, path: path, key: key)
     let end = ContinuousClock.now
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let faulted = usage.ru_minflt - faults
     guard found == key else { throw Failure("\(workload): \(key) not found in \(path)") }
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
@@ -27,7 +33,7 @@ func measure(_ workload: String, _ models: [any PersistentModel.Type], path: Str
     print(#"{"workload": "\#(workload)", "system": "strata", "n": 1, "seconds": \#(seconds(start.duration(to: end))), "#
           + #""peak_rss_kb": \#(peakKB), "bytes": \#(bytes), "open_seconds": \#(seconds(start.duration(to: opened))), "#
           + #""fetch_seconds": \#(seconds(opened.duration(to: end))), "predicate_seconds": \#(seconds(opened.duration(to: predicateMade))), "#
-          + #""models": \#(models.count)}"#)
+          + #""minor_faults": \#(faulted), "models": \#(models.count)}"#)
 }
 
 /// The timed work: the container, a context, and the fetch of one `Course` by id; when the

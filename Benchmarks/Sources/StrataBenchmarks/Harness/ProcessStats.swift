@@ -41,6 +41,14 @@ enum ProcessStats {
         Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 
+    /// Page faults so far that needed no disk read (getrusage's ru_minflt): the first touch of
+    /// each page of code, heap or a mapped file a process makes.
+    static func minorFaults() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_minflt)
+    }
+
     /// The process's lifetime peak resident set in KiB (getrusage's ru_maxrss). Never reset.
     static func lifetimePeakKB() -> Int {
         var usage = rusage()

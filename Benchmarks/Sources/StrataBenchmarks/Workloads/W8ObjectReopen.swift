@@ -27,6 +27,7 @@ enum W8ObjectReopen: Workload {
         let path = try arguments.string("path")
         guard let key = UUID(uuidString: try arguments.string("key")) else { throw BenchError("bad key") }
         let section = Section.begin(samplingAnon: false)
+        let faults = ProcessStats.minorFaults()
         let start = ContinuousClock.now
         let opened: ContinuousClock.Instant
         // When Strata's fetch had its `#Predicate` (Foundation's work in the caller; GRDB's
@@ -55,12 +56,14 @@ enum W8ObjectReopen: Workload {
             throw BenchError("\(id): no \(system.rawValue) variant")
         }
         let end = ContinuousClock.now
+        let faulted = ProcessStats.minorFaults() - faults
         let result = section.end()
         guard foundID == key else { throw BenchError("\(id): \(key) not found") }
         var m = Measurement(workload: id, system: system.rawValue, n: 1, seconds: start.duration(to: end).seconds,
                             peakRSSKB: result.peakKB, bytes: ObjectStores.size(system, path: path),
                             extras: [("open_seconds", .double(start.duration(to: opened).seconds)),
-                                     ("fetch_seconds", .double(opened.duration(to: end).seconds))])
+                                     ("fetch_seconds", .double(opened.duration(to: end).seconds)),
+                                     ("minor_faults", .int(faulted))])
         if let predicateMade { m.extras.append(("predicate_seconds", .double(opened.duration(to: predicateMade).seconds))) }
         m.extras += result.memoryExtras
         print(m.jsonLine)
