@@ -152,8 +152,10 @@ enum Syscalls {
             // struct statx (linux/stat.h, 256 bytes): stx_mask at 0, stx_ino at 32,
             // stx_dev_major and stx_dev_minor at 136 and 140.
             let found = withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer -> (Int32, FileIdentity?) in
-                let base = buffer.baseAddress!
-                guard path.withCString({ statx(AT_FDCWD, $0, 0, Statx.inode, base) }) == 0 else { return (errno, nil) }
+                guard let base = buffer.baseAddress else { return (ENOSYS, nil) }
+                while path.withCString({ statx(AT_FDCWD, $0, 0, Statx.inode, base) }) != 0 {
+                    if errno != EINTR { return (errno, nil) }
+                }
                 guard base.load(as: UInt32.self) & Statx.inode != 0 else { return (ENOSYS, nil) }
                 let device = makeDevice(major: base.load(fromByteOffset: 136, as: UInt32.self),
                                         minor: base.load(fromByteOffset: 140, as: UInt32.self))
