@@ -59,6 +59,7 @@ import Testing
             counter.identityCalls.add(1, ordering: .relaxed)
             return try base.identity(of: path)
         }
+        func permissions(of path: String) throws -> FilePermissions? { try base.permissions(of: path) }
         func setPermissions(of path: String, _ permissions: FilePermissions) throws { try base.setPermissions(of: path, permissions) }
         func fileExists(_ path: String) -> Bool { base.fileExists(path) }
         func isDirectory(_ path: String) -> Bool { base.isDirectory(path) }

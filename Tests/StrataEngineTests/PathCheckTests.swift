@@ -57,4 +57,40 @@ import Testing
         #expect(!store.pathNamesItsFile)
         try fs.removeFile(dir.path("store"))  // not a store: the directory's check at teardown would say so
     }
+
+    /// `permissions(of:)` and an open file's `size()`, asked without the times, agree with `stat`.
+    @Test func permissionsAndSizeAgreeWithStat() throws {
+        let dir = try EngineTestDirectory()
+        let fs = DiskFileSystem()
+        let file = dir.path("file")
+        try Data(repeating: 7, count: 5_000).write(to: URL(fileURLWithPath: file))
+        try fs.setPermissions(of: file, FilePermissions(mode: 0o640, owner: getuid(), group: getgid()))
+        let folder = dir.path("folder")
+        try fs.createDirectory(folder)
+        for path in [file, folder] {
+            let permissions = try #require(try fs.permissions(of: path), "\(path)")
+            #expect(permissions == (try fs.status(of: path))?.permissions, "\(path)")
+        }
+        #expect(try fs.permissions(of: file)?.mode == 0o640)
+        #expect(try fs.permissions(of: dir.path("missing")) == nil)
+        let io = try fs.openFile(file, readOnly: true, create: false)
+        defer { io.close() }
+        #expect(try io.size() == 5_000)
+        #expect(try io.size() == (try io.status()).size)
+    }
+
+    /// A commit that writes a blob file gives it the store's permissions without asking for the
+    /// store file's times.
+    @Test func blobCommitsAskNoStatus() throws {
+        let dir = try EngineTestDirectory()
+        let fs = OpenCostTests.CountingFileSystem()
+        let store = try Store(path: dir.path("store"), options: StoreOptions(), fileSystem: fs)
+        defer { store.close() }
+        let status = fs.counter.statusCalls.load(ordering: .relaxed)
+        var ids: [BlobID] = []
+        for i in 0..<3 { ids.append(try store.write { try $0.putBlob([UInt8](repeating: UInt8(i), count: 100)) }) }
+        #expect(fs.counter.statusCalls.load(ordering: .relaxed) == status, "no commit asked for a file's times")
+        for id in ids { #expect(try store.read { try $0.blobFileExists(id) }) }
+    }
 }
+

@@ -145,6 +145,9 @@ package protocol FileSystem: Sendable {
     /// file's times made each of its commits' `fdatasync` write the inode too (see
     /// `Syscalls.identity`).
     func identity(of path: String) throws -> FileIdentity?
+    /// The mode, owner and group of the file at `path`, without asking for its times (see
+    /// `identity(of:)`); nil when there is none.
+    func permissions(of path: String) throws -> FilePermissions?
     /// Gives the file or folder at `path` the mode of `permissions`, and its owner and group
     /// where this process may.
     func setPermissions(of path: String, _ permissions: FilePermissions) throws
@@ -153,13 +156,15 @@ package protocol FileSystem: Sendable {
 extension FileSystem {
     /// `status(of:)`'s device and inode: for file systems whose `stat` changes nothing.
     package func identity(of path: String) throws -> FileIdentity? { try status(of: path)?.identity }
+    /// `status(of:)`'s permissions: for file systems whose `stat` changes nothing.
+    package func permissions(of path: String) throws -> FilePermissions? { try status(of: path)?.permissions }
 
     /// Creates (or, left by an interrupted run, opens and empties) a file that takes the place of
     /// `original` or belongs to it (a compacted copy, a blob, a lock file): it gets the
     /// original's mode, owner and group, and is readable by nobody else before it has them.
     /// Without an original it is created as a new store is (`0o644` less the umask).
     package func createFile(_ path: String, permissionsOf original: String) throws -> any FileHandleIO {
-        if let permissions = try status(of: original)?.permissions { return try createFile(path, permissions: permissions) }
+        if let permissions = try permissions(of: original) { return try createFile(path, permissions: permissions) }
         let io = try openFile(path, readOnly: false, create: true)
         do { try io.truncate(to: 0) } catch {
             io.close()
@@ -186,7 +191,7 @@ extension FileSystem {
     package func createDirectory(_ path: String, permissionsOf original: String) throws {
         let existed = isDirectory(path)
         try createDirectory(path)
-        if !existed, let permissions = try status(of: original)?.permissions { try setPermissions(of: path, permissions.forFolder) }
+        if !existed, let permissions = try permissions(of: original) { try setPermissions(of: path, permissions.forFolder) }
     }
 }
 
@@ -228,6 +233,7 @@ package struct DiskFileSystem: FileSystem {
     package func syncDirectory(_ path: String) throws { try Syscalls.syncDirectory(path) }
     package func status(of path: String) throws -> FileStatus? { try Syscalls.status(path) }
     package func identity(of path: String) throws -> FileIdentity? { try Syscalls.identity(path) }
+    package func permissions(of path: String) throws -> FilePermissions? { try Syscalls.permissions(path) }
     package func setPermissions(of path: String, _ permissions: FilePermissions) throws { try Syscalls.setPermissions(path, permissions) }
 }
 

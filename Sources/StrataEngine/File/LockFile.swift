@@ -86,7 +86,7 @@ final class LockFile: Sendable {
             // A lock file made for a store that exists takes its permissions, so that whoever may
             // read the store may follow its writer, and nobody else. (Never truncated: another
             // process may have just made it, and map it.)
-            let permissions = exists ? nil : try? fileSystem.status(of: storePath)?.permissions
+            let permissions = exists ? nil : try? fileSystem.permissions(of: storePath)
             let io = try fileSystem.openFile(path, readOnly: !writable, create: !exists, mode: permissions == nil ? 0o644 : 0o600)
             if let permissions { try? io.setPermissions(permissions) }
             return LockFile(io: io, path: path, created: !exists)

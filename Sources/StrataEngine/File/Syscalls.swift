@@ -116,7 +116,13 @@ enum Syscalls {
         _ = try valueOrErrno("fsync", path, retryOnInterrupt: false) { Glibc.fsync(fd) }
     }
 
+    /// The size of an open file. Asked of `statx` without the times where it can be (see
+    /// `identity`): `Store.info()` between two commits would otherwise cost the next one an
+    /// inode write.
     static func fileSize(_ fd: Int32, _ path: String) throws(SystemError) -> UInt64 {
+        #if os(Linux)
+        if case .found(let fields) = try Statx.ask("", Statx.size, directory: fd, flags: Statx.emptyPath) { return fields.size }
+        #endif
         var info = stat()
         _ = try valueOrErrno("fstat", path) { fstat(fd, &info) }
         return UInt64(info.st_size)
@@ -148,29 +154,27 @@ enum Syscalls {
     /// Docs/Durability.md, "The path check"). `stat` where `statx` is missing or refused.
     static func identity(_ path: String) throws(SystemError) -> FileIdentity? {
         #if os(Linux)
-        if let statx = Statx.function {
-            // struct statx (linux/stat.h, 256 bytes): stx_mask at 0, stx_ino at 32,
-            // stx_dev_major and stx_dev_minor at 136 and 140.
-            let found = withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer -> (Int32, FileIdentity?) in
-                guard let base = buffer.baseAddress else { return (ENOSYS, nil) }
-                while path.withCString({ statx(AT_FDCWD, $0, 0, Statx.inode, base) }) != 0 {
-                    if errno != EINTR { return (errno, nil) }
-                }
-                guard base.load(as: UInt32.self) & Statx.inode != 0 else { return (ENOSYS, nil) }
-                let device = makeDevice(major: base.load(fromByteOffset: 136, as: UInt32.self),
-                                        minor: base.load(fromByteOffset: 140, as: UInt32.self))
-                return (0, FileIdentity(device: device, inode: base.load(fromByteOffset: 32, as: UInt64.self)))
-            }
-            switch found {
-            case (0, let identity?): return identity
-            case (ENOENT, _), (ENOTDIR, _): return nil
-            // Not there (an old kernel) or refused (a container's system-call filter): stat.
-            case (ENOSYS, _), (EPERM, _): break
-            case (let code, _): throw SystemError(call: "statx", path: path, errno: code)
-            }
+        switch try Statx.ask(path, Statx.inode) {
+        case .found(let fields): return FileIdentity(device: fields.device, inode: fields.inode)
+        case .none: return nil
+        case .unavailable: break
         }
         #endif
         return try status(path)?.identity
+    }
+
+    /// The mode, owner and group of the file at `path`; nil when there is none. Asked of
+    /// `statx` without the times, as `identity` is: a blob file gets its store's permissions
+    /// between two of the store's commits.
+    static func permissions(_ path: String) throws(SystemError) -> FilePermissions? {
+        #if os(Linux)
+        switch try Statx.ask(path, Statx.modeAndOwners) {
+        case .found(let fields): return FilePermissions(mode: fields.mode & 0o7777, owner: fields.owner, group: fields.group)
+        case .none: return nil
+        case .unavailable: break
+        }
+        #endif
+        return try status(path)?.permissions
     }
 
     #if os(Linux)
@@ -180,15 +184,59 @@ enum Syscalls {
         return (major & 0xfff) << 8 | (major & 0xffff_f000) << 32 | (minor & 0xff) | (minor & 0xffff_ff00) << 12
     }
 
-    /// `statx`, looked up when first used: Glibc's module does not declare it.
-    private enum Statx {
+    /// `statx`, looked up when first used: Glibc's module does not declare it. Asked only for
+    /// fields that are not times (see `identity`).
+    enum Statx {
         typealias Function = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UInt32, UnsafeMutableRawPointer) -> Int32
-        /// STATX_INO.
-        static let inode: UInt32 = 0x100
         static let function: Function? = {
             guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "statx") else { return nil }
             return unsafeBitCast(symbol, to: Function.self)
         }()
+        /// STATX_INO; STATX_SIZE; STATX_MODE, STATX_UID and STATX_GID.
+        static let inode: UInt32 = 0x100
+        static let size: UInt32 = 0x200
+        static let modeAndOwners: UInt32 = 0x2 | 0x8 | 0x10
+        /// AT_EMPTY_PATH: the descriptor itself.
+        static let emptyPath: Int32 = 0x1000
+
+        /// The fields of struct statx (linux/stat.h, 256 bytes) that are not times.
+        struct Fields {
+            var owner: UInt32, group: UInt32, mode: UInt32, inode: UInt64, size: UInt64, device: UInt64
+        }
+
+        enum Answer {
+            case found(Fields)
+            /// No file at the path.
+            case none
+            /// No `statx` (an old kernel or C library) or refused (a container's system-call
+            /// filter): ask `stat`.
+            case unavailable
+        }
+
+        /// `statx` of `path` (or, with `emptyPath`, of the open file `directory`) for `mask`.
+        static func ask(_ path: String, _ mask: UInt32, directory: Int32 = AT_FDCWD, flags: Int32 = 0) throws(SystemError) -> Answer {
+            guard let statx = function else { return .unavailable }
+            let (code, fields) = withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer -> (Int32, Fields?) in
+                guard let base = buffer.baseAddress else { return (ENOSYS, nil) }
+                while path.withCString({ statx(directory, $0, flags, mask, base) }) != 0 {
+                    if errno != EINTR { return (errno, nil) }
+                }
+                // stx_mask at 0, stx_uid 20, stx_gid 24, stx_mode 28, stx_ino 32, stx_size 40,
+                // stx_dev_major 136, stx_dev_minor 140.
+                guard base.load(as: UInt32.self) & mask == mask else { return (ENOSYS, nil) }
+                return (0, Fields(owner: base.load(fromByteOffset: 20, as: UInt32.self), group: base.load(fromByteOffset: 24, as: UInt32.self),
+                                  mode: UInt32(base.load(fromByteOffset: 28, as: UInt16.self)),
+                                  inode: base.load(fromByteOffset: 32, as: UInt64.self), size: base.load(fromByteOffset: 40, as: UInt64.self),
+                                  device: makeDevice(major: base.load(fromByteOffset: 136, as: UInt32.self),
+                                                     minor: base.load(fromByteOffset: 140, as: UInt32.self))))
+            }
+            if let fields { return .found(fields) }
+            switch code {
+            case ENOENT, ENOTDIR: return .none
+            case ENOSYS, EPERM: return .unavailable
+            default: throw SystemError(call: "statx", path: path, errno: code)
+            }
+        }
     }
     #endif
 
