@@ -119,11 +119,20 @@ public enum TortureCheck {
                 return TortureCheckResult(saves: model.saves, problems: problems)
             }
             model.advance(to: saves)
-            // History and data agree: one transaction per save held (tokens 1...saves, in the
-            // same commits), the newest recording that save's counter.
+            // History and data agree: one transaction per save held (tokens up to `saves`, in
+            // the same commits, none missing), the newest recording that save's counter. The
+            // stores keep the default retention: every transaction up to 10,000 saves, then at
+            // least the last 10,000 (pruned a sixteenth of it at a time), so a seed that saves
+            // more than that starts its history after token 1.
             let history = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
-            if history.map(\.token.tokenValue) != (0..<saves).map({ Int64($0 + 1) }) {
-                problem("holds \(saves) saves but history transactions \(history.map(\.token.tokenValue).suffix(5)) (\(history.count) in all)")
+            let tokens = history.map(\.token.tokenValue)
+            let kept = min(saves, HistoryRetention.default.limit ?? saves)
+            // Contiguous, ending at `saves` (so none is missing and none is extra).
+            let contiguous = tokens.isEmpty ? saves == 0
+                : tokens.first == Int64(saves - tokens.count + 1) && tokens.last == Int64(saves)
+                  && zip(tokens, tokens.dropFirst()).allSatisfy { $1 == $0 + 1 }
+            if !contiguous || history.count < kept {
+                problem("holds \(saves) saves but history transactions \(tokens.prefix(2))…\(tokens.suffix(5)) (\(history.count) in all; at least the last \(kept) must be there)")
             } else if let last = history.last, let counter = counters.first,
                       !last.changes.contains(where: { $0.changedPersistentIdentifier == counter.persistentModelID }) {
                 problem("the newest history transaction (\(last.token)) does not record save \(saves)'s counter")
