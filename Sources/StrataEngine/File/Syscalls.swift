@@ -154,13 +154,10 @@ enum Syscalls {
     /// Docs/Durability.md, "The path check"). `stat` where `statx` is missing or refused.
     static func identity(_ path: String) throws(SystemError) -> FileIdentity? {
         #if os(Linux)
-        switch try Statx.ask(path, Statx.inode) {
-        case .found(let fields): return FileIdentity(device: fields.device, inode: fields.inode)
-        case .none: return nil
-        case .unavailable: break
-        }
+        try withoutTimes(path, Statx.inode, { FileIdentity(device: $0.device, inode: $0.inode) }, else: \.identity)
+        #else
+        try status(path)?.identity
         #endif
-        return try status(path)?.identity
     }
 
     /// The mode, owner and group of the file at `path`; nil when there is none. Asked of
@@ -168,16 +165,25 @@ enum Syscalls {
     /// between two of the store's commits.
     static func permissions(_ path: String) throws(SystemError) -> FilePermissions? {
         #if os(Linux)
-        switch try Statx.ask(path, Statx.modeAndOwners) {
-        case .found(let fields): return FilePermissions(mode: fields.mode & 0o7777, owner: fields.owner, group: fields.group)
-        case .none: return nil
-        case .unavailable: break
-        }
+        try withoutTimes(path, Statx.modeAndOwners, { FilePermissions(mode: $0.mode & 0o7777, owner: $0.owner, group: $0.group) },
+                         else: \.permissions)
+        #else
+        try status(path)?.permissions
         #endif
-        return try status(path)?.permissions
     }
 
     #if os(Linux)
+    /// What `statx` tells of the file at `path` for `mask` (made into a `T` by `found`); nil when
+    /// there is none; where `statx` is missing or refused, what `stat` tells (`fallback`).
+    private static func withoutTimes<T>(_ path: String, _ mask: UInt32, _ found: (Statx.Fields) -> T,
+                                        else fallback: (FileStatus) -> T) throws(SystemError) -> T? {
+        switch try Statx.ask(path, mask) {
+        case .found(let fields): return found(fields)
+        case .none: return nil
+        case .unavailable: return try status(path).map(fallback)
+        }
+    }
+
     /// glibc's `makedev`: how `stat` numbers a device from its major and minor numbers.
     static func makeDevice(major: UInt32, minor: UInt32) -> UInt64 {
         let major = UInt64(major), minor = UInt64(minor)
